@@ -1,0 +1,5 @@
+import sys
+
+from flashssm.cli import main
+
+sys.exit(main())

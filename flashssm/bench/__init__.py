@@ -1,0 +1,1 @@
+"""The benchmark harness behind `flashssm bench`: workloads, implementations, floors, reports."""

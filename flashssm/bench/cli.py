@@ -1,0 +1,122 @@
+"""`flashssm bench`: time ssd_scan against its peers and the hardware floor."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from flashssm.bench.impls import IMPLS
+from flashssm.bench.workloads import CPU_DEFAULT, GPU_DEFAULT, WORKLOADS
+
+DESCRIPTION = """\
+Time the SSD scan forward on named workloads for flashssm's kernel, flashssm's PyTorch reference
+(eager and torch.compile'd) and the peers found installed (mamba_ssm, fla), next to the hardware
+floor measured in the same run (device copy bandwidth and bf16 GEMM rate).
+
+Every implementation is first checked against a float64 reference on the same inputs (relative
+error, share of elements within 1e-3 and 1%, NaNs); a result that fails the check is timed but
+never compared. Times are medians of triton.testing.do_bench (L2 flushed before each call).
+
+With no GPU, the small CPU workload runs through the Triton interpreter and the references:
+that checks the harness, and the times say nothing about speed.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-w", "--workload", action="append", metavar="NAME",
+                        help="a workload to run (repeatable); default: every GPU workload on a GPU, "
+                             "'cpu-small' without one; --list shows them")
+    parser.add_argument("-i", "--impl", action="append", metavar="NAME",
+                        help=f"an implementation to run (repeatable): {', '.join(IMPLS)}; default: all "
+                             "(on the CPU: flashssm and reference)")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure, with the device and versions, as JSON")
+    parser.add_argument("--plot", metavar="PATH",
+                        help="also plot time and fraction of the floor against seqlen (PNG; needs matplotlib)")
+    parser.add_argument("--warmup", type=float, default=25, metavar="MS", help="warm-up per timing, ms (default 25)")
+    parser.add_argument("--rep", type=float, default=100, metavar="MS",
+                        help="time spent repeating each timing, ms (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--list", action="store_true", help="list workloads and implementations, then exit")
+    parser.set_defaults(func=main)
+
+
+class _Progress:
+    """A tqdm bar on stderr (when tqdm is installed and stderr is a terminal), else one line a run."""
+
+    def __init__(self, total: int):
+        self.total, self.count = total, 0
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=sys.stderr, unit="run", dynamic_ncols=True, disable=None)
+        except ImportError:
+            self.bar = None
+
+    def start(self, what: str) -> None:
+        self.count += 1
+        if self.bar is None:
+            print(f"[{self.count}/{self.total}] {what}", file=sys.stderr, flush=True)
+        else:
+            self.bar.set_description(what)
+
+    def done(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def main(args: argparse.Namespace) -> int:
+    import torch
+
+    if args.list:
+        for name, w in WORKLOADS.items():
+            print(f"{name:16s} {w.shape}{'' if w.needs_gpu else '  (CPU)'}")
+        for name, impl in IMPLS.items():
+            print(f"{name:20s} {impl.description}")
+        return 0
+    has_gpu = torch.cuda.is_available()
+    if not has_gpu:
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # before any kernel module is imported
+    device = torch.device("cuda" if has_gpu else "cpu")
+    names = args.workload or (GPU_DEFAULT if has_gpu else CPU_DEFAULT)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}", file=sys.stderr)
+        return 2
+    if not has_gpu and any(WORKLOADS[n].needs_gpu for n in names):
+        print("those workloads need a GPU; without one only 'cpu-small' runs", file=sys.stderr)
+        return 2
+    impls = args.impl or (list(IMPLS) if has_gpu else ["flashssm", "reference"])
+    unknown = [n for n in impls if n not in IMPLS]
+    if unknown:
+        print(f"unknown implementation(s) {unknown}; known: {', '.join(IMPLS)}", file=sys.stderr)
+        return 2
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("--plot needs matplotlib: pip install 'flashssm[bench]'", file=sys.stderr)
+            return 2
+    if not has_gpu:
+        print("No CUDA GPU here: running the small CPU workload through the Triton interpreter and the "
+              "references. That checks the harness; timings need a GPU.", file=sys.stderr)
+
+    from flashssm.bench.report import format_table, write_json, write_plot
+    from flashssm.bench.run import run_benchmark
+
+    progress = _Progress(len(names) * len(impls))
+    try:
+        run = run_benchmark([WORKLOADS[n] for n in names], impls, device, warmup_ms=args.warmup,
+                            rep_ms=args.rep, seed=args.seed, progress=progress)
+    finally:
+        progress.close()
+    print(format_table(run))
+    if args.json:
+        write_json(run, args.json)
+    if args.plot:
+        write_plot(run, args.plot)
+    return 0

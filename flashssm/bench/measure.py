@@ -1,0 +1,77 @@
+"""Timing, the device's ceilings, and accuracy against a float64 reference."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from flashssm.bench.floors import Ceilings
+
+# An implementation passes when ‖y − ref‖/‖ref‖ is under this (by input dtype) and y has no NaN.
+# bf16 output rounding alone costs about 1.7e-3; the peers measure 2.2e-3 to 2.5e-3 (ANCHORS.md).
+ACCURACY_LIMITS = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 2e-3}
+
+
+def time_ms(fn, device: torch.device, warmup_ms: float = 25, rep_ms: float = 100) -> float:
+    """Median time of one call in milliseconds.
+
+    On a GPU, triton.testing.do_bench: CUDA events around each call, the L2 cache flushed before
+    each (so inputs that fit in L2 are not read from it). On the CPU, wall time of repeated calls.
+    """
+    if device.type == "cuda":
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    fn()
+    times = []
+    deadline = time.perf_counter() + rep_ms / 1e3
+    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 100):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def measure_ceilings(device: torch.device) -> Ceilings:
+    """Device-to-device copy bandwidth (bytes read + written) and the bf16 8192^3 GEMM rate."""
+    nbytes = 1 << 30
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
+    dst = torch.empty_like(src)
+    copy_ms = time_ms(lambda: dst.copy_(src), device)
+    del src, dst
+    n = 8192
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    gemm_ms = time_ms(lambda: a @ b, device)
+    del a, b
+    torch.cuda.empty_cache()
+    return Ceilings(copy_bytes_per_s=2 * nbytes / (copy_ms / 1e3), gemm_flops_per_s=2 * n**3 / (gemm_ms / 1e3))
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    rel_err: float          # ‖y − ref‖ / ‖ref‖
+    within_1e3: float       # share of elements with |y − ref| <= 1e-3 + 1e-3 |ref|
+    within_1pct: float      # the same at 1e-2
+    nan: int                # NaN elements
+    passed: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def accuracy(y: torch.Tensor, ref: torch.Tensor, input_dtype: torch.dtype) -> Accuracy:
+    """Compare y with a float64 reference of the same shape."""
+    if y.shape != ref.shape:
+        return Accuracy(float("inf"), 0.0, 0.0, 0, False)
+    yd = y.double()
+    nan = int(torch.isnan(yd).sum())
+    diff = (yd - ref).abs()
+    rel = float((yd - ref).norm() / ref.norm().clamp_min(1e-300))
+    within_1e3 = float((diff <= 1e-3 + 1e-3 * ref.abs()).double().mean())
+    within_1pct = float((diff <= 1e-2 + 1e-2 * ref.abs()).double().mean())
+    passed = nan == 0 and rel <= ACCURACY_LIMITS[input_dtype]
+    return Accuracy(rel, within_1e3, within_1pct, nan, passed)

@@ -1,0 +1,94 @@
+"""The benchmark's table, JSON and plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flashssm.bench.impls import IMPLS
+from flashssm.bench.run import BenchRun, Result, WorkloadRun
+
+
+def _fmt(value, spec: str, empty: str = "-") -> str:
+    return empty if value is None else format(value, spec)
+
+
+def _row(r: Result, wr: WorkloadRun, peers: list[str]) -> list[str]:
+    x_floor = None
+    if r.verified and wr.floor_ms:
+        x_floor = r.time_ms / wr.floor_ms
+    cells = [r.impl, _fmt(r.time_ms, ".3f"), _fmt(x_floor, ".1f")]
+    for peer in peers:
+        peer_time = wr.verified_time(peer)
+        speedup = peer_time / r.time_ms if (r.verified and peer_time and peer != r.impl) else None
+        cells.append(_fmt(speedup, ".2f"))
+    acc = r.accuracy
+    cells += [_fmt(acc and acc.rel_err, ".2e"), _fmt(acc and 100 * acc.within_1e3, ".1f"),
+              _fmt(acc and 100 * acc.within_1pct, ".3f"), _fmt(acc and acc.nan, "d")]
+    note = r.note if r.status != "ok" else ""
+    cells.append(f"[{r.status}] {note}".strip() if r.status != "ok" else "")
+    return cells
+
+
+def format_table(run: BenchRun) -> str:
+    peers = [name for name in run.impls if IMPLS[name].is_peer]
+    head = ["impl", "ms", "x floor"] + [f"vs {p}" for p in peers] + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""]
+    lines = [f"device: {run.device}   " + "  ".join(f"{k} {v}" for k, v in run.versions.items() if v)]
+    if run.ceilings is not None:
+        c = run.ceilings
+        lines.append(f"ceilings measured now: copy {c.copy_bytes_per_s / 1e12:.2f} TB/s (read + write), "
+                     f"bf16 GEMM {c.gemm_flops_per_s / 1e12:.0f} TFLOP/s")
+    else:
+        lines.append("no GPU: times below are CPU wall times (Triton interpreter, PyTorch on CPU) and say "
+                     "nothing about speed; timings need a GPU")
+    if peers:
+        lines.append("vs P = P's time / this time (above 1: faster than P); shown only for results that "
+                     "passed the accuracy check")
+    for wr in run.workloads:
+        w = wr.workload
+        floor = f"floor {wr.floor_ms:.3f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
+        lines.append("")
+        lines.append(f"{w.name}  [{w.shape}]  {floor}")
+        rows = [head] + [_row(r, wr, peers) for r in wr.results]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
+        for row in rows:
+            lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                                   for i, (cell, width) in enumerate(zip(row, widths))) + "  " + row[-1])
+    return "\n".join(lines)
+
+
+def write_json(run: BenchRun, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(run.as_dict(), indent=2))
+
+
+def write_plot(run: BenchRun, path: str | Path) -> None:
+    """Time and fraction of the floor against seqlen; one line per implementation and batch size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_time, ax_floor) = plt.subplots(1, 2, figsize=(12, 4.5))
+    series: dict[tuple[str, int], list[tuple[int, float, float | None]]] = {}
+    for wr in run.workloads:
+        for r in wr.results:
+            if r.verified:
+                frac = wr.floor_ms / r.time_ms if wr.floor_ms else None
+                series.setdefault((r.impl, wr.workload.batch), []).append((wr.workload.seqlen, r.time_ms, frac))
+    for (impl, batch), points in sorted(series.items()):
+        points.sort()
+        seqlens = [p[0] for p in points]
+        label = f"{impl} (batch {batch})"
+        ax_time.plot(seqlens, [p[1] for p in points], marker="o", label=label)
+        if all(p[2] is not None for p in points):
+            ax_floor.plot(seqlens, [p[2] for p in points], marker="o", label=label)
+    ax_time.set(xscale="log", yscale="log", xlabel="seqlen", ylabel="time (ms)", title="ssd_scan forward")
+    ax_floor.set(xscale="log", xlabel="seqlen", ylabel="floor / time", title="fraction of the hardware floor")
+    ax_floor.set_ylim(bottom=0)
+    for ax in (ax_time, ax_floor):
+        ax.grid(True, which="both", alpha=0.3)
+    ax_time.legend(fontsize=7)
+    fig.suptitle(run.device)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,131 @@
+"""Run workloads × implementations: accuracy against float64 first, then the timing."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+from dataclasses import dataclass, field
+
+import torch
+
+from flashssm.bench.floors import Ceilings, ssd_bytes, ssd_flops, ssd_floor_s
+from flashssm.bench.impls import IMPLS, Unavailable
+from flashssm.bench.measure import Accuracy, accuracy, measure_ceilings, time_ms
+from flashssm.bench.workloads import DTYPES, SSDWorkload
+
+
+@dataclass
+class Result:
+    impl: str
+    status: str                 # ok | inaccurate | unavailable | error
+    note: str = ""
+    time_ms: float | None = None
+    accuracy: Accuracy | None = None
+
+    @property
+    def verified(self) -> bool:
+        """Timed and accurate: the only results whose speed is compared."""
+        return self.status == "ok" and self.time_ms is not None
+
+    def as_dict(self) -> dict:
+        return dict(impl=self.impl, status=self.status, note=self.note, time_ms=self.time_ms,
+                    accuracy=self.accuracy.as_dict() if self.accuracy else None)
+
+
+@dataclass
+class WorkloadRun:
+    workload: SSDWorkload
+    floor_ms: float | None
+    floor_kind: str | None
+    results: list[Result] = field(default_factory=list)
+
+    def verified_time(self, impl: str) -> float | None:
+        for r in self.results:
+            if r.impl == impl and r.verified:
+                return r.time_ms
+        return None
+
+    def as_dict(self) -> dict:
+        w = self.workload
+        return dict(workload=w.as_dict(), bytes=ssd_bytes(w), flops=ssd_flops(w), floor_ms=self.floor_ms,
+                    floor_kind=self.floor_kind, results=[r.as_dict() for r in self.results])
+
+
+@dataclass
+class BenchRun:
+    device: str
+    versions: dict
+    ceilings: Ceilings | None
+    impls: list[str]
+    workloads: list[WorkloadRun] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dict(device=self.device, versions=self.versions,
+                    ceilings=None if self.ceilings is None else vars(self.ceilings),
+                    impls=self.impls, workloads=[w.as_dict() for w in self.workloads])
+
+
+def _versions() -> dict:
+    versions = {"python": platform.python_version(), "torch": torch.__version__}
+    for label, dist in (("triton", "triton"), ("mamba_ssm", "mamba_ssm"), ("fla", "fla-core")):
+        try:
+            versions[label] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[label] = None
+    return versions
+
+
+def _short(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".replace("\n", " ")
+    return text if len(text) < 160 else text[:157] + "..."
+
+
+def run_one(impl_name: str, w: SSDWorkload, inputs: dict, y_ref: torch.Tensor, device: torch.device,
+            warmup_ms: float, rep_ms: float) -> Result:
+    try:
+        fn = IMPLS[impl_name].setup(w, inputs)
+    except Unavailable as why:
+        return Result(impl_name, "unavailable", str(why))
+    try:
+        y = fn()  # first call: compiles, autotunes; not timed
+        acc = accuracy(y, y_ref, DTYPES[w.dtype])
+        del y
+        t = time_ms(fn, device, warmup_ms, rep_ms)
+    except Exception as err:  # a peer's crash or an out-of-memory is a result, not the end of the run
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        return Result(impl_name, "error", _short(err))
+    status = "ok" if acc.passed else "inaccurate"
+    return Result(impl_name, status, "" if acc.passed else "failed the accuracy check: no speedup shown", t, acc)
+
+
+def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: torch.device, *,
+                  warmup_ms: float = 25, rep_ms: float = 100, seed: int = 0, progress=None) -> BenchRun:
+    from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        ceilings = measure_ceilings(device)
+    else:
+        name, ceilings = f"CPU ({platform.processor() or platform.machine()})", None
+    run = BenchRun(name, _versions(), ceilings, list(impl_names))
+    for w in workloads:
+        floor_ms = floor_kind = None
+        if ceilings is not None:
+            floor_s, floor_kind = ssd_floor_s(w, ceilings)
+            floor_ms = floor_s * 1e3
+        wr = WorkloadRun(w, floor_ms, floor_kind)
+        inputs = w.make_inputs(device, seed)
+        y_ref = ssd_scan_chunked(*(inputs[k].double() for k in ("x", "dt", "A", "B", "C")),
+                                 chunk_size=w.chunk_size)[0]
+        for impl_name in impl_names:
+            if progress is not None:
+                progress.start(f"{w.name} {impl_name}")
+            wr.results.append(run_one(impl_name, w, inputs, y_ref, device, warmup_ms, rep_ms))
+            if progress is not None:
+                progress.done()
+        del inputs, y_ref
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        run.workloads.append(wr)
+    return run

@@ -1,0 +1,1 @@
+"""The operations: one folder each, the plain-PyTorch reference beside the kernel."""

@@ -1,0 +1,66 @@
+"""Mamba-2's SSD scan (`ssd_scan`) and its one-token decoding step (`ssd_step`)."""
+
+from __future__ import annotations
+
+import math
+
+from flashssm import _runtime
+from flashssm.ops.checks import check_ssd_scan, check_ssd_step
+from flashssm.ops.ssd import reference
+
+
+def kernel_available(x, chunk_size: int = 256) -> bool:
+    """Whether `ssd_scan` on inputs like `x` runs a Triton kernel (otherwise: the reference)."""
+    return False  # the single-launch forward kernel is not written yet
+
+
+def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt_softplus=False,
+             dt_limit=(0.0, math.inf), initial_states=None, cu_seqlens=None, return_final_states=False,
+             state_dtype=None):
+    """The Mamba-2 SSD scan (shared/SEMANTICS.md), with mamba_ssm's argument names.
+
+    x: (batch, seqlen, nheads, headdim), fp32/fp16/bf16
+    dt: (batch, seqlen, nheads), any float
+    A: (nheads,), negative (not checked: it would cost a device synchronisation)
+    B, C: (batch, seqlen, ngroups, dstate), dtype of x; head h reads group h // (nheads // ngroups)
+    D: (nheads,) or (nheads, headdim); z: like x; dt_bias: (nheads,)
+    dt_softplus, dt_limit: dt = clamp(softplus(dt + dt_bias), *dt_limit)
+    initial_states: (num_seqs, nheads, headdim, dstate), fp32 or state_dtype
+    cu_seqlens: (num_seqs + 1,) int32/int64 offsets of sequences packed along seqlen (batch == 1);
+        on the CPU or x's device. Chunks never span two sequences and no state crosses them.
+    state_dtype: fp32 (default), fp16 or bf16: precision of the states handed between chunks and
+        of final_states. Arithmetic is fp32 whatever the input dtype.
+    Returns y like x, or (y, final_states (num_seqs, nheads, headdim, dstate)) with
+    return_final_states.
+    """
+    dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
+                          dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
+                          cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
+    if x.is_cuda:
+        _runtime.warn_reference_fallback("ssd_scan", "no Triton kernel for this call yet")
+    y, final_states = reference.ssd_chunked_checked(
+        dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+        initial_states=initial_states, state_dtype=state_dtype)
+    return (y, final_states) if return_final_states else y
+
+
+def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=False, dt_limit=(0.0, math.inf),
+             state_batch_indices=None):
+    """One decoding step of the SSD recurrence; `state` is updated in place.
+
+    state: (cache_batch, nheads, headdim, dstate), fp32/fp16/bf16 (may be a strided slice of a cache)
+    x, z: (batch, nheads, headdim); dt: (batch, nheads); A, dt_bias: (nheads,)
+    B, C: (batch, ngroups, dstate); D: (nheads,) or (nheads, headdim)
+    state_batch_indices: (batch,) int32/int64 cache row of each batch row; a negative index marks a
+        padding row: its state is untouched and its y is zero. Without it, batch == cache_batch.
+    Returns y: (batch, nheads, headdim), dtype of x.
+    """
+    limit = check_ssd_step(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                           dt_limit=dt_limit, state_batch_indices=state_batch_indices)
+    if x.is_cuda:
+        _runtime.warn_reference_fallback("ssd_step", "no Triton kernel for this call yet")
+    return reference.ssd_step_checked(limit, state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias,
+                                      dt_softplus=dt_softplus, state_batch_indices=state_batch_indices)
+
+
+__all__ = ["ssd_scan", "ssd_step", "kernel_available"]

@@ -1,0 +1,93 @@
+"""Inputs, tolerances and comparisons shared by the tests."""
+
+from __future__ import annotations
+
+import torch
+
+# ‖out − ref‖ / ‖ref‖ allowed against a float64 reference, by the dtype of the computation's
+# inputs and outputs. fp32: fp32 accumulation (tf32 dots on a GPU); fp16/bf16: dominated by
+# rounding the inputs and the output (bf16 keeps 8 significant bits: 2^-9 ≈ 2e-3 per element).
+TOLERANCES = {
+    torch.float64: 1e-10,
+    torch.float32: 2e-3,
+    torch.float16: 5e-3,
+    torch.bfloat16: 3e-2,
+}
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out, ref = out.double(), ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
+def assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, what: str = "output") -> None:
+    assert out.shape == ref.shape, f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    assert not torch.isnan(out).any(), f"{what}: NaN in {torch.isnan(out).sum().item()} elements"
+    err = rel_err(out, ref)
+    assert err <= TOLERANCES[dtype], f"{what}: relative error {err:.3e} > {TOLERANCES[dtype]:.0e} ({dtype})"
+
+
+def ssd_id(batch, seqlen, nheads, headdim, dstate, ngroups) -> str:
+    return f"B{batch}-L{seqlen}-H{nheads}-P{headdim}-N{dstate}-G{ngroups}"
+
+
+def ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, *, dtype=torch.float64, device="cpu",
+               D=None, z=False, dt_bias=False, dt_softplus=False, initial_states=False, num_seqs=None):
+    """Random SSD inputs with realistic magnitudes: decays exp(dt A) spread over (0, 1).
+
+    D: None, "h" for (nheads,) or "hp" for (nheads, headdim). Returns the keyword arguments of
+    ssd_scan (x, dt, A, B, C and the options asked for).
+    """
+    f32 = dict(device=device, dtype=torch.float32)
+    kw = dict(
+        x=torch.randn(batch, seqlen, nheads, headdim, device=device, dtype=dtype),
+        B=torch.randn(batch, seqlen, ngroups, dstate, device=device, dtype=dtype),
+        C=torch.randn(batch, seqlen, ngroups, dstate, device=device, dtype=dtype),
+        A=-torch.exp(torch.rand(nheads, **f32) * 2.5),  # -1 .. -12
+    )
+    if dt_softplus:
+        kw["dt"] = torch.randn(batch, seqlen, nheads, **f32) - 3.0
+        kw["dt_softplus"] = True
+    else:
+        kw["dt"] = torch.exp(torch.rand(batch, seqlen, nheads, **f32) * 4.6 - 6.9)  # 0.001 .. 0.1
+    if D == "h":
+        kw["D"] = torch.randn(nheads, **f32)
+    elif D == "hp":
+        kw["D"] = torch.randn(nheads, headdim, **f32)
+    if z:
+        kw["z"] = torch.randn(batch, seqlen, nheads, headdim, device=device, dtype=dtype)
+    if dt_bias:
+        kw["dt_bias"] = torch.randn(nheads, **f32) * 0.5
+    if initial_states:
+        kw["initial_states"] = torch.randn(num_seqs or batch, nheads, headdim, dstate, **f32)
+    return kw
+
+
+def to_float64(kw: dict) -> dict:
+    """The same inputs upcast to float64, for the reference."""
+    return {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in kw.items()}
+
+
+def scan_inputs(batch, dim, seqlen, dstate, *, ngroups=None, dtype=torch.float64, device="cpu", D=False, z=False,
+                delta_bias=False, delta_softplus=False):
+    """Random selective-scan inputs; ngroups None gives shared B, C (batch, dstate, seqlen)."""
+    f32 = dict(device=device, dtype=torch.float32)
+    bc_shape = (batch, dstate, seqlen) if ngroups is None else (batch, ngroups, dstate, seqlen)
+    kw = dict(
+        u=torch.randn(batch, dim, seqlen, device=device, dtype=dtype),
+        A=-torch.exp(torch.rand(dim, dstate, **f32) * 2.5),
+        B=torch.randn(*bc_shape, device=device, dtype=dtype),
+        C=torch.randn(*bc_shape, device=device, dtype=dtype),
+    )
+    if delta_softplus:
+        kw["delta"] = (torch.randn(batch, dim, seqlen, **f32) - 3.0).to(dtype)
+        kw["delta_softplus"] = True
+    else:
+        kw["delta"] = torch.exp(torch.rand(batch, dim, seqlen, **f32) * 4.6 - 6.9).to(dtype)
+    if D:
+        kw["D"] = torch.randn(dim, **f32)
+    if z:
+        kw["z"] = torch.randn(batch, dim, seqlen, device=device, dtype=dtype)
+    if delta_bias:
+        kw["delta_bias"] = torch.randn(dim, **f32) * 0.5
+    return kw

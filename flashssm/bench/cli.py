@@ -105,16 +105,24 @@ def main(args: argparse.Namespace) -> int:
         print("No CUDA GPU here: running the small CPU workload through the Triton interpreter and the "
               "references. That checks the harness; timings need a GPU.", file=sys.stderr)
 
-    from flashssm.bench.report import format_table, write_json, write_plot
+    from flashssm.bench.report import format_header, format_workload, write_json, write_plot
     from flashssm.bench.run import run_benchmark
 
     progress = _Progress(len(names) * len(impls))
+
+    def show(text: str) -> None:
+        if progress.bar is not None:
+            progress.bar.write(text, file=sys.stdout)
+        else:
+            print(text, flush=True)
+
     try:
         run = run_benchmark([WORKLOADS[n] for n in names], impls, device, warmup_ms=args.warmup,
-                            rep_ms=args.rep, seed=args.seed, progress=progress)
+                            rep_ms=args.rep, seed=args.seed, progress=progress,
+                            on_start=lambda run: show(format_header(run)),
+                            on_workload=lambda run, wr: show(format_workload(run, wr)))
     finally:
         progress.close()
-    print(format_table(run))
     if args.json:
         write_json(run, args.json)
     if args.plot:

@@ -30,9 +30,11 @@ def _row(r: Result, wr: WorkloadRun, peers: list[str]) -> list[str]:
     return cells
 
 
-def format_table(run: BenchRun) -> str:
-    peers = [name for name in run.impls if IMPLS[name].is_peer]
-    head = ["impl", "ms", "x floor"] + [f"vs {p}" for p in peers] + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""]
+def _peers(run: BenchRun) -> list[str]:
+    return [name for name in run.impls if IMPLS[name].is_peer]
+
+
+def format_header(run: BenchRun) -> str:
     lines = [f"device: {run.device}   " + "  ".join(f"{k} {v}" for k, v in run.versions.items() if v)]
     if run.ceilings is not None:
         c = run.ceilings
@@ -41,20 +43,28 @@ def format_table(run: BenchRun) -> str:
     else:
         lines.append("no GPU: times below are CPU wall times (Triton interpreter, PyTorch on CPU) and say "
                      "nothing about speed; timings need a GPU")
-    if peers:
+    if _peers(run):
         lines.append("vs P = P's time / this time (above 1: faster than P); shown only for results that "
                      "passed the accuracy check")
-    for wr in run.workloads:
-        w = wr.workload
-        floor = f"floor {wr.floor_ms:.3f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
-        lines.append("")
-        lines.append(f"{w.name}  [{w.shape}]  {floor}")
-        rows = [head] + [_row(r, wr, peers) for r in wr.results]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
-        for row in rows:
-            lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                                   for i, (cell, width) in enumerate(zip(row, widths))) + "  " + row[-1])
     return "\n".join(lines)
+
+
+def format_workload(run: BenchRun, wr: WorkloadRun) -> str:
+    peers = _peers(run)
+    head = ["impl", "ms", "x floor"] + [f"vs {p}" for p in peers] + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""]
+    w = wr.workload
+    floor = f"floor {wr.floor_ms:.3f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
+    lines = ["", f"{w.name}  [{w.shape}]  {floor}"]
+    rows = [head] + [_row(r, wr, peers) for r in wr.results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                               for i, (cell, width) in enumerate(zip(row, widths))) + "  " + row[-1])
+    return "\n".join(lines)
+
+
+def format_table(run: BenchRun) -> str:
+    return "\n".join([format_header(run)] + [format_workload(run, wr) for wr in run.workloads])
 
 
 def write_json(run: BenchRun, path: str | Path) -> None:
@@ -62,33 +72,51 @@ def write_json(run: BenchRun, path: str | Path) -> None:
 
 
 def write_plot(run: BenchRun, path: str | Path) -> None:
-    """Time and fraction of the floor against seqlen; one line per implementation and batch size."""
+    """Time and fraction of the floor against seqlen: a colour per implementation, a marker per batch.
+
+    Only workloads of the first workload's model shape are drawn, so the lines compare like with like.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    fig, (ax_time, ax_floor) = plt.subplots(1, 2, figsize=(12, 4.5))
+    if not run.workloads:
+        return
+    first = run.workloads[0].workload
+    model = (first.nheads, first.headdim, first.dstate, first.ngroups, first.chunk_size, first.dtype)
     series: dict[tuple[str, int], list[tuple[int, float, float | None]]] = {}
     for wr in run.workloads:
+        w = wr.workload
+        if (w.nheads, w.headdim, w.dstate, w.ngroups, w.chunk_size, w.dtype) != model:
+            continue
         for r in wr.results:
             if r.verified:
                 frac = wr.floor_ms / r.time_ms if wr.floor_ms else None
-                series.setdefault((r.impl, wr.workload.batch), []).append((wr.workload.seqlen, r.time_ms, frac))
+                series.setdefault((r.impl, w.batch), []).append((w.seqlen, r.time_ms, frac))
+    impls = [name for name in run.impls if any(key[0] == name for key in series)]
+    batches = sorted({key[1] for key in series})
+    colours = {name: f"C{i}" for i, name in enumerate(impls)}
+    markers = {b: "osD^v<>ph"[i % 9] for i, b in enumerate(batches)}
+    fig, (ax_time, ax_floor) = plt.subplots(1, 2, figsize=(12, 4.8))
     for (impl, batch), points in sorted(series.items()):
         points.sort()
+        style = dict(color=colours[impl], marker=markers[batch], linestyle="-" if len(points) > 1 else "none")
         seqlens = [p[0] for p in points]
-        label = f"{impl} (batch {batch})"
-        ax_time.plot(seqlens, [p[1] for p in points], marker="o", label=label)
+        ax_time.plot(seqlens, [p[1] for p in points], **style)
         if all(p[2] is not None for p in points):
-            ax_floor.plot(seqlens, [p[2] for p in points], marker="o", label=label)
+            ax_floor.plot(seqlens, [p[2] for p in points], **style)
     ax_time.set(xscale="log", yscale="log", xlabel="seqlen", ylabel="time (ms)", title="ssd_scan forward")
     ax_floor.set(xscale="log", xlabel="seqlen", ylabel="floor / time", title="fraction of the hardware floor")
     ax_floor.set_ylim(bottom=0)
     for ax in (ax_time, ax_floor):
         ax.grid(True, which="both", alpha=0.3)
-    ax_time.legend(fontsize=7)
-    fig.suptitle(run.device)
+    handles = [Line2D([], [], color=colours[name], label=name) for name in impls]
+    handles += [Line2D([], [], color="grey", marker=markers[b], linestyle="none", label=f"batch {b}") for b in batches]
+    ax_time.legend(handles=handles, fontsize=8)
+    fig.suptitle(f"{run.device}: {first.nheads} heads x {first.headdim}, dstate {first.dstate}, "
+                 f"{first.ngroups} group(s), chunk {first.chunk_size}, {first.dtype}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -100,7 +100,10 @@ def run_one(impl_name: str, w: SSDWorkload, inputs: dict, y_ref: torch.Tensor, d
 
 
 def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: torch.device, *,
-                  warmup_ms: float = 25, rep_ms: float = 100, seed: int = 0, progress=None) -> BenchRun:
+                  warmup_ms: float = 25, rep_ms: float = 100, seed: int = 0, progress=None,
+                  on_start=None, on_workload=None) -> BenchRun:
+    """Run every implementation on every workload. `on_start(run)` is called once the ceilings are
+    measured and `on_workload(run, workload_run)` after each workload, so results can stream out."""
     from flashssm.ops.ssd.reference import ssd_scan_chunked
 
     if device.type == "cuda":
@@ -109,6 +112,8 @@ def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: t
     else:
         name, ceilings = f"CPU ({platform.processor() or platform.machine()})", None
     run = BenchRun(name, _versions(), ceilings, list(impl_names))
+    if on_start is not None:
+        on_start(run)
     for w in workloads:
         floor_ms = floor_kind = None
         if ceilings is not None:
@@ -128,4 +133,6 @@ def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: t
         if device.type == "cuda":
             torch.cuda.empty_cache()
         run.workloads.append(wr)
+        if on_workload is not None:
+            on_workload(run, wr)
     return run

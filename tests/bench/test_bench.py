@@ -80,7 +80,8 @@ def test_cli_runs_on_this_machine(tmp_path, capsys):
         assert names == ["cpu-small"]
         assert "timings need a GPU" in capsys.readouterr().out
     assert results["reference"]["status"] == "ok"
-    assert results["reference"]["accuracy"]["rel_err"] < 1e-5
+    assert results["reference"]["accuracy"]["passed"]
+    assert results["reference"]["accuracy"]["rel_err"] < (1e-5 if names == ["cpu-small"] else 3e-3)
     assert results["flashssm"]["status"] in ("ok", "unavailable")
 
 

@@ -131,16 +131,15 @@ def plan_chunks(dims: SSDDims, device) -> ChunkPlan:
     return ChunkPlan(torch.tensor(order, device=device, dtype=torch.long), alive, token_index, valid, inverse)
 
 
-def chunk_local(xc, dtc, Bc, Cc, A):
+def chunk_local(xc, dtc, Bc, Cc, acum):
     """Every chunk on its own, as if it started from a zero state.
 
     xc: (chunks, Q, ngroups, heads_per_group, headdim); dtc: (chunks, Q, ngroups, heads_per_group);
-    Bc, Cc: (chunks, Q, ngroups, dstate); A: (ngroups, heads_per_group).
-    Returns y_diag like xc, the chunk states (chunks, ngroups, heads_per_group, headdim, dstate),
-    and the inclusive cumulative log-decay (chunks, Q, ngroups, heads_per_group).
+    Bc, Cc: (chunks, Q, ngroups, dstate); acum: like dtc, the inclusive cumulative sum of dt·A
+    within each chunk (computed outside: torch 2.11's Inductor fails to compile this cumsum).
+    Returns y_diag like xc and the chunk states (chunks, ngroups, heads_per_group, headdim, dstate).
     """
     q = xc.shape[1]
-    acum = torch.cumsum(dtc * A, dim=1)
     seg = acum[:, :, None] - acum[:, None]  # [chunks, Q_i, Q_j, g, r] = sum_{j<k<=i} dt_k A
     causal = torch.ones(q, q, dtype=torch.bool, device=xc.device).tril()[:, :, None, None]
     decay = torch.exp(seg.masked_fill(~causal, -math.inf))  # masked before exp: no overflow, no NaN grads
@@ -148,7 +147,7 @@ def chunk_local(xc, dtc, Bc, Cc, A):
     y_diag = torch.einsum("cijgr,cjgrp->cigrp", decay * cb[..., None], xc * dtc[..., None])
     to_end = torch.exp(acum[:, -1:] - acum) * dtc  # weight of token j in its chunk's final state
     states = torch.einsum("cjgrp,cjgn->cgrpn", xc * to_end[..., None], Bc)
-    return y_diag, states, acum
+    return y_diag, states
 
 
 _compiled_chunk_local = None
@@ -210,16 +209,16 @@ def ssd_chunked_checked(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bia
     dtc = to_chunks(dtp.reshape(tokens, g, r))  # dt = 0 in padding slots: they change nothing
     Bc = to_chunks(B.to(cdt).reshape(tokens, g, n))
     Cc = to_chunks(C.to(cdt).reshape(tokens, g, n))
-    Af = A.to(cdt).view(g, r)
+    acum = torch.cumsum(dtc * A.to(cdt).view(g, r), dim=1)  # [chunks, Q, g, r]
 
     local = _chunk_local_compiled if compile else chunk_local
     per_block = max(1, _BLOCK_ELEMENTS // (q * q * h))
-    parts = [local(xc[i:i + per_block], dtc[i:i + per_block], Bc[i:i + per_block], Cc[i:i + per_block], Af)
-             for i in range(0, nc, per_block)]
+    blocks = [slice(i, i + per_block) for i in range(0, nc, per_block)]
+    parts = [local(xc[b], dtc[b], Bc[b], Cc[b], acum[b]) for b in blocks]
     if parts:
-        y_diag, states, acum = (torch.cat(t) for t in zip(*parts))
+        y_diag, states = (torch.cat(t) for t in zip(*parts))
     else:
-        y_diag, states, acum = xc, xc.new_zeros(0, g, r, p, n), dtc
+        y_diag, states = xc, xc.new_zeros(0, g, r, p, n)
 
     if initial_states is not None:
         initial = initial_states.to(cdt).view(dims.num_seqs, g, r, p, n)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the device tool runs it from the repo root):
+#   bash benchmarks/gpu_run.sh STEP [STEP ...] [-- BENCH ARGS]
+# STEP: tests (the suite on CUDA, then -m gpu), bench (flashssm bench, full registry unless
+# BENCH ARGS say otherwise). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+set -uo pipefail
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
+steps=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do steps+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+{ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } | tee "$OUT/env.txt"
+for step in "${steps[@]}"; do
+  case $step in
+    tests) python3 -m pytest -x -q -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
+           python3 -m pytest -x -q -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
+    bench) python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done

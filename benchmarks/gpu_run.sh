@@ -2,7 +2,8 @@
 # One call on the GPU machine (the device tool runs it from the repo root):
 #   bash benchmarks/gpu_run.sh STEP [STEP ...] [-- BENCH ARGS]
 # STEP: tests (the suite on CUDA, then -m gpu), bench (flashssm bench, full registry unless
-# BENCH ARGS say otherwise). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# BENCH ARGS say otherwise), tune (benchmarks/tune_ssd_forward.py), check1m
+# (benchmarks/check_1m.py). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -18,9 +19,12 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do steps+=("$1"); shift; done
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } | tee "$OUT/env.txt"
 for step in "${steps[@]}"; do
   case $step in
-    tests) python3 -m pytest -x -q -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
-           python3 -m pytest -x -q -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
-    bench) python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
+    # every step is bounded: a hand-over bug shows up as a hang
+    tests) timeout 400 python3 -m pytest -q -n 8 -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
+           timeout 200 python3 -m pytest -q -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
+    bench) timeout 500 python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
+    tune) timeout 300 python3 benchmarks/tune_ssd_forward.py "$@" 2>&1 | tee "$OUT/tune.txt" ;;
+    check1m) timeout 200 python3 benchmarks/check_1m.py 2>&1 | tee "$OUT/check1m.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

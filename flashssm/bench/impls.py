@@ -35,7 +35,7 @@ def _flashssm(w: SSDWorkload, inp: dict):
     import flashssm
     from flashssm.ops import ssd
 
-    if not ssd.kernel_available(inp["x"], chunk_size=w.chunk_size):
+    if not ssd.kernel_available(inp["x"], w.dstate):
         raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
     return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size)
 

@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from flashssm import _runtime
 from flashssm.ops.checks import check_ssd_scan, check_ssd_step
 from flashssm.ops.ssd import reference
 
 
-def kernel_available(x, chunk_size: int = 256) -> bool:
-    """Whether `ssd_scan` on inputs like `x` runs a Triton kernel (otherwise: the reference)."""
-    return False  # the single-launch forward kernel is not written yet
+def _kernel_blocker(x, dstate: int) -> str | None:
+    """Why ssd_scan on inputs like x would not run the Triton kernel, or None if it would."""
+    if not _runtime.kernel_device(x):
+        return "no GPU and no Triton interpreter"
+    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
+        return "the Triton interpreter's bf16 dot products are wrong"
+    from flashssm.ops.ssd.forward import supported  # imported late: the interpreter flag is read then
+
+    return supported(dstate, x.device)
+
+
+def kernel_available(x, dstate: int) -> bool:
+    """Whether `ssd_scan` on inputs like `x` with this dstate runs the Triton kernel (otherwise: the reference)."""
+    return _kernel_blocker(x, dstate) is None
+
+
+def _needs_grad(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt_softplus=False,
@@ -32,15 +49,31 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
         of final_states. Arithmetic is fp32 whatever the input dtype.
     Returns y like x, or (y, final_states (num_seqs, nheads, headdim, dstate)) with
     return_final_states.
+
+    Runs one fused Triton launch on a GPU of compute capability 8.0 or newer (or under
+    TRITON_INTERPRET=1), and the chunked PyTorch reference otherwise or when gradients are needed
+    (until the backward kernel lands), saying so once on a GPU. A NaN or inf input makes the
+    outputs it feeds NaN or inf; as in every chunked implementation, the earlier outputs of the
+    same chunk and headdim column may turn NaN too.
     """
     dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
-    if x.is_cuda:
-        _runtime.warn_reference_fallback("ssd_scan", "no Triton kernel for this call yet")
-    y, final_states = reference.ssd_chunked_checked(
-        dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-        initial_states=initial_states, state_dtype=state_dtype)
+    blocker = _kernel_blocker(x, dims.dstate)
+    if blocker is None and _needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
+        blocker = "gradients need the backward kernel, not written yet"
+    if blocker is None:
+        from flashssm.ops.ssd.forward import ssd_forward
+
+        y, final_states = ssd_forward(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                      initial_states=initial_states, return_final_states=return_final_states,
+                                      state_dtype=state_dtype)
+    else:
+        if x.is_cuda:
+            _runtime.warn_reference_fallback("ssd_scan", blocker)
+        y, final_states = reference.ssd_chunked_checked(
+            dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+            initial_states=initial_states, state_dtype=state_dtype)
     return (y, final_states) if return_final_states else y
 
 

@@ -1,0 +1,349 @@
+"""ssd_scan forward in one Triton launch.
+
+One program per (chunk, sequence, head, block of headdim). Programs take tickets from an atomic
+counter in launch order, ticket order being chunk-position-major (chunk k of every sequence
+before chunk k+1 of any), so a program only ever waits on a program that started before it:
+deadlock-free by construction, and the interpreter (which runs programs one after another)
+executes the same code.
+
+Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
+  A. sweeps the chunk in sub-chunks of SUB tokens, accumulating the chunk's own state
+     S = sum_j exp(sum_{j<k<=end} dt_k A) dt_j x_j B_j^T            (no dependency)
+  B. waits for the state entering the chunk, H_prev (published by the program of chunk k-1 of
+     the same sequence and head), publishes H = exp(sum dt A) H_prev + S for chunk k+1 at once,
+     so the serial chain between programs is one load, one multiply-add and one store long;
+  C. sweeps the sub-chunks again for the output, with the running state in registers:
+     y_i = sum_{j<=i in sub-chunk} (C_i.B_j) exp(cs_i - cs_j) dt_j x_j + exp(cs_i) C_i H_run
+     H_run <- exp(cs_end) H_run + (the sub-chunk's own state)
+     then y += D x and y *= silu(z).
+
+The hand-over uses one state slot and one flag per chain (sequence, head, headdim block): the
+only reader of a slot is the next chunk's program, which is also its next writer, so a slot is
+reused in place. flag = k + 1 means "the state after chunk k is in the slot"; the last chunk of
+a chain puts the flag back to 0 and the last program to finish resets the ticket counters, so
+the workspace is clean after every launch and no memset launch is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.checks import SSDDims
+
+
+@triton.jit
+def _process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """dt + dt_bias, softplus (torch's, threshold 20), clamp to [lo, hi]; NaN stays NaN."""
+    if HAS_DT_BIAS:
+        dt = dt + dt_bias
+    if DT_SOFTPLUS:
+        small = tl.exp(dt)  # log1p(e^dt) ~ e^dt below -15, where 1 + e^dt rounds to 1
+        dt = tl.where(dt <= 20.0, tl.where(dt < -15.0, small, tl.log(1.0 + small)), dt)
+    dt = tl.maximum(dt, lo, propagate_nan=tl.PropagateNan.ALL)
+    return tl.minimum(dt, hi, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _ssd_fwd_kernel(
+    x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
+    counter_ptr, flag_ptr, slot_ptr, table_ptr,
+    batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_z_b, stride_z_t, stride_z_h, stride_z_p,
+    stride_y_b, stride_y_t, stride_y_h, stride_y_p,
+    stride_D_h, stride_D_p,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    stride_final_s, stride_final_h, stride_final_p, stride_final_n,
+    dt_lo, dt_hi,
+    CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
+    HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
+):
+    ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
+    pb = ticket % n_pblocks
+    rest = ticket // n_pblocks
+    h = rest % nheads
+    rest = rest // nheads
+    if IS_VARLEN:
+        # table row: sequence, chunk index k, first token, length, chunks in the sequence, chain lane
+        row = table_ptr + rest.to(tl.int64) * 6
+        seq = tl.load(row).to(tl.int32)
+        k = tl.load(row + 1).to(tl.int32)
+        start = tl.load(row + 2)
+        length = tl.load(row + 3).to(tl.int32)
+        n_chunks = tl.load(row + 4).to(tl.int32)
+        lane = tl.load(row + 5)
+        b = rest * 0
+    else:
+        b = rest % batch
+        k = rest // batch
+        seq = b
+        start = (k * CHUNK).to(tl.int64)
+        length = tl.minimum(seqlen - k * CHUNK, CHUNK)
+        n_chunks = tl.maximum(tl.cdiv(seqlen, CHUNK), 1)
+        lane = b.to(tl.int64)
+    chain = (lane * nheads + h) * n_pblocks + pb
+    g = h // heads_per_group
+
+    offs_p = pb * BLOCK_P + tl.arange(0, BLOCK_P)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_s = tl.arange(0, SUB)
+    mask_p = offs_p < headdim
+    mask_n = offs_n < dstate
+    mask_pn = mask_p[:, None] & mask_n[None, :]
+    in_dtype = x_ptr.dtype.element_ty
+
+    A = tl.load(A_ptr + h).to(tl.float32)
+    dt_bias = 0.0
+    if HAS_DT_BIAS:
+        dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
+    # int64 bases: (token * stride) passes 2^31 on long inputs
+    x_base = x_ptr + b.to(tl.int64) * stride_x_b + h.to(tl.int64) * stride_x_h + start * stride_x_t
+    dt_base = dt_ptr + b.to(tl.int64) * stride_dt_b + h.to(tl.int64) * stride_dt_h + start * stride_dt_t
+    B_base = B_ptr + b.to(tl.int64) * stride_B_b + g.to(tl.int64) * stride_B_g + start * stride_B_t
+    C_base = C_ptr + b.to(tl.int64) * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
+
+    # A. the chunk's own state, from a zero state
+    S = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
+    total = 0.0  # sum of dt A over the chunk
+    for s0 in range(0, length, SUB):
+        t = s0 + offs_s
+        mask_t = t < length
+        dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
+        dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+        cs = tl.cumsum(dt * A, axis=0)  # [SUB]
+        last = tl.sum(dt * A, axis=0)
+        w = tl.exp(last - cs) * dt  # weight of token j in the state at the sub-chunk's end
+        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                      mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
+        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                      mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
+        xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)
+        S = S * tl.exp(last) + tl.dot(tl.trans(xw), B_s)
+        total += last
+
+    # B. the state entering this chunk, then the one leaving it, handed on at once
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + tl.arange(0, BLOCK_P)[:, None] * BLOCK_N + offs_n[None, :]
+    if k > 0:
+        seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+        while seen != k:
+            seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+        H = tl.load(slot, cache_modifier=".cg").to(tl.float32)  # [BLOCK_P, BLOCK_N], through L2
+    elif HAS_INIT:
+        init = (init_ptr + seq.to(tl.int64) * stride_init_s + h * stride_init_h
+                + offs_p[:, None] * stride_init_p + offs_n[None, :] * stride_init_n)
+        H = tl.load(init, mask=mask_pn, other=0.0).to(tl.float32)
+    else:
+        H = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
+    H_out = H * tl.exp(total) + S
+    if k + 1 < n_chunks:
+        tl.store(slot, H_out.to(slot_ptr.dtype.element_ty))
+        tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
+        tl.atomic_xchg(flag_ptr + chain, k + 1, sem="release")
+    else:
+        if STORE_FINAL:
+            final = (final_ptr + seq.to(tl.int64) * stride_final_s + h * stride_final_h
+                     + offs_p[:, None] * stride_final_p + offs_n[None, :] * stride_final_n)
+            tl.store(final, H_out.to(final_ptr.dtype.element_ty), mask=mask_pn)
+        if k > 0:
+            tl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
+
+    # C. the output, sub-chunk by sub-chunk, with the running state H
+    if HAS_D:
+        D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
+    y_base = y_ptr + b.to(tl.int64) * stride_y_b + h.to(tl.int64) * stride_y_h + start * stride_y_t
+    z_base = z_ptr + b.to(tl.int64) * stride_z_b + h.to(tl.int64) * stride_z_h + start * stride_z_t
+    causal = offs_s[:, None] >= offs_s[None, :]
+    for s0 in range(0, length, SUB):
+        t = s0 + offs_s
+        mask_t = t < length
+        mask_tp = mask_t[:, None] & mask_p[None, :]
+        mask_tn = mask_t[:, None] & mask_n[None, :]
+        dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
+        dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+        cs = tl.cumsum(dt * A, axis=0)
+        last = tl.sum(dt * A, axis=0)
+        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
+        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
+        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
+        cb = tl.dot(C_s, tl.trans(B_s))  # [SUB, SUB]
+        decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
+        m = (cb * decay * dt[None, :]).to(in_dtype)
+        y = tl.dot(m, x_s)  # [SUB, BLOCK_P]
+        y_state = tl.dot(C_s, tl.trans(H.to(in_dtype)))
+        y += tl.exp(cs)[:, None] * y_state
+        if HAS_D:
+            y += x_s.to(tl.float32) * D[None, :]
+        if HAS_Z:
+            zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
+                         mask=mask_tp, other=0.0).to(tl.float32)
+            y = y * zv * tl.sigmoid(zv)
+        tl.store(y_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
+                 y.to(y_ptr.dtype.element_ty), mask=mask_tp)
+        w = tl.exp(last - cs) * dt
+        xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)
+        H = H * tl.exp(last) + tl.dot(tl.trans(xw), B_s)
+
+    # the last program to finish puts the counters back to zero for the next launch
+    done = tl.atomic_add(counter_ptr + 1, 1)
+    if done == n_programs - 1:
+        tl.atomic_xchg(counter_ptr, 0)
+        tl.atomic_xchg(counter_ptr + 1, 0)
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    sub: int          # tokens per sub-chunk (the intra-chunk product's tile)
+    block_p: int      # headdim per program
+    num_warps: int
+    num_stages: int
+
+
+def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
+    """A launch configuration from the shape alone: no autotuning at call time."""
+    block_n = max(16, triton.next_power_of_2(dims.dstate))
+    # the running state [BLOCK_P, BLOCK_N] lives in registers: keep it at 8K fp32 elements
+    block_p = max(16, min(triton.next_power_of_2(dims.headdim), 8192 // block_n))
+    sub = min(64, dims.chunk_size)
+    num_warps = 8 if block_p * block_n >= 8192 else 4
+    return LaunchConfig(sub=sub, block_p=block_p, num_warps=num_warps, num_stages=2)
+
+
+class _Workspace:
+    """Ticket counters, hand-over flags and state slots of one (device, stream).
+
+    Between launches the counters and flags are all zero (the kernel leaves them so); slots hold
+    no meaning between launches. Grown, never shrunk.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.counter = torch.zeros(2, dtype=torch.int32, device=device)
+        self.flags = torch.zeros(0, dtype=torch.int32, device=device)
+        self.slots: dict[torch.dtype, torch.Tensor] = {}
+
+    def get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
+        if self.flags.numel() < n_chains:
+            self.flags = torch.zeros(max(n_chains, 2 * self.flags.numel()), dtype=torch.int32, device=self.device)
+        need = n_chains * slot_elems
+        slots = self.slots.get(dtype)
+        if slots is None or slots.numel() < need:
+            slots = torch.empty(max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
+                                device=self.device)
+            self.slots[dtype] = slots
+        return self.counter, self.flags, slots
+
+
+_workspaces: dict[tuple, _Workspace] = {}
+
+
+def _workspace(device: torch.device) -> _Workspace:
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    key = (device.type, device.index, stream)
+    ws = _workspaces.get(key)
+    if ws is None:
+        ws = _workspaces[key] = _Workspace(device)
+    return ws
+
+
+def _varlen_table(dims: SSDDims, device: torch.device) -> tuple[torch.Tensor, int, int]:
+    """Chunk table for packed sequences, position-major, longest sequences first.
+
+    Rows: (sequence, chunk index, first token, length, chunks in the sequence, lane). A sequence
+    of length 0 gets one empty chunk, which hands its initial state to final_states. Lanes
+    number the sequences of two chunks or more, the only ones that hand states along.
+    Returns the table, the number of rows and the number of lanes.
+    """
+    q = dims.chunk_size
+    cu = dims.cu_seqlens
+    lengths = [e - s for s, e in zip(cu, cu[1:])]
+    counts = [max(1, -(-n // q)) for n in lengths]
+    order = sorted(range(len(counts)), key=lambda s: -counts[s])
+    lanes, n_lanes = {}, 0
+    for s in order:
+        if counts[s] > 1:
+            lanes[s] = n_lanes
+            n_lanes += 1
+    rows = []
+    for k in range(counts[order[0]]):
+        for s in order:
+            if counts[s] <= k:
+                break
+            rows.append((s, k, cu[s] + k * q, min(q, lengths[s] - k * q), counts[s], lanes.get(s, 0)))
+    table = torch.tensor(rows, dtype=torch.int64).to(device, non_blocking=True)
+    return table, len(rows), max(n_lanes, 1)
+
+
+def ssd_forward(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
+                initial_states=None, return_final_states=False, state_dtype=None):
+    """Launch the fused forward on validated inputs; returns (y, final_states or None)."""
+    y, final, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                         initial_states=initial_states, return_final_states=return_final_states,
+                         state_dtype=state_dtype)
+    return y, final
+
+
+def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
+           return_final_states=False, state_dtype=None, config: LaunchConfig | None = None):
+    """`ssd_forward` with an explicit launch configuration (for tuning); also returns the compiled
+    kernel, whose n_regs, n_spills and metadata.shared are its resource report."""
+    device = x.device
+    cfg = config or pick_config(dims, x.dtype, device)
+    block_n = max(16, triton.next_power_of_2(dims.dstate))
+    n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
+    state_dtype = state_dtype or torch.float32
+    if dims.cu_seqlens is not None:
+        table, n_rows, n_lanes = _varlen_table(dims, device)
+    else:
+        table = x  # unused
+        n_rows = max(1, triton.cdiv(dims.seqlen, dims.chunk_size)) * dims.batch
+        n_lanes = dims.batch
+    n_programs = n_rows * dims.nheads * n_pblocks
+    counter, flags, slots = _workspace(device).get(n_lanes * dims.nheads * n_pblocks, cfg.block_p * block_n,
+                                                   state_dtype)
+    y = _runtime.empty(x.shape, x.dtype, device)
+    final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, device)
+             if return_final_states else y)
+    D_arg = D if D is not None else A
+    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
+    z_arg = z if z is not None else x
+    init_arg = initial_states if initial_states is not None else y
+    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    final_strides = final.stride() if return_final_states else (0, 0, 0, 0)
+    compiled = _ssd_fwd_kernel[(n_programs,)](
+        x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, y, final,
+        counter, flags, slots, table,
+        dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
+        n_programs,
+        *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y.stride(), *stride_D,
+        *init_strides, *final_strides,
+        float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+        CHUNK=dims.chunk_size, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
+        HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+        HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
+        IS_VARLEN=dims.cu_seqlens is not None,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )
+    return y, (final if return_final_states else None), compiled
+
+
+def supported(dims_dstate: int, device: torch.device) -> str | None:
+    """None when the kernel runs here, else why not."""
+    if dims_dstate > 256:
+        return f"dstate {dims_dstate} > 256"
+    if device.type == "cuda":
+        major, _ = torch.cuda.get_device_capability(device)
+        if major < 8:
+            return "the kernel needs compute capability 8.0 or newer"
+    return None
+
+
+__all__ = ["ssd_forward", "launch", "pick_config", "supported", "LaunchConfig"]

@@ -214,3 +214,24 @@ def test_gpu_varlen_real(state_dtype):
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256, cu_seqlens=cu)
     assert_close(y, y_ref, torch.bfloat16, "y")
     assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype])
+
+
+@pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
+@pytest.mark.parametrize("varlen", [False, True], ids=["batch", "varlen"])
+def test_both_publish_modes(early_publish, varlen, device):
+    """The state may be handed on before the output sweep (few chains) or after it (many)."""
+    from flashssm.ops.checks import check_ssd_scan
+    from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
+
+    lengths = [70, 1, 0, 129] if varlen else None
+    num_seqs = len(lengths) if varlen else 2
+    kw = ssd_inputs(1 if varlen else 2, sum(lengths) if varlen else 150, 4, 32, 16, 2, dtype=torch.float32,
+                    device=device, D="h", z=True, dt_softplus=True, initial_states=True, num_seqs=num_seqs)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device=device) if varlen else None
+    dims = check_ssd_scan(**kw, chunk_size=32, cu_seqlens=cu)
+    base = pick_config(dims, torch.float32, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish)
+    y, h, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    y_ref, h_ref = ref.ssd_scan_sequential(**to_float64(kw), cu_seqlens=cu)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(h, h_ref, torch.float32, "final_states")

@@ -49,6 +49,15 @@ def _process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.
 
 
 @triton.jit
+def _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                  HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """dt of tokens t (0 off the end), the inclusive cumsum of dt A, and its total: [SUB], [SUB], []."""
+    dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
+    dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+    return dt, tl.cumsum(dt * A, axis=0), tl.sum(dt * A, axis=0)
+
+
+@triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
     counter_ptr, flag_ptr, slot_ptr, table_ptr,
@@ -66,6 +75,7 @@ def _ssd_fwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
+    EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -110,28 +120,28 @@ def _ssd_fwd_kernel(
     dt_base = dt_ptr + b.to(tl.int64) * stride_dt_b + h.to(tl.int64) * stride_dt_h + start * stride_dt_t
     B_base = B_ptr + b.to(tl.int64) * stride_B_b + g.to(tl.int64) * stride_B_g + start * stride_B_t
     C_base = C_ptr + b.to(tl.int64) * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
-
-    # A. the chunk's own state, from a zero state
-    S = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
-    total = 0.0  # sum of dt A over the chunk
-    for s0 in range(0, length, SUB):
-        t = s0 + offs_s
-        mask_t = t < length
-        dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
-        dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
-        cs = tl.cumsum(dt * A, axis=0)  # [SUB]
-        last = tl.sum(dt * A, axis=0)
-        w = tl.exp(last - cs) * dt  # weight of token j in the state at the sub-chunk's end
-        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
-                      mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
-        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                      mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
-        xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)
-        S = S * tl.exp(last) + tl.dot(tl.trans(xw), B_s)
-        total += last
-
-    # B. the state entering this chunk, then the one leaving it, handed on at once
     slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + tl.arange(0, BLOCK_P)[:, None] * BLOCK_N + offs_n[None, :]
+    final = (final_ptr + seq.to(tl.int64) * stride_final_s + h * stride_final_h
+             + offs_p[:, None] * stride_final_p + offs_n[None, :] * stride_final_n)
+    is_last = k + 1 == n_chunks
+
+    if EARLY_PUBLISH:
+        # A. the chunk's own state from a zero state, before any wait
+        S = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
+        total = 0.0  # sum of dt A over the chunk
+        for s0 in range(0, length, SUB):
+            t = s0 + offs_s
+            mask_t = t < length
+            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                          mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
+            B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                          mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
+            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
+            S = tl.dot(tl.trans(xw), B_s, acc=S * tl.exp(last), input_precision=DOT_PRECISION)
+            total += last
+    # B. the state entering this chunk
     if k > 0:
         seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
         while seen != k:
@@ -143,18 +153,8 @@ def _ssd_fwd_kernel(
         H = tl.load(init, mask=mask_pn, other=0.0).to(tl.float32)
     else:
         H = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
-    H_out = H * tl.exp(total) + S
-    if k + 1 < n_chunks:
-        tl.store(slot, H_out.to(slot_ptr.dtype.element_ty))
-        tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
-        tl.atomic_xchg(flag_ptr + chain, k + 1, sem="release")
-    else:
-        if STORE_FINAL:
-            final = (final_ptr + seq.to(tl.int64) * stride_final_s + h * stride_final_h
-                     + offs_p[:, None] * stride_final_p + offs_n[None, :] * stride_final_n)
-            tl.store(final, H_out.to(final_ptr.dtype.element_ty), mask=mask_pn)
-        if k > 0:
-            tl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
+    if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
+        _publish(H * tl.exp(total) + S, slot, final, mask_pn, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # C. the output, sub-chunk by sub-chunk, with the running state H
     if HAS_D:
@@ -167,19 +167,16 @@ def _ssd_fwd_kernel(
         mask_t = t < length
         mask_tp = mask_t[:, None] & mask_p[None, :]
         mask_tn = mask_t[:, None] & mask_n[None, :]
-        dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
-        dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
-        cs = tl.cumsum(dt * A, axis=0)
-        last = tl.sum(dt * A, axis=0)
+        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                     HAS_DT_BIAS, DT_SOFTPLUS)
         x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
         B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
         C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
-        cb = tl.dot(C_s, tl.trans(B_s))  # [SUB, SUB]
-        decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
-        m = (cb * decay * dt[None, :]).to(in_dtype)
-        y = tl.dot(m, x_s)  # [SUB, BLOCK_P]
-        y_state = tl.dot(C_s, tl.trans(H.to(in_dtype)))
-        y += tl.exp(cs)[:, None] * y_state
+        # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator)
+        y = tl.dot(C_s, tl.trans(H.to(in_dtype)), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+        cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
+        m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
+        y = tl.dot(m.to(in_dtype), x_s, acc=y, input_precision=DOT_PRECISION)  # [SUB, BLOCK_P]
         if HAS_D:
             y += x_s.to(tl.float32) * D[None, :]
         if HAS_Z:
@@ -188,9 +185,11 @@ def _ssd_fwd_kernel(
             y = y * zv * tl.sigmoid(zv)
         tl.store(y_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
                  y.to(y_ptr.dtype.element_ty), mask=mask_tp)
-        w = tl.exp(last - cs) * dt
-        xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)
-        H = H * tl.exp(last) + tl.dot(tl.trans(xw), B_s)
+        if (s0 + SUB < length) | (not EARLY_PUBLISH):  # the state after the last sub-chunk is already out
+            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
+            H = tl.dot(tl.trans(xw), B_s, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+    if not EARLY_PUBLISH:
+        _publish(H, slot, final, mask_pn, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # the last program to finish puts the counters back to zero for the next launch
     done = tl.atomic_add(counter_ptr + 1, 1)
@@ -199,22 +198,44 @@ def _ssd_fwd_kernel(
         tl.atomic_xchg(counter_ptr + 1, 0)
 
 
+@triton.jit
+def _publish(H_out, slot, final, mask_pn, flag, k, is_last, STORE_FINAL: tl.constexpr):
+    """Hand the state after chunk k to chunk k+1 (slot, then flag = k + 1), or store the final state."""
+    if is_last:
+        if STORE_FINAL:
+            tl.store(final, H_out.to(final.dtype.element_ty), mask=mask_pn)
+        if k > 0:
+            tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
+    else:
+        tl.store(slot, H_out.to(slot.dtype.element_ty))
+        tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
+        tl.atomic_xchg(flag, k + 1, sem="release")
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
-    sub: int          # tokens per sub-chunk (the intra-chunk product's tile)
-    block_p: int      # headdim per program
+    sub: int                  # tokens per sub-chunk (the intra-chunk product's tile)
+    block_p: int              # headdim per program
     num_warps: int
     num_stages: int
+    early_publish: bool = True  # hand the state on before the output sweep (short chain)
+    maxnreg: int | None = None
 
 
-def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
-    """A launch configuration from the shape alone: no autotuning at call time."""
+def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device, resident: int = 264) -> LaunchConfig:
+    """A launch configuration from the shape alone: no autotuning at call time.
+
+    `resident` is about how many programs the GPU runs at once; with many more independent chains
+    than that, a chain's serial hand-over never holds anything up, and the state is published
+    after the output sweep instead (one pass over the chunk instead of two).
+    """
     block_n = max(16, triton.next_power_of_2(dims.dstate))
     # the running state [BLOCK_P, BLOCK_N] lives in registers: keep it at 8K fp32 elements
     block_p = max(16, min(triton.next_power_of_2(dims.headdim), 8192 // block_n))
-    sub = min(64, dims.chunk_size)
-    num_warps = 8 if block_p * block_n >= 8192 else 4
-    return LaunchConfig(sub=sub, block_p=block_p, num_warps=num_warps, num_stages=2)
+    # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
+    sub = max(16, min(64, dims.chunk_size, 16384 // (block_n * dtype.itemsize)))
+    chains = dims.num_seqs * dims.nheads * triton.cdiv(dims.headdim, block_p)
+    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=chains < 4 * resident)
 
 
 class _Workspace:
@@ -318,6 +339,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     init_arg = initial_states if initial_states is not None else y
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
     final_strides = final.stride() if return_final_states else (0, 0, 0, 0)
+    extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
     compiled = _ssd_fwd_kernel[(n_programs,)](
         x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, y, final,
         counter, flags, slots, table,
@@ -329,10 +351,19 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
         CHUNK=dims.chunk_size, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
         HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
         HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
-        IS_VARLEN=dims.cu_seqlens is not None,
-        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
+        DOT_PRECISION=_dot_precision(x.dtype),
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
     )
     return y, (final if return_final_states else None), compiled
+
+
+def _dot_precision(dtype: torch.dtype) -> str:
+    """fp32 inputs follow torch's matmul precision: 'highest' (its default) gets tf32x3, close to
+    fp32; 'high' or 'medium' gets one tf32 pass. 16-bit inputs multiply exactly in fp32."""
+    if dtype == torch.float32 and torch.get_float32_matmul_precision() == "highest":
+        return "tf32x3"
+    return "tf32"
 
 
 def supported(dims_dstate: int, device: torch.device) -> str | None:

@@ -16,15 +16,15 @@ from triton.testing import do_bench
 
 from flashssm.bench.floors import ssd_floor_s
 from flashssm.bench.measure import measure_ceilings
-from flashssm.bench.workloads import SSDWorkload, WORKLOADS
+from flashssm.bench.workloads import WORKLOADS, SSDWorkload
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from flashssm.ops.ssd.reference import ssd_scan_chunked
 
 ARGS = ("x", "dt", "A", "B", "C")
 CANDIDATES = [  # sub, block_p, warps, stages, maxnreg
-    (64, 64, 4, 2, None), (64, 64, 4, 3, None), (32, 64, 4, 2, None), (32, 64, 4, 3, None),
-    (64, 64, 8, 2, None), (64, 64, 8, 2, 128), (64, 64, 8, 3, 128), (32, 64, 8, 2, 128), (64, 64, 4, 2, 168),
+    (64, 64, 4, 2, None), (32, 64, 4, 2, None), (32, 64, 4, 3, None),
+    (64, 32, 4, 2, 128), (32, 32, 4, 2, 128), (64, 32, 4, 3, 128), (32, 32, 4, 3, 96),
 ]
 
 

@@ -235,3 +235,22 @@ def test_both_publish_modes(early_publish, varlen, device):
     y_ref, h_ref = ref.ssd_scan_sequential(**to_float64(kw), cu_seqlens=cu)
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(h, h_ref, torch.float32, "final_states")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
+@pytest.mark.parametrize("sub", [16, 32, 64])
+@pytest.mark.parametrize("block_p,num_warps,num_stages", [(64, 4, 2), (32, 4, 3), (64, 8, 2)])
+def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish):
+    """Any configuration a tuning table may pick computes the same thing (compilers miscompile some)."""
+    from flashssm.ops.checks import check_ssd_scan
+    from flashssm.ops.ssd.forward import LaunchConfig, launch
+
+    kw = ssd_inputs(2, 700, 8, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_softplus=True,
+                    initial_states=True)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
+    dims = check_ssd_scan(**kw, chunk_size=256)
+    cfg = LaunchConfig(sub, block_p, num_warps, num_stages, early_publish)
+    y, h, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert_close(y, y_ref, torch.bfloat16, f"y {cfg}")
+    assert_close(h, h_ref, torch.bfloat16, f"final_states {cfg}")

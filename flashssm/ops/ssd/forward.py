@@ -185,9 +185,10 @@ def _ssd_fwd_kernel(
             y = y * zv * tl.sigmoid(zv)
         tl.store(y_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
                  y.to(y_ptr.dtype.element_ty), mask=mask_tp)
-        if (s0 + SUB < length) | (not EARLY_PUBLISH):  # the state after the last sub-chunk is already out
-            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-            H = tl.dot(tl.trans(xw), B_s, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+        # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
+        # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
+        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
+        H = tl.dot(tl.trans(xw), B_s, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_pn, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -235,7 +236,7 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device, residen
     # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
     sub = max(16, min(64, dims.chunk_size, 16384 // (block_n * dtype.itemsize)))
     chains = dims.num_seqs * dims.nheads * triton.cdiv(dims.headdim, block_p)
-    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=chains < 4 * resident)
+    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=chains < 2 * resident)
 
 
 class _Workspace:

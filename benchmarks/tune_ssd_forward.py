@@ -23,8 +23,8 @@ from flashssm.ops.ssd.reference import ssd_scan_chunked
 
 ARGS = ("x", "dt", "A", "B", "C")
 CANDIDATES = [  # sub, block_p, warps, stages, maxnreg
-    (64, 64, 4, 2, None), (32, 64, 4, 2, None), (32, 64, 4, 3, None),
-    (64, 32, 4, 2, 128), (32, 32, 4, 2, 128), (64, 32, 4, 3, 128), (32, 32, 4, 3, 96),
+    (64, 64, 4, 2, None), (64, 64, 8, 2, None), (64, 64, 8, 3, None), (128, 64, 8, 2, None), (32, 64, 8, 3, None),
+    (64, 64, 8, 2, 128),
 ]
 
 

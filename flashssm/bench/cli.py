@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'cpu-small' without one; --list shows them")
     parser.add_argument("-i", "--impl", action="append", metavar="NAME",
                         help=f"an implementation to run (repeatable): {', '.join(IMPLS)}; default: all "
-                             "(on the CPU: flashssm and reference)")
+                             "(on the CPU: flashssm, flashssm-fp16-states and reference)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure, with the device and versions, as JSON")
     parser.add_argument("--plot", metavar="PATH",
                         help="also plot time and fraction of the floor against seqlen (PNG; needs matplotlib)")
@@ -90,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
     if not has_gpu and any(WORKLOADS[n].needs_gpu for n in names):
         print("those workloads need a GPU; without one only 'cpu-small' runs", file=sys.stderr)
         return 2
-    impls = args.impl or (list(IMPLS) if has_gpu else ["flashssm", "reference"])
+    impls = args.impl or (list(IMPLS) if has_gpu else ["flashssm", "flashssm-fp16-states", "reference"])
     unknown = [n for n in impls if n not in IMPLS]
     if unknown:
         print(f"unknown implementation(s) {unknown}; known: {', '.join(IMPLS)}", file=sys.stderr)

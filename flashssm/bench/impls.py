@@ -31,13 +31,16 @@ class Impl:
     setup: Callable[[SSDWorkload, dict], Callable[[], torch.Tensor]]
 
 
-def _flashssm(w: SSDWorkload, inp: dict):
-    import flashssm
-    from flashssm.ops import ssd
+def _flashssm(state_dtype):
+    def setup(w: SSDWorkload, inp: dict):
+        import flashssm
+        from flashssm.ops import ssd
 
-    if not ssd.kernel_available(inp["x"], w.dstate):
-        raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
-    return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size)
+        if not ssd.kernel_available(inp["x"], w.dstate):
+            raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
+        return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
+                                         state_dtype=state_dtype)
+    return setup
 
 
 def _reference(compile: bool):
@@ -105,7 +108,8 @@ def _fla(w: SSDWorkload, inp: dict):
 
 IMPLS: dict[str, Impl] = {
     impl.name: impl for impl in [
-        Impl("flashssm", False, "flashssm.ssd_scan, the Triton kernel", _flashssm),
+        Impl("flashssm", False, "flashssm.ssd_scan, the fused Triton kernel, fp32 states", _flashssm(None)),
+        Impl("flashssm-fp16-states", False, "the same with state_dtype=torch.float16", _flashssm(torch.float16)),
         Impl("reference", False, "flashssm's chunked PyTorch reference, eager, fp32", _reference(False)),
         Impl("reference-compiled", False, "the same, per-chunk part through torch.compile", _reference(True)),
         Impl("mamba_ssm", True, "mamba_ssm mamba_chunk_scan_combined (5 Triton kernels)", _mamba_ssm),

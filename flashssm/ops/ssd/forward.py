@@ -12,7 +12,8 @@ Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
   B. waits for the state entering the chunk, H_prev (published by the program of chunk k-1 of
      the same sequence and head), publishes H = exp(sum dt A) H_prev + S for chunk k+1 at once,
      so the serial chain between programs is one load, one multiply-add and one store long;
-  C. sweeps the sub-chunks again for the output, with the running state in registers:
+  C. sweeps the sub-chunks again for the output, with the running state in registers (kept
+     transposed, [N, BLOCK_P], so that its update is an M = N matrix product):
      y_i = sum_{j<=i in sub-chunk} (C_i.B_j) exp(cs_i - cs_j) dt_j x_j + exp(cs_i) C_i H_run
      H_run <- exp(cs_end) H_run + (the sub-chunk's own state)
      then y += D x and y *= silu(z).
@@ -108,7 +109,7 @@ def _ssd_fwd_kernel(
     offs_s = tl.arange(0, SUB)
     mask_p = offs_p < headdim
     mask_n = offs_n < dstate
-    mask_pn = mask_p[:, None] & mask_n[None, :]
+    mask_np = mask_n[:, None] & mask_p[None, :]
     in_dtype = x_ptr.dtype.element_ty
 
     A = tl.load(A_ptr + h).to(tl.float32)
@@ -120,14 +121,15 @@ def _ssd_fwd_kernel(
     dt_base = dt_ptr + b.to(tl.int64) * stride_dt_b + h.to(tl.int64) * stride_dt_h + start * stride_dt_t
     B_base = B_ptr + b.to(tl.int64) * stride_B_b + g.to(tl.int64) * stride_B_g + start * stride_B_t
     C_base = C_ptr + b.to(tl.int64) * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
-    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + tl.arange(0, BLOCK_P)[:, None] * BLOCK_N + offs_n[None, :]
+    # the state is kept transposed, [BLOCK_N, BLOCK_P]: its update is then an M = BLOCK_N product
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]
     final = (final_ptr + seq.to(tl.int64) * stride_final_s + h * stride_final_h
-             + offs_p[:, None] * stride_final_p + offs_n[None, :] * stride_final_n)
+             + offs_p[None, :] * stride_final_p + offs_n[:, None] * stride_final_n)
     is_last = k + 1 == n_chunks
 
     if EARLY_PUBLISH:
         # A. the chunk's own state from a zero state, before any wait
-        S = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
+        S = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
         total = 0.0  # sum of dt A over the chunk
         for s0 in range(0, length, SUB):
             t = s0 + offs_s
@@ -139,22 +141,22 @@ def _ssd_fwd_kernel(
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
             xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-            S = tl.dot(tl.trans(xw), B_s, acc=S * tl.exp(last), input_precision=DOT_PRECISION)
+            S = tl.dot(tl.trans(B_s), xw, acc=S * tl.exp(last), input_precision=DOT_PRECISION)
             total += last
     # B. the state entering this chunk
     if k > 0:
         seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
         while seen != k:
             seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
-        H = tl.load(slot, cache_modifier=".cg").to(tl.float32)  # [BLOCK_P, BLOCK_N], through L2
+        H = tl.load(slot, cache_modifier=".cg").to(tl.float32)  # [BLOCK_N, BLOCK_P], through L2
     elif HAS_INIT:
         init = (init_ptr + seq.to(tl.int64) * stride_init_s + h * stride_init_h
-                + offs_p[:, None] * stride_init_p + offs_n[None, :] * stride_init_n)
-        H = tl.load(init, mask=mask_pn, other=0.0).to(tl.float32)
+                + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n)
+        H = tl.load(init, mask=mask_np, other=0.0).to(tl.float32)
     else:
-        H = tl.zeros((BLOCK_P, BLOCK_N), dtype=tl.float32)
+        H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
     if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
-        _publish(H * tl.exp(total) + S, slot, final, mask_pn, flag_ptr + chain, k, is_last, STORE_FINAL)
+        _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # C. the output, sub-chunk by sub-chunk, with the running state H
     if HAS_D:
@@ -173,7 +175,7 @@ def _ssd_fwd_kernel(
         B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
         C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
         # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator)
-        y = tl.dot(C_s, tl.trans(H.to(in_dtype)), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+        y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
         m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
         y = tl.dot(m.to(in_dtype), x_s, acc=y, input_precision=DOT_PRECISION)  # [SUB, BLOCK_P]
@@ -188,9 +190,9 @@ def _ssd_fwd_kernel(
         # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
         # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
         xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-        H = tl.dot(tl.trans(xw), B_s, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+        H = tl.dot(tl.trans(B_s), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
     if not EARLY_PUBLISH:
-        _publish(H, slot, final, mask_pn, flag_ptr + chain, k, is_last, STORE_FINAL)
+        _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # the last program to finish puts the counters back to zero for the next launch
     done = tl.atomic_add(counter_ptr + 1, 1)
@@ -200,11 +202,11 @@ def _ssd_fwd_kernel(
 
 
 @triton.jit
-def _publish(H_out, slot, final, mask_pn, flag, k, is_last, STORE_FINAL: tl.constexpr):
+def _publish(H_out, slot, final, mask_np, flag, k, is_last, STORE_FINAL: tl.constexpr):
     """Hand the state after chunk k to chunk k+1 (slot, then flag = k + 1), or store the final state."""
     if is_last:
         if STORE_FINAL:
-            tl.store(final, H_out.to(final.dtype.element_ty), mask=mask_pn)
+            tl.store(final, H_out.to(final.dtype.element_ty), mask=mask_np)
         if k > 0:
             tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
     else:

@@ -27,9 +27,10 @@ def check_tensor(name: str, t, dims: Sequence[tuple[str, int | None]], dtypes, d
     """Check that `t` is a tensor of the given dims (name, size or None for free) and dtypes."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    expected = "(" + ", ".join(n if s is None else f"{n}={s}" for n, s in dims) + ")"
-    if t.dim() != len(dims) or any(s is not None and t.shape[i] != s for i, (_, s) in enumerate(dims)):
-        raise ValueError(f"{name} must have shape {expected}, got {tuple(t.shape)}")
+    shape = t.shape
+    if len(shape) != len(dims) or any(s is not None and size != s for size, (_, s) in zip(shape, dims)):
+        expected = "(" + ", ".join(n if s is None else f"{n}={s}" for n, s in dims) + ")"
+        raise ValueError(f"{name} must have shape {expected}, got {tuple(shape)}")
     if t.dtype not in dtypes:
         raise TypeError(f"{name} must have dtype {_dtype_names(dtypes)}, got {t.dtype}")
     if device is not None and t.device != device:

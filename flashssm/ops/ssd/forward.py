@@ -27,6 +27,7 @@ the workspace is clean after every launch and no memset launch is needed.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -76,7 +77,7 @@ def _ssd_fwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
-    EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -178,7 +179,9 @@ def _ssd_fwd_kernel(
         y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
         m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        y = tl.dot(m.to(in_dtype), x_s, acc=y, input_precision=DOT_PRECISION)  # [SUB, BLOCK_P]
+        # m stays fp32 and the product runs in tf32 (x is 16-bit, exact in fp32): rounding m to
+        # bf16 here was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs float64)
+        y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)  # [SUB, BLOCK_P]
         if HAS_D:
             y += x_s.to(tl.float32) * D[None, :]
         if HAS_Z:
@@ -228,17 +231,24 @@ class LaunchConfig:
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device, resident: int = 264) -> LaunchConfig:
     """A launch configuration from the shape alone: no autotuning at call time.
 
-    `resident` is about how many programs the GPU runs at once; with many more independent chains
-    than that, a chain's serial hand-over never holds anything up, and the state is published
-    after the output sweep instead (one pass over the chunk instead of two).
+    `resident` is about how many programs the GPU runs at once (2 per SM on an H100); with many
+    more independent chains than that, a chain's serial hand-over never holds anything up, and
+    the state is published after the output sweep instead (one pass over the chunk, not two).
+    Measured on an H100 (benchmarks/notes/ssd_forward.md): 4 warps and 2 stages beat 8 warps,
+    more stages and register caps on the 2.7B shape.
     """
-    block_n = max(16, triton.next_power_of_2(dims.dstate))
-    # the running state [BLOCK_P, BLOCK_N] lives in registers: keep it at 8K fp32 elements
-    block_p = max(16, min(triton.next_power_of_2(dims.headdim), 8192 // block_n))
+    chains = dims.num_seqs * dims.nheads
+    return _pick_config(dims.headdim, dims.dstate, dims.chunk_size, dtype.itemsize, chains >= 2 * resident)
+
+
+@functools.lru_cache(maxsize=256)
+def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many_chains: bool) -> LaunchConfig:
+    block_n = max(16, triton.next_power_of_2(dstate))
+    # the running state [BLOCK_N, BLOCK_P] lives in registers: keep it at 8K fp32 elements
+    block_p = max(16, min(triton.next_power_of_2(headdim), 8192 // block_n))
     # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
-    sub = max(16, min(64, dims.chunk_size, 16384 // (block_n * dtype.itemsize)))
-    chains = dims.num_seqs * dims.nheads * triton.cdiv(dims.headdim, block_p)
-    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=chains < 2 * resident)
+    sub = max(16, min(64, chunk_size, 16384 // (block_n * itemsize)))
+    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=not many_chains)
 
 
 class _Workspace:
@@ -269,9 +279,18 @@ class _Workspace:
 _workspaces: dict[tuple, _Workspace] = {}
 
 
+def _current_stream(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    try:  # what Triton's own launcher reads: a few microseconds cheaper than torch.cuda.current_stream
+        return torch._C._cuda_getCurrentRawStream(device.index if device.index is not None else
+                                                  torch.cuda.current_device())
+    except AttributeError:
+        return torch.cuda.current_stream(device).cuda_stream
+
+
 def _workspace(device: torch.device) -> _Workspace:
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    key = (device.type, device.index, stream)
+    key = (device.type, device.index, _current_stream(device))
     ws = _workspaces.get(key)
     if ws is None:
         ws = _workspaces[key] = _Workspace(device)
@@ -355,7 +374,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
         HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
         HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
         IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
-        DOT_PRECISION=_dot_precision(x.dtype),
+        DOT_PRECISION=_dot_precision(x.dtype), M_PRECISION="tf32" if x.dtype != torch.float32 else _dot_precision(x.dtype),
         num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
     )
     return y, (final if return_final_states else None), compiled

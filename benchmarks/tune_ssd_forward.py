@@ -22,9 +22,8 @@ from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from flashssm.ops.ssd.reference import ssd_scan_chunked
 
 ARGS = ("x", "dt", "A", "B", "C")
-CANDIDATES = [  # sub, block_p, warps, stages, maxnreg
-    (64, 64, 4, 2, None), (64, 64, 8, 2, None), (64, 64, 8, 3, None), (128, 64, 8, 2, None), (32, 64, 8, 3, None),
-    (64, 64, 8, 2, 128),
+CANDIDATES = [  # sub, block_p, warps, stages, maxnreg, m_split
+    (64, 64, 4, 2, None, True), (64, 64, 4, 2, None, False), (32, 64, 4, 3, None, True), (64, 64, 8, 2, None, True),
 ]
 
 
@@ -63,8 +62,8 @@ def main():
     cases = {n: WORKLOADS[n].make_inputs("cuda", seed=0) for n in names}
     rows = []
     for early in (True, False):
-        for sub, bp, warps, stages, maxnreg in CANDIDATES:
-            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg)
+        for sub, bp, warps, stages, maxnreg, split in CANDIDATES:
+            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split)
             try:
                 dims = check_ssd_scan(*(check[k] for k in ARGS), chunk_size=256)
                 y, _, kern = launch(dims, *(check[k] for k in ARGS), config=cfg, state_dtype=state_dtype)
@@ -76,7 +75,7 @@ def main():
                 continue
             floors = [ssd_floor_s(WORKLOADS[n], ceilings)[0] * 1e3 for n in names]
             line = (f"{'early' if early else 'late '} sub {sub:3d} bp {bp:3d} w {warps} st {stages} "
-                    f"maxnreg {maxnreg or '-':>3} | err {err:.2e} | {res} | "
+                    f"maxnreg {maxnreg or '-':>3} {'split' if split else 'tf32 '} | err {err:.2e} | {res} | "
                     + " | ".join(f"{n} {t:.3f} ms ({t / f:.2f}x)" for n, t, f in zip(names, times, floors)))
             rows.append((times, line))
             print(line, flush=True)

@@ -77,7 +77,7 @@ def _ssd_fwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
-    EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr,
+    EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -179,9 +179,14 @@ def _ssd_fwd_kernel(
         y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
         m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        # m stays fp32 and the product runs in tf32 (x is 16-bit, exact in fp32): rounding m to
-        # bf16 here was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs float64)
-        y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)  # [SUB, BLOCK_P]
+        # rounding m to 16 bits was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs
+        # float64 without it): m is split into two 16-bit parts, or multiplied in tf32
+        if M_SPLIT:
+            m_hi = m.to(in_dtype)
+            y = tl.dot(m_hi, x_s, acc=y)
+            y = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=y)  # [SUB, BLOCK_P]
+        else:
+            y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)
         if HAS_D:
             y += x_s.to(tl.float32) * D[None, :]
         if HAS_Z:
@@ -226,6 +231,7 @@ class LaunchConfig:
     num_stages: int
     early_publish: bool = True  # hand the state on before the output sweep (short chain)
     maxnreg: int | None = None
+    m_split: bool = True        # (C.B^T o L o dt) x as two 16-bit products (else one in tf32)
 
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device, resident: int = 264) -> LaunchConfig:
@@ -375,6 +381,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
         HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
         IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
         DOT_PRECISION=_dot_precision(x.dtype), M_PRECISION="tf32" if x.dtype != torch.float32 else _dot_precision(x.dtype),
+        M_SPLIT=cfg.m_split and x.dtype != torch.float32,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
     )
     return y, (final if return_final_states else None), compiled

@@ -20,12 +20,12 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do steps+=("$1"); shift; done
 for step in "${steps[@]}"; do
   case $step in
     # every step is bounded: a hand-over bug shows up as a hang
-    tests) timeout 400 python3 -m pytest -q -n 8 -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
-           timeout 200 python3 -m pytest -q -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
+    tests) timeout 400 python3 -m pytest -n 8 -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
+           timeout 200 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     bench) timeout 500 python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
     tune) timeout 300 python3 benchmarks/tune_ssd_forward.py "$@" 2>&1 | tee "$OUT/tune.txt" ;;
     check1m) timeout 200 python3 benchmarks/check_1m.py 2>&1 | tee "$OUT/check1m.txt" ;;
-    gputests) timeout 300 python3 -m pytest -q -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
+    gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 # ‖out − ref‖ / ‖ref‖ allowed against a float64 reference, by the dtype of the computation's
@@ -29,6 +31,19 @@ def assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, what:
 
 def ssd_id(batch, seqlen, nheads, headdim, dstate, ngroups) -> str:
     return f"B{batch}-L{seqlen}-H{nheads}-P{headdim}-N{dstate}-G{ngroups}"
+
+
+# Every combination of ssd_scan's options: D (none, per head, per head and channel), z, dt_bias,
+# dt_softplus, dt_limit, initial_states; with readable ids.
+SSD_OPTIONS = list(itertools.product([None, "h", "hp"], [False, True], [False, True], [False, True], [False, True],
+                                     [False, True]))
+SSD_OPTION_NAMES = "D,z,dt_bias,dt_softplus,dt_limit,initial_states"
+SSD_OPTION_IDS = [f"D{d}-z{int(z)}-bias{int(b)}-sp{int(s)}-lim{int(lim)}-init{int(i)}"
+                  for d, z, b, s, lim, i in SSD_OPTIONS]
+
+# Packed sequence lengths: single tokens, empty sequences, chunk-aligned and ragged ones.
+VARLEN_PACKS = [[1], [5, 1, 40], [0, 17, 1, 0, 33], [64, 64], [1, 1, 1], [130, 3, 0]]
+VARLEN_IDS = ["-".join(map(str, p)) for p in VARLEN_PACKS]
 
 
 def ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, *, dtype=torch.float64, device="cpu",

@@ -12,7 +12,8 @@ from flashssm.ops.ssd import kernel_available
 from flashssm.ops.ssd import reference as ref
 from flashssm.ops.ssd.forward import _workspaces
 from tests.conftest import HAS_GPU
-from tests.helpers import TOLERANCES, assert_close, rel_err, ssd_id, ssd_inputs, to_float64
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
+                           assert_close, rel_err, ssd_id, ssd_inputs, to_float64)
 
 # flashssm's fallback-to-reference warning is an error here: these tests must run the kernel
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
@@ -47,13 +48,7 @@ def test_kernel_matches_reference(shape, device):
     run_and_check(kw, torch.float32, chunk_size=64, what=ssd_id(*shape))
 
 
-OPTIONS = list(itertools.product([None, "h", "hp"], [False, True], [False, True], [False, True], [False, True],
-                                 [False, True]))
-
-
-@pytest.mark.parametrize("D,z,dt_bias,dt_softplus,dt_limit,initial_states", OPTIONS,
-                         ids=[f"D{d}-z{int(z)}-bias{int(b)}-sp{int(s)}-lim{int(lim)}-init{int(i)}"
-                              for d, z, b, s, lim, i in OPTIONS])
+@pytest.mark.parametrize(SSD_OPTION_NAMES, SSD_OPTIONS, ids=SSD_OPTION_IDS)
 def test_every_option(D, z, dt_bias, dt_softplus, dt_limit, initial_states, device):
     kw = ssd_inputs(2, 45, 4, 32, 16, 2, dtype=torch.float32, device=device, D=D, z=z, dt_bias=dt_bias,
                     dt_softplus=dt_softplus, initial_states=initial_states)
@@ -69,11 +64,8 @@ def test_chunk_sizes(chunk_size, device):
     run_and_check(kw, torch.float32, chunk_size=chunk_size)
 
 
-PACKS = [[1], [5, 1, 40], [0, 17, 1, 0, 33], [64, 64], [1, 1, 1], [130, 3, 0]]
-
-
 @pytest.mark.parametrize("initial_states", [False, True], ids=["zero-init", "init"])
-@pytest.mark.parametrize("lengths", PACKS, ids=["-".join(map(str, p)) for p in PACKS])
+@pytest.mark.parametrize("lengths", VARLEN_PACKS, ids=VARLEN_IDS)
 def test_varlen(lengths, initial_states, device):
     kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", z=True,
                     dt_bias=True, dt_softplus=True, initial_states=initial_states, num_seqs=len(lengths))

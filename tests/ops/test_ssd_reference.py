@@ -9,7 +9,8 @@ import torch
 
 import flashssm
 from flashssm.ops.ssd import reference as ref
-from tests.helpers import assert_close, rel_err, ssd_id, ssd_inputs, to_float64
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, VARLEN_IDS, VARLEN_PACKS, assert_close, rel_err,
+                           ssd_id, ssd_inputs, to_float64)
 
 GRID = [
     (batch, seqlen, 4, headdim, dstate, ngroups)
@@ -29,13 +30,7 @@ def test_chunked_matches_sequential(shape, device):
     assert_close(h_chk, h_seq, torch.float64, "final_states")
 
 
-OPTIONS = list(itertools.product([None, "h", "hp"], [False, True], [False, True], [False, True], [False, True],
-                                 [False, True]))
-
-
-@pytest.mark.parametrize("D,z,dt_bias,dt_softplus,dt_limit,initial_states", OPTIONS,
-                         ids=[f"D{d}-z{int(z)}-bias{int(b)}-sp{int(s)}-lim{int(lim)}-init{int(i)}"
-                              for d, z, b, s, lim, i in OPTIONS])
+@pytest.mark.parametrize(SSD_OPTION_NAMES, SSD_OPTIONS, ids=SSD_OPTION_IDS)
 def test_every_option(D, z, dt_bias, dt_softplus, dt_limit, initial_states, device):
     kw = ssd_inputs(2, 45, 4, 8, 6, 2, device=device, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                     initial_states=initial_states)
@@ -74,11 +69,8 @@ def test_chunk_size_does_not_change_result(seqlen, device):
         assert_close(h, h0, torch.float64, f"final_states, chunk {q}")
 
 
-PACKS = [[1], [5, 1, 40], [0, 17, 1, 0, 33], [64, 64], [1, 1, 1], [130, 3, 0]]
-
-
 @pytest.mark.parametrize("initial_states", [False, True], ids=["zero-init", "init"])
-@pytest.mark.parametrize("lengths", PACKS, ids=["-".join(map(str, p)) for p in PACKS])
+@pytest.mark.parametrize("lengths", VARLEN_PACKS, ids=VARLEN_IDS)
 def test_varlen_equals_each_sequence_alone(lengths, initial_states, device):
     total = sum(lengths)
     kw = ssd_inputs(1, total, 4, 8, 6, 2, device=device, D="h", z=True, dt_bias=True, dt_softplus=True,

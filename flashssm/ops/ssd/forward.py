@@ -352,7 +352,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     if dims.cu_seqlens is not None:
         table, n_rows, n_lanes = _varlen_table(dims, device)
     else:
-        table = x  # unused
+        table = x  # any pointer: IS_VARLEN=False never reads it
         n_rows = max(1, triton.cdiv(dims.seqlen, dims.chunk_size)) * dims.batch
         n_lanes = dims.batch
     n_programs = n_rows * dims.nheads * n_pblocks
@@ -395,10 +395,10 @@ def _dot_precision(dtype: torch.dtype) -> str:
     return "tf32"
 
 
-def supported(dims_dstate: int, device: torch.device) -> str | None:
+def supported(dstate: int, device: torch.device) -> str | None:
     """None when the kernel runs here, else why not."""
-    if dims_dstate > 256:
-        return f"dstate {dims_dstate} > 256"
+    if dstate > 256:
+        return f"dstate {dstate} > 256"
     if device.type == "cuda":
         major, _ = torch.cuda.get_device_capability(device)
         if major < 8:

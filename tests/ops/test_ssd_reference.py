@@ -9,8 +9,8 @@ import torch
 
 import flashssm
 from flashssm.ops.ssd import reference as ref
-from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, VARLEN_IDS, VARLEN_PACKS, assert_close, rel_err,
-                           ssd_id, ssd_inputs, to_float64)
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, VARLEN_IDS, VARLEN_PACKS, assert_close,
+                           rel_err, ssd_id, ssd_inputs, to_float64)
 
 GRID = [
     (batch, seqlen, 4, headdim, dstate, ngroups)

@@ -27,6 +27,7 @@ the workspace is clean after every launch and no memset launch is needed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 
@@ -361,14 +362,31 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     y = _runtime.empty(x.shape, x.dtype, device)
     final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, device)
              if return_final_states else y)
+    extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
+    precision = _dot_precision(x.dtype)
+    with _on_device(device):
+        compiled = _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter,
+                                  flags, slots, table, dims, n_pblocks, cfg, block_n, dt_softplus,
+                                  return_final_states, precision, extra)
+    return y, (final if return_final_states else None), compiled
+
+
+def _on_device(device: torch.device):
+    """Triton launches on the current CUDA device: make it the inputs' one."""
+    if device.type == "cuda" and device.index is not None and device.index != torch.cuda.current_device():
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
+
+
+def _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter, flags, slots, table,
+                   dims, n_pblocks, cfg, block_n, dt_softplus, return_final_states, precision, extra):
     D_arg = D if D is not None else A
     stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
     z_arg = z if z is not None else x
     init_arg = initial_states if initial_states is not None else y
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
     final_strides = final.stride() if return_final_states else (0, 0, 0, 0)
-    extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
-    compiled = _ssd_fwd_kernel[(n_programs,)](
+    return _ssd_fwd_kernel[(n_programs,)](
         x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, y, final,
         counter, flags, slots, table,
         dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
@@ -380,7 +398,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
         HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
         HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
         IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
-        DOT_PRECISION=_dot_precision(x.dtype), M_PRECISION="tf32" if x.dtype != torch.float32 else _dot_precision(x.dtype),
+        DOT_PRECISION=precision, M_PRECISION=precision if x.dtype == torch.float32 else "tf32",
         M_SPLIT=cfg.m_split and x.dtype != torch.float32,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
     )
@@ -399,11 +417,14 @@ def supported(dstate: int, device: torch.device) -> str | None:
     """None when the kernel runs here, else why not."""
     if dstate > 256:
         return f"dstate {dstate} > 256"
-    if device.type == "cuda":
-        major, _ = torch.cuda.get_device_capability(device)
-        if major < 8:
-            return "the kernel needs compute capability 8.0 or newer"
+    if device.type == "cuda" and _capability(device.index)[0] < 8:
+        return "the kernel needs compute capability 8.0 or newer"
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(index: int | None) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(index)
 
 
 __all__ = ["ssd_forward", "launch", "pick_config", "supported", "LaunchConfig"]

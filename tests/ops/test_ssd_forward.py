@@ -10,7 +10,8 @@ import torch
 import flashssm
 from flashssm.ops.ssd import kernel_available
 from flashssm.ops.ssd import reference as ref
-from flashssm.ops.ssd.forward import _workspaces
+from flashssm.ops.checks import check_ssd_scan
+from flashssm.ops.ssd.forward import LaunchConfig, _workspaces, launch, pick_config
 from tests.conftest import HAS_GPU
 from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
                            assert_close, rel_err, ssd_id, ssd_inputs, to_float64)
@@ -212,9 +213,6 @@ def test_gpu_varlen_real(state_dtype):
 @pytest.mark.parametrize("varlen", [False, True], ids=["batch", "varlen"])
 def test_both_publish_modes(early_publish, varlen, device):
     """The state may be handed on before the output sweep (few chains) or after it (many)."""
-    from flashssm.ops.checks import check_ssd_scan
-    from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
-
     lengths = [70, 1, 0, 129] if varlen else None
     num_seqs = len(lengths) if varlen else 2
     kw = ssd_inputs(1 if varlen else 2, sum(lengths) if varlen else 150, 4, 32, 16, 2, dtype=torch.float32,
@@ -235,9 +233,6 @@ def test_both_publish_modes(early_publish, varlen, device):
 @pytest.mark.parametrize("block_p,num_warps,num_stages", [(64, 4, 2), (32, 4, 3), (64, 8, 2)])
 def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish):
     """Any configuration a tuning table may pick computes the same thing (compilers miscompile some)."""
-    from flashssm.ops.checks import check_ssd_scan
-    from flashssm.ops.ssd.forward import LaunchConfig, launch
-
     kw = ssd_inputs(2, 700, 8, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_softplus=True,
                     initial_states=True)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)

@@ -235,22 +235,38 @@ class LaunchConfig:
     m_split: bool = True        # (C.B^T o L o dt) x as two 16-bit products (else one in tf32)
 
 
-def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device, resident: int = 264) -> LaunchConfig:
-    """A launch configuration from the shape alone: no autotuning at call time.
+def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
+    """A launch configuration from the shape and the GPU: no autotuning at call time.
 
-    `resident` is about how many programs the GPU runs at once (2 per SM on an H100); with many
+    About two programs run at once per SM (registers and shared memory allow two); with many
     more independent chains than that, a chain's serial hand-over never holds anything up, and
     the state is published after the output sweep instead (one pass over the chunk, not two).
     Measured on an H100 (benchmarks/notes/ssd_forward.md): 4 warps and 2 stages beat 8 warps,
     more stages and register caps on the 2.7B shape.
     """
     chains = dims.num_seqs * dims.nheads
-    return _pick_config(dims.headdim, dims.dstate, dims.chunk_size, dtype.itemsize, chains >= 2 * resident)
+    return _pick_config(dims.headdim, dims.dstate, dims.chunk_size, dtype.itemsize,
+                        chains >= 2 * _resident_programs(device))
+
+
+def _resident_programs(device: torch.device) -> int:
+    """Programs the GPU runs at once: 2 per SM; under the interpreter, an H100's 132 SMs."""
+    return 2 * (_sm_count(device.index) if device.type == "cuda" else 132)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int | None) -> int:
+    return torch.cuda.get_device_properties(index if index is not None else torch.cuda.current_device()
+                                            ).multi_processor_count
+
+
+def _block_n(dstate: int) -> int:
+    return max(16, triton.next_power_of_2(dstate))
 
 
 @functools.lru_cache(maxsize=256)
 def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many_chains: bool) -> LaunchConfig:
-    block_n = max(16, triton.next_power_of_2(dstate))
+    block_n = _block_n(dstate)
     # the running state [BLOCK_N, BLOCK_P] lives in registers: keep it at 8K fp32 elements
     block_p = max(16, min(triton.next_power_of_2(headdim), 8192 // block_n))
     # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
@@ -347,7 +363,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     kernel, whose n_regs, n_spills and metadata.shared are its resource report."""
     device = x.device
     cfg = config or pick_config(dims, x.dtype, device)
-    block_n = max(16, triton.next_power_of_2(dims.dstate))
+    block_n = _block_n(dims.dstate)
     n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
     state_dtype = state_dtype or torch.float32
     if dims.cu_seqlens is not None:

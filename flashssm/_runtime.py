@@ -8,6 +8,7 @@ Everything else runs the plain-PyTorch reference beside the kernel.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 
@@ -51,3 +52,10 @@ def warn_reference_fallback(op: str, why: str) -> None:
         RuntimeWarning,
         stacklevel=3,
     )
+
+
+def on_device(device: torch.device):
+    """Triton launches on the current CUDA device: a context that makes it `device` for the launch."""
+    if device.type == "cuda" and device.index is not None and device.index != torch.cuda.current_device():
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()

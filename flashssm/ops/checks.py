@@ -139,6 +139,17 @@ def check_state_batch_indices(indices, batch: int, cache_batch: int, device) -> 
         raise ValueError("state_batch_indices must not repeat a cache row: two rows would update one state")
 
 
+def check_out(out, like: torch.Tensor) -> None:
+    """An optional preallocated output: the shape, dtype and device of `like`, not overlapping itself."""
+    if out is None:
+        return
+    names = {2: ("batch", "dim"), 3: ("batch", "nheads", "headdim")}.get(like.dim(), tuple(f"d{i}" for i in
+                                                                                         range(like.dim())))
+    check_tensor("out", out, list(zip(names, like.shape)), (like.dtype,), like.device)
+    if any(st == 0 and sz > 1 for st, sz in zip(out.stride(), out.shape)):
+        raise ValueError("out must not be an expanded (stride-0) view")
+
+
 def check_writable_state(state: torch.Tensor) -> None:
     """The state is updated in place: it may be strided (a slice of a larger cache) but not overlap itself."""
     if any(st == 0 and sz > 1 for st, sz in zip(state.stride(), state.shape)):
@@ -204,7 +215,8 @@ def check_ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=No
 
 
 def check_ssd_step(state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
-                   dt_limit=(0.0, math.inf), state_batch_indices=None, allow_float64=False) -> tuple[float, float]:
+                   dt_limit=(0.0, math.inf), state_batch_indices=None, out=None,
+                   allow_float64=False) -> tuple[float, float]:
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("x", x, [("batch", None), ("nheads", None), ("headdim", None)], floats)
     batch, nheads, headdim = x.shape
@@ -229,6 +241,7 @@ def check_ssd_step(state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     check_bool("dt_softplus", dt_softplus)
     limit = check_dt_limit(dt_limit)
     check_state_batch_indices(state_batch_indices, batch, state.shape[0], device)
+    check_out(out, x)
     return limit
 
 
@@ -271,7 +284,7 @@ def check_selective_scan(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, 
 
 
 def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                              state_batch_indices=None, allow_float64=False) -> None:
+                              state_batch_indices=None, out=None, allow_float64=False) -> None:
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("u", u, [("batch", None), ("dim", None)], floats)
     batch, dim = u.shape
@@ -290,3 +303,4 @@ def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta
     check_optional("delta_bias", delta_bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     check_bool("delta_softplus", delta_softplus)
     check_state_batch_indices(state_batch_indices, batch, state.shape[0], device)
+    check_out(out, u)

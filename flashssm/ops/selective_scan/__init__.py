@@ -26,22 +26,37 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
 
 
 def selective_scan_step(state, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                        state_batch_indices=None):
+                        state_batch_indices=None, out=None):
     """One decoding step of the selective scan; `state` is updated in place.
 
     state: (cache_batch, dim, dstate), fp32/fp16/bf16; u, delta, z: (batch, dim); A: (dim, dstate);
     B, C: (batch, dstate) or (batch, ngroups, dstate); D, delta_bias: (dim,)
     state_batch_indices: (batch,) int32/int64 cache row of each batch row; negative marks a padding
-        row (state untouched, y zero). Without it, batch == cache_batch.
+        row (state untouched, y zero). Without it, batch == cache_batch. Its values are checked (a
+        device synchronisation) except while a CUDA graph is captured.
+    out: optional (batch, dim) tensor of u's dtype to write y into.
     Returns y: (batch, dim), dtype of u.
+
+    One Triton launch, CUDA-graph safe (no host synchronisation, no allocation beyond y); the
+    reference runs without a GPU or interpreter, and when gradients are needed.
     """
     check_selective_scan_step(state, u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
-                              delta_softplus=delta_softplus, state_batch_indices=state_batch_indices)
+                              delta_softplus=delta_softplus, state_batch_indices=state_batch_indices, out=out)
+    from flashssm.ops.ssd import _step_blocker
+
+    blocker = _step_blocker(u, state.shape[2], state, u, delta, A, B, C, D, z, delta_bias)
+    if blocker is None:
+        from flashssm.ops.selective_scan.step import selective_scan_step_kernel
+
+        with _runtime.on_device(u.device):
+            return selective_scan_step_kernel(state, u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
+                                              delta_softplus=delta_softplus,
+                                              state_batch_indices=state_batch_indices, out=out)
     if u.is_cuda:
-        _runtime.warn_reference_fallback("selective_scan_step", "no Triton kernel yet")
+        _runtime.warn_reference_fallback("selective_scan_step", blocker)
     return reference.selective_scan_step_checked(state, u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
                                                  delta_softplus=delta_softplus,
-                                                 state_batch_indices=state_batch_indices)
+                                                 state_batch_indices=state_batch_indices, out=out)
 
 
 __all__ = ["selective_scan", "selective_scan_step"]

@@ -102,7 +102,7 @@ def selective_scan_step_reference(state, u, delta, A, B, C, D=None, z=None, delt
 
 
 def selective_scan_step_checked(state, u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                                state_batch_indices=None):
+                                state_batch_indices=None, out=None):
     """`selective_scan_step_reference` on inputs already validated."""
     cdt = compute_dtype(u)
     batch, dim = u.shape
@@ -116,6 +116,6 @@ def selective_scan_step_checked(state, u, delta, A, B, C, *, D=None, z=None, del
     new = torch.exp(dlt[..., None] * A.to(cdt)) * state[cache_rows].to(cdt) + (dlt * us.to(cdt))[..., None] * Bt
     y = skip_and_gate((new * Ct).sum(-1), us, D, None if z is None else z[live], cdt)
     state[cache_rows] = new.to(state.dtype)
-    out = torch.zeros_like(u)
-    out[live] = y
+    out = torch.zeros_like(u) if out is None else out.zero_()
+    out[live] = y.to(out.dtype)
     return out

@@ -77,8 +77,19 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     return (y, final_states) if return_final_states else y
 
 
+def _step_blocker(x, dstate: int, *tensors) -> str | None:
+    """Why ssd_step / selective_scan_step on inputs like x would not run the Triton kernel, or None."""
+    if not _runtime.kernel_device(x):
+        return "no GPU and no Triton interpreter"
+    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
+        return "the Triton interpreter rounds bf16 by truncation"
+    if _needs_grad(*tensors):
+        return "gradients through a decoding step run the reference"
+    return None if dstate <= 256 else f"dstate {dstate} > 256"
+
+
 def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=False, dt_limit=(0.0, math.inf),
-             state_batch_indices=None):
+             state_batch_indices=None, out=None):
     """One decoding step of the SSD recurrence; `state` is updated in place.
 
     state: (cache_batch, nheads, headdim, dstate), fp32/fp16/bf16 (may be a strided slice of a cache)
@@ -86,14 +97,27 @@ def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=Fa
     B, C: (batch, ngroups, dstate); D: (nheads,) or (nheads, headdim)
     state_batch_indices: (batch,) int32/int64 cache row of each batch row; a negative index marks a
         padding row: its state is untouched and its y is zero. Without it, batch == cache_batch.
+        Its values are checked (a device synchronisation) except while a CUDA graph is captured.
+    out: optional (batch, nheads, headdim) tensor of x's dtype to write y into.
     Returns y: (batch, nheads, headdim), dtype of x.
+
+    One Triton launch (CUDA, or the CPU under TRITON_INTERPRET=1), with no host synchronisation and
+    no allocation beyond y: safe to capture in a CUDA graph. The reference runs otherwise, and when
+    gradients are needed.
     """
     limit = check_ssd_step(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                           dt_limit=dt_limit, state_batch_indices=state_batch_indices)
+                           dt_limit=dt_limit, state_batch_indices=state_batch_indices, out=out)
+    blocker = _step_blocker(x, state.shape[3], state, x, dt, A, B, C, D, z, dt_bias)
+    if blocker is None:
+        from flashssm.ops.ssd.step import ssd_step_kernel
+
+        with _runtime.on_device(x.device):
+            return ssd_step_kernel(limit, state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                   state_batch_indices=state_batch_indices, out=out)
     if x.is_cuda:
-        _runtime.warn_reference_fallback("ssd_step", "no Triton kernel for this call yet")
+        _runtime.warn_reference_fallback("ssd_step", blocker)
     return reference.ssd_step_checked(limit, state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias,
-                                      dt_softplus=dt_softplus, state_batch_indices=state_batch_indices)
+                                      dt_softplus=dt_softplus, state_batch_indices=state_batch_indices, out=out)
 
 
 __all__ = ["ssd_scan", "ssd_step", "kernel_available"]

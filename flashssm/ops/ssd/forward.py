@@ -27,7 +27,6 @@ the workspace is clean after every launch and no memset launch is needed.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass
 
@@ -37,18 +36,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-
-
-@triton.jit
-def _process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
-    """dt + dt_bias, softplus (torch's, threshold 20), clamp to [lo, hi]; NaN stays NaN."""
-    if HAS_DT_BIAS:
-        dt = dt + dt_bias
-    if DT_SOFTPLUS:
-        small = tl.exp(dt)  # log1p(e^dt) ~ e^dt below -15, where 1 + e^dt rounds to 1
-        dt = tl.where(dt <= 20.0, tl.where(dt < -15.0, small, tl.log(1.0 + small)), dt)
-    dt = tl.maximum(dt, lo, propagate_nan=tl.PropagateNan.ALL)
-    return tl.minimum(dt, hi, propagate_nan=tl.PropagateNan.ALL)
+from flashssm.ops.triton_common import process_dt
 
 
 @triton.jit
@@ -56,7 +44,7 @@ def _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                   HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
     """dt of tokens t (0 off the end), the inclusive cumsum of dt A, and its total: [SUB], [SUB], []."""
     dt = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
-    dt = tl.where(mask_t, _process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+    dt = tl.where(mask_t, process_dt(dt, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
     return dt, tl.cumsum(dt * A, axis=0), tl.sum(dt * A, axis=0)
 
 
@@ -380,18 +368,11 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
              if return_final_states else y)
     extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
     precision = _dot_precision(x.dtype)
-    with _on_device(device):
+    with _runtime.on_device(device):
         compiled = _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter,
                                   flags, slots, table, dims, n_pblocks, cfg, block_n, dt_softplus,
                                   return_final_states, precision, extra)
     return y, (final if return_final_states else None), compiled
-
-
-def _on_device(device: torch.device):
-    """Triton launches on the current CUDA device: make it the inputs' one."""
-    if device.type == "cuda" and device.index is not None and device.index != torch.cuda.current_device():
-        return torch.cuda.device(device)
-    return contextlib.nullcontext()
 
 
 def _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter, flags, slots, table,
@@ -418,7 +399,6 @@ def _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y,
         M_SPLIT=cfg.m_split and x.dtype != torch.float32,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
     )
-    return y, (final if return_final_states else None), compiled
 
 
 def _dot_precision(dtype: torch.dtype) -> str:

@@ -263,7 +263,7 @@ def ssd_step_reference(state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, d
 
 
 def ssd_step_checked(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
-                     state_batch_indices=None):
+                     state_batch_indices=None, out=None):
     """`ssd_step_reference` on inputs already validated (`limit` is the checked dt_limit)."""
     cdt = compute_dtype(x)
     batch, h, _ = x.shape
@@ -280,6 +280,6 @@ def ssd_step_checked(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=No
     y = torch.einsum("bhpn,bhn->bhp", new, Ch)
     y = skip_and_gate(y, xs, D, None if z is None else z[live], cdt)
     state[cache_rows] = new.to(state.dtype)
-    out = torch.zeros_like(x)
-    out[live] = y
+    out = torch.zeros_like(x) if out is None else out.zero_()
+    out[live] = y.to(out.dtype)
     return out

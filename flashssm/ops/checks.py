@@ -304,3 +304,125 @@ def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta
     check_bool("delta_softplus", delta_softplus)
     check_state_batch_indices(state_batch_indices, batch, state.shape[0], device)
     check_out(out, u)
+
+
+@dataclass(frozen=True)
+class Conv1dDims:
+    """Dimensions of one causal_conv1d call."""
+
+    batch: int
+    dim: int
+    seqlen: int
+    width: int
+    num_seqs: int
+    cu_seqlens: tuple[int, ...] | None
+    silu: bool
+
+    def sequences(self) -> list[tuple[int, int, int]]:
+        """(batch row, first token, end token) of every sequence, in order."""
+        if self.cu_seqlens is None:
+            return [(b, 0, self.seqlen) for b in range(self.batch)]
+        return [(0, s, e) for s, e in zip(self.cu_seqlens, self.cu_seqlens[1:])]
+
+
+def check_activation(activation) -> bool:
+    """None, 'silu' or 'swish' (the same function); returns whether SiLU is applied."""
+    if activation is not None and activation not in ("silu", "swish"):
+        raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
+    return activation is not None
+
+
+def _check_conv_weight(weight, dim: int, device) -> int:
+    check_tensor("weight", weight, [("dim", dim), ("width", None)], FLOAT_DTYPES_REF, device)
+    width = weight.shape[1]
+    if not 2 <= width <= 4:
+        raise ValueError(f"weight must have width (its second dimension) 2, 3 or 4, got {width}")
+    return width
+
+
+def check_causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
+                        return_final_states=False, allow_float64=False) -> Conv1dDims:
+    floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
+    check_tensor("x", x, [("batch", None), ("dim", None), ("seqlen", None)], floats)
+    batch, dim, seqlen = x.shape
+    device = x.device
+    check_positive_dims(batch=batch, dim=dim)
+    width = _check_conv_weight(weight, dim, device)
+    check_optional("bias", bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
+    silu = check_activation(activation)
+    check_bool("return_final_states", return_final_states)
+    cu = check_cu_seqlens(cu_seqlens, batch, seqlen, device)
+    num_seqs = batch if cu is None else len(cu) - 1
+    check_optional("initial_states", initial_states, [("num_seqs", num_seqs), ("dim", dim), ("width - 1", width - 1)],
+                   floats, device)
+    return Conv1dDims(batch, dim, seqlen, width, num_seqs, cu, silu)
+
+
+def check_causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, *, conv_state_indices=None,
+                               out=None, allow_float64=False) -> tuple[int, bool]:
+    """x (batch, dim) or (batch, dim, seqlen); conv_state (cache_batch, dim, state_len >= width - 1).
+    Returns (width, silu)."""
+    floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
+    if isinstance(x, torch.Tensor) and x.dim() == 3:
+        check_tensor("x", x, [("batch", None), ("dim", None), ("seqlen", None)], floats)
+    else:
+        check_tensor("x", x, [("batch", None), ("dim", None)], floats)
+    batch, dim = x.shape[:2]
+    device = x.device
+    check_positive_dims(batch=batch, dim=dim)
+    width = _check_conv_weight(weight, dim, device)
+    check_tensor("conv_state", conv_state, [("cache_batch", None), ("dim", dim), ("state_len", None)], floats, device)
+    if conv_state.shape[2] < width - 1:
+        raise ValueError(f"conv_state must hold at least width - 1 = {width - 1} past inputs (state_len), "
+                         f"got {conv_state.shape[2]}")
+    if any(st == 0 and sz > 1 for st, sz in zip(conv_state.stride(), conv_state.shape)):
+        raise ValueError("conv_state is updated in place and must not be an expanded (stride-0) view")
+    check_optional("bias", bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
+    silu = check_activation(activation)
+    if conv_state_indices is None:
+        if batch != conv_state.shape[0]:
+            raise ValueError(f"conv_state has {conv_state.shape[0]} rows but x has batch {batch}; "
+                             "pass conv_state_indices to pick rows of a larger cache")
+    else:
+        check_tensor("conv_state_indices", conv_state_indices, [("batch", batch)], INDEX_DTYPES, device)
+        if not _graph_capturing():
+            values = [v for v in conv_state_indices.tolist() if v >= 0]
+            if any(v >= conv_state.shape[0] for v in values):
+                raise ValueError(f"conv_state_indices must be < cache_batch={conv_state.shape[0]} "
+                                 f"(or negative for padding), got {max(values)}")
+            if len(set(values)) != len(values):
+                raise ValueError("conv_state_indices must not repeat a cache row")
+    check_out(out, x)
+    return width, silu
+
+
+def check_rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False,
+                        allow_float64=False) -> int:
+    """x, z: (..., dim); weight: (dim,). Returns the group size."""
+    floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() < 1 or x.shape[-1] < 1:
+        raise ValueError(f"x must have shape (..., dim) with dim >= 1, got {tuple(x.shape)}")
+    check_tensor("x", x, [(f"d{i}", None) for i in range(x.dim() - 1)] + [("dim", None)], floats)
+    dim = x.shape[-1]
+    check_tensor("weight", weight, [("dim", dim)], FLOAT_DTYPES_REF, x.device)
+    if z is not None:
+        check_tensor("z", z, [(f"d{i}", s) for i, s in enumerate(x.shape[:-1])] + [("dim", dim)], (x.dtype,),
+                     x.device)
+    check_bool("norm_before_gate", norm_before_gate)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"eps must be a number, got {type(eps).__name__}")
+    if not eps >= 0:
+        raise ValueError(f"eps must be >= 0, got {eps}")
+    if group_size is None:
+        return dim
+    try:
+        if isinstance(group_size, bool):
+            raise TypeError
+        group_size = operator.index(group_size)
+    except TypeError:
+        raise TypeError(f"group_size must be an int or None, got {type(group_size).__name__}") from None
+    if group_size < 1 or dim % group_size != 0:
+        raise ValueError(f"group_size must divide dim ({dim}), got {group_size}")
+    return group_size

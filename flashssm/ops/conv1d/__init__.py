@@ -1,0 +1,79 @@
+"""Causal depthwise conv1d (`causal_conv1d`) and its one-token update (`causal_conv1d_update`),
+with the argument names of the causal-conv1d package that mamba_ssm calls."""
+
+from __future__ import annotations
+
+import torch
+
+from flashssm import _runtime
+from flashssm.ops.checks import check_causal_conv1d, check_causal_conv1d_update
+from flashssm.ops.conv1d import reference
+
+
+def _blocker(x) -> str | None:
+    if not _runtime.kernel_device(x):
+        return "no GPU and no Triton interpreter"
+    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
+        return "the Triton interpreter rounds bf16 by truncation"
+    return None
+
+
+def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
+                  return_final_states=False):
+    """Causal depthwise conv1d over the sequence, optionally followed by SiLU.
+
+    x: (batch, dim, seqlen), fp32/fp16/bf16, either layout: channels contiguous (Mamba-2's
+        `xBC.transpose(1, 2)`) or tokens contiguous; y keeps x's layout.
+    weight: (dim, width), width 2, 3 or 4 (nn.Conv1d's (dim, 1, width) weight `.squeeze(1)`).
+    bias: (dim,); activation: None, 'silu' or 'swish'.
+    cu_seqlens: (num_seqs + 1,) offsets of sequences packed along seqlen (batch 1): no input
+        crosses a boundary.
+    initial_states: (num_seqs, dim, width − 1), the inputs before each sequence (zeros without).
+    Returns y (batch, dim, seqlen) like x, or (y, final_states (num_seqs, dim, width − 1)): each
+    sequence's last width − 1 inputs, to continue it with `causal_conv1d_update` (a cache of
+    state_len >= width − 1 takes them in its last width − 1 columns).
+
+    Forward and backward are Triton kernels (CUDA, or the CPU under TRITON_INTERPRET=1), with
+    gradients for x, weight, bias and initial_states, and through final_states.
+    """
+    dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
+                               return_final_states=return_final_states)
+    blocker = _blocker(x)
+    if blocker is None:
+        from flashssm.ops.conv1d.conv import CausalConv1dFn
+
+        return CausalConv1dFn.apply(x, weight, bias, initial_states, dims, return_final_states)
+    if x.is_cuda:
+        _runtime.warn_reference_fallback("causal_conv1d", blocker)
+    y, final = reference.conv1d_checked(dims, x, weight, bias, initial_states)
+    return (y, final) if return_final_states else y
+
+
+def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, *, conv_state_indices=None, out=None):
+    """Decoding: the conv for new token(s), rolling `conv_state` in place.
+
+    x: (batch, dim) one token, or (batch, dim, seqlen) a few; conv_state: (cache_batch, dim,
+    state_len) with state_len >= width − 1, any strides (mamba_ssm's Mamba2 uses state_len = width,
+    channels contiguous): the inputs seen so far, newest last; it is shifted left by seqlen and the
+    new inputs appended. conv_state_indices: (batch,) cache row of each batch row; negative marks
+    a padding row (state untouched, y zero); its values are checked except during CUDA graph capture.
+    out: optional output like x. One launch, no host synchronisation: CUDA-graph safe.
+    Returns y like x.
+    """
+    _, silu = check_causal_conv1d_update(x, conv_state, weight, bias, activation,
+                                         conv_state_indices=conv_state_indices, out=out)
+    blocker = _blocker(x)
+    if blocker is None and torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (x, conv_state, weight, bias)):
+        blocker = "gradients through a decoding step run the reference"
+    if blocker is None:
+        from flashssm.ops.conv1d.conv import conv1d_update
+
+        return conv1d_update(x, conv_state, weight, bias, silu, conv_state_indices=conv_state_indices, out=out)
+    if x.is_cuda:
+        _runtime.warn_reference_fallback("causal_conv1d_update", blocker)
+    return reference.conv1d_update_checked(x, conv_state, weight, bias, silu, conv_state_indices=conv_state_indices,
+                                           out=out)
+
+
+__all__ = ["causal_conv1d", "causal_conv1d_update"]

@@ -1,0 +1,379 @@
+"""Causal depthwise conv1d in Triton: forward, backward and the one-token update.
+
+Forward: one program per (tile of BLOCK_L tokens of one sequence, block of BLOCK_D channels).
+Tiles never span two sequences (packed varlen input gets a host-built tile table), so no input
+leaks across a boundary; the width − 1 inputs before a sequence come from initial_states or are
+zero. The width shifted loads of the tile overlap and hit L1/L2: device memory sees x once and y
+once. Both layouts of x, (batch, dim, seqlen) with the channels contiguous (Mamba-2's
+`xBC.transpose(1, 2)`) or the tokens contiguous, run the same kernel: Triton specialises the
+unit stride and coalesces along it.
+
+Backward: dx_t = sum_j weight[W−1−j] g_{t+j} + (d final_states), with g = dy · act'(pre), pre
+recomputed from x (nothing is saved but the inputs). One program per (split, block of channels)
+walks a strided share of the tiles and accumulates d weight and d bias for its channels in
+registers; the per-split partial sums are added by one small reduction afterwards, in a fixed
+order (deterministic, no atomics).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.checks import Conv1dDims
+from flashssm.ops.ssd.step import num_sms
+from flashssm.ops.triton_common import silu
+
+_MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
+
+
+@triton.jit
+def _tile(i, table_ptr, n_ltiles, seqlen, BLOCK_L: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """Tile i: (batch row, sequence, first token, sequence start, sequence end), token indices in int64."""
+    if IS_VARLEN:
+        row = table_ptr + i.to(tl.int64) * 4  # (sequence, first token, start, end)
+        seq = tl.load(row)
+        t0 = tl.load(row + 1)
+        s0 = tl.load(row + 2)
+        s1 = tl.load(row + 3)
+        b = seq * 0
+    else:
+        b = (i // n_ltiles).to(tl.int64)
+        seq = b
+        t0 = ((i % n_ltiles) * BLOCK_L).to(tl.int64)
+        s0 = t0 * 0
+        s1 = s0 + seqlen
+    return b, seq, t0, s0, s1
+
+
+@triton.jit
+def _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d, r, s0, s1,
+              W: tl.constexpr, HAS_INIT: tl.constexpr):
+    """The sequence's inputs at token rows r ([R], int64), preceded by its width − 1 initial ones: [BLOCK_D, R]."""
+    in_seq = (r >= s0) & (r < s1)
+    v = tl.load(x_base + o_d[:, None] * stride_x_d + r[None, :] * stride_x_l, mask=m_d[:, None] & in_seq[None, :],
+                other=0.0).to(tl.float32)
+    if HAS_INIT:
+        j = r - s0 + (W - 1)  # column of initial_states
+        m_i = (r < s0) & (j >= 0)
+        v += tl.load(init_base + o_d[:, None] * stride_i_d + j[None, :] * stride_i_k,
+                     mask=m_d[:, None] & m_i[None, :], other=0.0).to(tl.float32)
+    return v
+
+
+@triton.jit
+def _pre_activation(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d, stride_w_k,
+                    bias, o_d, m_d, r, s0, s1, W: tl.constexpr, HAS_INIT: tl.constexpr):
+    """bias + sum_k weight[:, k] x_ext[r − (W−1) + k]: [BLOCK_D, R]."""
+    acc = tl.zeros((o_d.shape[0], r.shape[0]), dtype=tl.float32) + bias[:, None]
+    for k in tl.static_range(W):
+        w_k = tl.load(w_ptr + o_d * stride_w_d + k * stride_w_k, mask=m_d, other=0.0).to(tl.float32)
+        acc += w_k[:, None] * _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d,
+                                        r - (W - 1) + k, s0, s1, W, HAS_INIT)
+    return acc
+
+
+@triton.jit
+def _conv_fwd_kernel(
+    x_ptr, w_ptr, bias_ptr, init_ptr, y_ptr, final_ptr, table_ptr,
+    dim, seqlen, n_ltiles,
+    stride_x_b, stride_x_d, stride_x_l,
+    stride_w_d, stride_w_k,
+    stride_i_s, stride_i_d, stride_i_k,
+    stride_y_b, stride_y_d, stride_y_l,
+    stride_f_s, stride_f_d, stride_f_k,
+    W: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+    HAS_BIAS: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, STORE_FINAL: tl.constexpr,
+    IS_VARLEN: tl.constexpr,
+):
+    b, seq, t0, s0, s1 = _tile(tl.program_id(0), table_ptr, n_ltiles, seqlen, BLOCK_L, IS_VARLEN)
+    o_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    m_d = o_d < dim
+    r = t0 + tl.arange(0, BLOCK_L).to(tl.int64)
+    x_base = x_ptr + b * stride_x_b
+    init_base = init_ptr + seq * stride_i_s
+    bias = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)
+    acc = _pre_activation(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
+                          stride_w_k, bias, o_d, m_d, r, s0, s1, W, HAS_INIT)  # [BLOCK_D, BLOCK_L]
+    if SILU:
+        acc = silu(acc)
+    tl.store(y_ptr + b * stride_y_b + o_d[:, None] * stride_y_d + r[None, :] * stride_y_l,
+             acc.to(y_ptr.dtype.element_ty), mask=m_d[:, None] & (r < s1)[None, :])
+    if STORE_FINAL:
+        if t0 + BLOCK_L >= s1:  # the tile holding the sequence's last token (or its empty tile)
+            o_k = tl.arange(0, 4)
+            last = _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d,
+                             s1 - (W - 1) + o_k.to(tl.int64), s0, s1, W, HAS_INIT)  # [BLOCK_D, 4]
+            tl.store(final_ptr + seq * stride_f_s + o_d[:, None] * stride_f_d + o_k[None, :] * stride_f_k,
+                     last.to(final_ptr.dtype.element_ty), mask=m_d[:, None] & (o_k < W - 1)[None, :])
+
+
+@triton.jit
+def _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d, stride_w_k,
+              bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r, s0, s1,
+              W: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr):
+    """g = dL/d(pre-activation) at token rows r, zero outside the sequence: [BLOCK_D, R]."""
+    in_seq = (r >= s0) & (r < s1)
+    g = tl.load(dy_base + o_d[:, None] * stride_dy_d + r[None, :] * stride_dy_l, mask=m_d[:, None] & in_seq[None, :],
+                other=0.0).to(tl.float32)
+    if SILU:
+        pre = _pre_activation(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
+                              stride_w_k, bias, o_d, m_d, r, s0, s1, W, HAS_INIT)
+        sig = tl.sigmoid(pre)
+        g = g * sig * (1.0 + pre * (1.0 - sig))
+    return g
+
+
+@triton.jit
+def _conv_bwd_kernel(
+    x_ptr, w_ptr, bias_ptr, init_ptr, dy_ptr, dfinal_ptr, dx_ptr, dw_ptr, db_ptr, dinit_ptr, table_ptr,
+    dim, seqlen, n_ltiles, n_tiles, n_splits,
+    stride_x_b, stride_x_d, stride_x_l,
+    stride_w_d, stride_w_k,
+    stride_i_s, stride_i_d, stride_i_k,
+    stride_dy_b, stride_dy_d, stride_dy_l,
+    stride_df_s, stride_df_d, stride_df_k,
+    stride_dx_b, stride_dx_d, stride_dx_l,
+    stride_di_s, stride_di_d, stride_di_k,
+    W: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+    HAS_BIAS: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, HAS_DFINAL: tl.constexpr,
+    STORE_DINIT: tl.constexpr, IS_VARLEN: tl.constexpr,
+):
+    i_split = tl.program_id(0)
+    o_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    m_d = o_d < dim
+    o_k = tl.arange(0, 4)
+    bias = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)
+    dw_acc = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
+    db_acc = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    for it in range(0, tl.cdiv(n_tiles - i_split, n_splits)):
+        i = i_split + it * n_splits
+        b, seq, t0, s0, s1 = _tile(i, table_ptr, n_ltiles, seqlen, BLOCK_L, IS_VARLEN)
+        r = t0 + tl.arange(0, BLOCK_L).to(tl.int64)
+        x_base = x_ptr + b * stride_x_b
+        init_base = init_ptr + seq * stride_i_s
+        dy_base = dy_ptr + b * stride_dy_b
+        dx = tl.zeros((BLOCK_D, BLOCK_L), dtype=tl.float32)
+        for j in tl.static_range(W):  # output row r + j reads x_r through weight[:, W − 1 − j]
+            g = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
+                          stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r + j, s0, s1,
+                          W, HAS_INIT, SILU)
+            w_j = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d, other=0.0).to(tl.float32)
+            dx += w_j[:, None] * g
+            if j == 0:
+                db_acc += tl.sum(g, axis=1)
+                for k in tl.static_range(W):
+                    xk = _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d,
+                                   r - (W - 1) + k, s0, s1, W, HAS_INIT)
+                    dw_acc += tl.where(o_k[None, :] == k, tl.sum(g * xk, axis=1)[:, None], 0.0)
+        if HAS_DFINAL:  # final_states are the sequence's last W − 1 inputs
+            jf = r - (s1 - (W - 1))
+            m_f = (jf >= 0) & (r >= s0) & (r < s1)
+            dx += tl.load(dfinal_ptr + seq * stride_df_s + o_d[:, None] * stride_df_d + jf[None, :] * stride_df_k,
+                          mask=m_d[:, None] & m_f[None, :], other=0.0).to(tl.float32)
+        tl.store(dx_ptr + b * stride_dx_b + o_d[:, None] * stride_dx_d + r[None, :] * stride_dx_l,
+                 dx.to(dx_ptr.dtype.element_ty), mask=m_d[:, None] & ((r >= s0) & (r < s1))[None, :])
+        if STORE_DINIT:
+            if t0 == s0:  # the sequence's first tile also owns the gradient of its initial inputs
+                r_i = s0 - (W - 1) + o_k.to(tl.int64)  # [4] rows before the sequence
+                di = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
+                for j in tl.static_range(W):
+                    g = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr,
+                                  stride_w_d, stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r_i + j,
+                                  s0, s1, W, HAS_INIT, SILU)
+                    w_j = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d,
+                                  other=0.0).to(tl.float32)
+                    di += w_j[:, None] * g
+                if HAS_DFINAL:  # a sequence shorter than W − 1 passes initial inputs on to final_states
+                    jf = r_i - (s1 - (W - 1))
+                    m_f = (jf >= 0) & (o_k < W - 1)
+                    di += tl.load(dfinal_ptr + seq * stride_df_s + o_d[:, None] * stride_df_d
+                                  + jf[None, :] * stride_df_k, mask=m_d[:, None] & m_f[None, :],
+                                  other=0.0).to(tl.float32)
+                tl.store(dinit_ptr + seq * stride_di_s + o_d[:, None] * stride_di_d + o_k[None, :] * stride_di_k,
+                         di.to(dinit_ptr.dtype.element_ty), mask=m_d[:, None] & (o_k < W - 1)[None, :])
+    # per-split partial sums: [n_splits, dim, 4] and [n_splits, dim], added in a fixed order afterwards
+    tl.store(dw_ptr + (i_split * dim + o_d[:, None]).to(tl.int64) * 4 + o_k[None, :], dw_acc, mask=m_d[:, None])
+    tl.store(db_ptr + (i_split * dim + o_d).to(tl.int64), db_acc, mask=m_d)
+
+
+@triton.jit
+def _conv_update_kernel(
+    x_ptr, state_ptr, w_ptr, bias_ptr, idx_ptr, y_ptr,
+    dim, seqlen, state_len,
+    stride_x_b, stride_x_d, stride_x_l,
+    stride_s_b, stride_s_d, stride_s_l,
+    stride_w_d, stride_w_k,
+    stride_y_b, stride_y_d, stride_y_l,
+    W: tl.constexpr, BLOCK_D: tl.constexpr, HAS_BIAS: tl.constexpr, SILU: tl.constexpr,
+    HAS_INDICES: tl.constexpr,
+):
+    i_b = tl.program_id(1).to(tl.int64)
+    o_d = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)
+    m_d = o_d < dim
+    if HAS_INDICES:
+        row = tl.load(idx_ptr + i_b).to(tl.int64)  # negative: padding row, state untouched, y = 0
+    else:
+        row = i_b
+    live = (o_d * 0 + row) >= 0  # [BLOCK_D] (a vector: the interpreter rejects scalar & vector masks)
+    m_live = m_d & live
+    s_base = state_ptr + row * stride_s_b + o_d.to(tl.int64) * stride_s_d
+    x_base = x_ptr + i_b * stride_x_b + o_d * stride_x_d
+    bias = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)
+    # entry e of (state ++ new inputs): state[e] for e < state_len, x[e - state_len] after
+    for t in range(seqlen):
+        acc = bias
+        for k in tl.static_range(W):
+            e = o_d * 0 + (state_len + t - (W - 1) + k)
+            v = tl.load(s_base + e * stride_s_l, mask=m_live & (e < state_len), other=0.0).to(tl.float32)
+            v += tl.load(x_base + (e - state_len) * stride_x_l, mask=m_d & (e >= state_len), other=0.0).to(tl.float32)
+            acc += tl.load(w_ptr + o_d * stride_w_d + k * stride_w_k, mask=m_d, other=0.0).to(tl.float32) * v
+        if SILU:
+            acc = silu(acc)
+        acc = tl.where(live, acc, 0.0)
+        tl.store(y_ptr + i_b * stride_y_b + o_d * stride_y_d + t * stride_y_l, acc.to(y_ptr.dtype.element_ty),
+                 mask=m_d)
+    # shift left by seqlen: every read (entry j + seqlen) happens before the write that would clobber it
+    for j in range(state_len):
+        e = o_d * 0 + (j + seqlen)
+        v = tl.load(s_base + e * stride_s_l, mask=m_live & (e < state_len), other=0.0)
+        v += tl.load(x_base + (e - state_len) * stride_x_l, mask=m_live & (e >= state_len), other=0.0).to(v.dtype)
+        tl.store(s_base + j * stride_s_l, v.to(state_ptr.dtype.element_ty), mask=m_live)
+
+
+# ---- launchers ----
+
+@functools.lru_cache(maxsize=64)
+def pick_blocks(dim: int, seqlen: int, channels_contiguous: bool) -> tuple[int, int, int]:
+    """(BLOCK_L, BLOCK_D, num_warps): 64 x 64 tiles, shaped along the contiguous dimension."""
+    if channels_contiguous:
+        return 32, min(128, triton.next_power_of_2(dim)), 4
+    return min(128, max(16, triton.next_power_of_2(seqlen))), min(32, triton.next_power_of_2(dim)), 4
+
+
+def _tiles(dims: Conv1dDims, block_l: int, device):
+    """(table or None, tiles per batch row, tile count). Packed input: one row per tile,
+    (sequence, first token, start, end); an empty sequence gets one tile (its final state)."""
+    if dims.cu_seqlens is None:
+        n_ltiles = max(1, triton.cdiv(dims.seqlen, block_l))
+        return None, n_ltiles, n_ltiles * dims.batch
+    rows = []
+    cu = dims.cu_seqlens
+    for s, (start, end) in enumerate(zip(cu, cu[1:])):
+        for t0 in range(start, max(end, start + 1), block_l):
+            rows.append((s, t0, start, end))
+    table = torch.tensor(rows, dtype=torch.int64).to(device, non_blocking=True)
+    return table, 0, len(rows)
+
+
+def _like(x: torch.Tensor, dtype=None) -> torch.Tensor:
+    """An output with x's shape and memory layout (channels-contiguous stays so)."""
+    out = torch.empty_like(x, dtype=dtype)  # preserve_format: x's strides when dense, else contiguous
+    if _runtime.poison_outputs() and out.is_floating_point():
+        out.fill_(float("nan"))
+    return out
+
+
+def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, return_final_states=False):
+    """Validated inputs -> (y like x, final_states (num_seqs, dim, width − 1) or None)."""
+    block_l, block_d, warps = pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
+    table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
+    y = _like(x)
+    final = (_runtime.empty((dims.num_seqs, dims.dim, dims.width - 1), x.dtype, x.device)
+             if return_final_states else None)
+    init_arg = initial_states if initial_states is not None else x
+    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0)
+    final_arg = final if final is not None else y
+    final_strides = final.stride() if final is not None else (0, 0, 0)
+    with _runtime.on_device(x.device):
+        _conv_fwd_kernel[(n_tiles, triton.cdiv(dims.dim, block_d))](
+            x, weight, bias if bias is not None else weight, init_arg, y, final_arg,
+            table if table is not None else x,
+            dims.dim, dims.seqlen, n_ltiles,
+            *x.stride(), *weight.stride(), *init_strides, *y.stride(), *final_strides,
+            W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, HAS_BIAS=bias is not None,
+            HAS_INIT=initial_states is not None, SILU=dims.silu, STORE_FINAL=final is not None,
+            IS_VARLEN=table is not None, num_warps=warps,
+        )
+    return y, final
+
+
+def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool):
+    """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation."""
+    block_l, block_d, warps = pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
+    table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
+    n_dblocks = triton.cdiv(dims.dim, block_d)
+    n_splits = max(1, min(n_tiles, (8 * num_sms(x.device)) // n_dblocks))
+    dx = _like(x)
+    dw_part = torch.empty((n_splits, dims.dim, _MAX_W), dtype=torch.float32, device=x.device)
+    db_part = torch.empty((n_splits, dims.dim), dtype=torch.float32, device=x.device)
+    store_dinit = need_dinit and initial_states is not None
+    dinit = (_runtime.empty(initial_states.shape, initial_states.dtype, x.device) if store_dinit else None)
+    init_arg = initial_states if initial_states is not None else x
+    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0)
+    df_arg = dfinal if dfinal is not None else x
+    df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0)
+    di_arg = dinit if dinit is not None else dx
+    di_strides = dinit.stride() if dinit is not None else (0, 0, 0)
+    with _runtime.on_device(x.device):
+        _conv_bwd_kernel[(n_splits, n_dblocks)](
+            x, weight, bias if bias is not None else weight, init_arg, dy, df_arg, dx, dw_part, db_part, di_arg,
+            table if table is not None else x,
+            dims.dim, dims.seqlen, n_ltiles, n_tiles, n_splits,
+            *x.stride(), *weight.stride(), *init_strides, *dy.stride(), *df_strides, *dx.stride(), *di_strides,
+            W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, HAS_BIAS=bias is not None,
+            HAS_INIT=initial_states is not None, SILU=dims.silu, HAS_DFINAL=dfinal is not None,
+            STORE_DINIT=store_dinit, IS_VARLEN=table is not None, num_warps=warps,
+        )
+    dweight = dw_part.sum(0)[:, :dims.width].to(weight.dtype)
+    dbias = db_part.sum(0).to(bias.dtype) if bias is not None else None
+    return dx, dweight, dbias, dinit
+
+
+class CausalConv1dFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, initial_states, dims, return_final_states):
+        y, final = conv1d_forward(dims, x, weight, bias, initial_states, return_final_states)
+        ctx.save_for_backward(x, weight, bias, initial_states)
+        ctx.dims = dims
+        return y if final is None else (y, final)
+
+    @staticmethod
+    def backward(ctx, dy, dfinal=None):
+        x, weight, bias, initial_states = ctx.saved_tensors
+        dx, dweight, dbias, dinit = conv1d_backward(ctx.dims, x, weight, bias, initial_states, dy, dfinal,
+                                                    ctx.needs_input_grad[3])
+        return dx, dweight, dbias if ctx.needs_input_grad[2] else None, dinit, None, None
+
+
+def conv1d_update(x, conv_state, weight, bias, silu: bool, *, conv_state_indices=None, out=None):
+    """Validated inputs -> y like x; conv_state updated in place."""
+    squeeze = x.dim() == 2
+    x3 = x[..., None] if squeeze else x
+    batch, dim, seqlen = x3.shape
+    y = out if out is not None else _runtime.empty(x.shape, x.dtype, x.device)
+    y3 = y[..., None] if squeeze else y
+    block_d = min(256, triton.next_power_of_2(dim))
+    with _runtime.on_device(x.device):
+        _conv_update_kernel[(triton.cdiv(dim, block_d), batch)](
+            x3, conv_state, weight, bias if bias is not None else weight,
+            conv_state_indices if conv_state_indices is not None else weight, y3,
+            dim, seqlen, conv_state.shape[2],
+            *x3.stride(), *conv_state.stride(), *weight.stride(), *y3.stride(),
+            W=weight.shape[1], BLOCK_D=block_d, HAS_BIAS=bias is not None, SILU=silu,
+            HAS_INDICES=conv_state_indices is not None, num_warps=4,
+        )
+    return y
+
+
+__all__ = ["conv1d_forward", "conv1d_backward", "conv1d_update", "CausalConv1dFn", "pick_blocks"]

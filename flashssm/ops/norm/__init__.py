@@ -1,0 +1,39 @@
+"""Gated RMSNorm (`rmsnorm_gated`), as Mamba-2 applies it to the scan's output."""
+
+from __future__ import annotations
+
+import torch
+
+from flashssm import _runtime
+from flashssm.ops.checks import check_rmsnorm_gated
+from flashssm.ops.norm import reference
+
+
+def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False):
+    """RMSNorm with an optional SiLU gate, per group of channels.
+
+    x, z: (..., dim), fp32/fp16/bf16 (z like x); weight: (dim,); group_size: divides dim (default
+    dim; Mamba-2 uses dim // ngroups). norm_before_gate=False (Mamba-2's default) normalises
+    x · silu(z); True normalises x, then multiplies by silu(z). eps inside the square root.
+    Returns y like x (dtype of x, contiguous).
+
+    One Triton launch forward; one launch backward (plus a small fixed-order sum of the weight
+    gradient's per-program partials), with gradients for x, z and weight. Runs on CUDA or under
+    TRITON_INTERPRET=1; the reference otherwise.
+    """
+    group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
+    if _runtime.kernel_device(x) and not (x.device.type == "cpu" and x.dtype == torch.bfloat16):
+        if group <= 65536:
+            from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
+
+            return RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
+        why = f"group_size {group} > 65536"
+    else:
+        why = "no GPU and no Triton interpreter" if not _runtime.kernel_device(x) else \
+            "the Triton interpreter rounds bf16 by truncation"
+    if x.is_cuda:
+        _runtime.warn_reference_fallback("rmsnorm_gated", why)
+    return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate)
+
+
+__all__ = ["rmsnorm_gated"]

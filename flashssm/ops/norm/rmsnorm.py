@@ -1,0 +1,169 @@
+"""Gated RMSNorm in Triton: forward in one launch, backward in one launch plus a small sum.
+
+Forward: one program per (block of rows, group of channels) reads x (and z) once and writes y
+once; the row's sum of squares stays in registers. Backward: recomputes the normalisation from
+x and z (nothing is saved but the inputs), writes dx and dz, and accumulates the weight gradient
+of its channels over a strided share of the row blocks; the per-program partials are added in a
+fixed order afterwards (deterministic, no atomics).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.ssd.step import num_sms
+
+
+@triton.jit
+def _rmsnorm_fwd_kernel(
+    x_ptr, z_ptr, w_ptr, y_ptr,
+    n_rows, group_size, eps,
+    stride_x_row, stride_z_row, stride_y_row,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+):
+    o_m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    o_n = tl.arange(0, BLOCK_N)
+    cols = tl.program_id(1) * group_size + o_n
+    m_n = o_n < group_size
+    m = (o_m < n_rows)[:, None] & m_n[None, :]
+    b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
+    if HAS_Z:
+        b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+        gate = b_z * tl.sigmoid(b_z)
+        if not NORM_BEFORE_GATE:
+            b_x = b_x * gate
+    rstd = 1.0 / tl.sqrt(tl.sum(b_x * b_x, axis=1) / group_size + eps)  # [BLOCK_M]
+    b_y = b_x * rstd[:, None] * b_w[None, :]
+    if HAS_Z:
+        if NORM_BEFORE_GATE:
+            b_y = b_y * gate
+    tl.store(y_ptr + o_m[:, None] * stride_y_row + cols[None, :], b_y.to(y_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _rmsnorm_bwd_kernel(
+    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr,
+    n_rows, dim, group_size, eps, n_blocks, n_splits,
+    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+):
+    i_split = tl.program_id(0)
+    o_n = tl.arange(0, BLOCK_N)
+    cols = tl.program_id(1) * group_size + o_n
+    m_n = o_n < group_size
+    b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
+    dw_acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for it in range(0, tl.cdiv(n_blocks - i_split, n_splits)):
+        o_m = (i_split + it * n_splits).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        m = (o_m < n_rows)[:, None] & m_n[None, :]
+        b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+        b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+        b_h = b_x
+        if HAS_Z:
+            b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            sig = tl.sigmoid(b_z)
+            gate = b_z * sig
+            dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
+            if not NORM_BEFORE_GATE:
+                b_h = b_x * gate
+        rstd = 1.0 / tl.sqrt(tl.sum(b_h * b_h, axis=1) / group_size + eps)
+        b_hn = b_h * rstd[:, None]  # the normalised input, [BLOCK_M, BLOCK_N]
+        b_a = b_dy * b_w[None, :]  # dL/d(normalised input)
+        if HAS_Z:
+            if NORM_BEFORE_GATE:
+                dw_acc += tl.sum(b_dy * b_hn * gate, axis=0)
+                tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                         (b_a * b_hn * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+                b_a = b_a * gate
+            else:
+                dw_acc += tl.sum(b_dy * b_hn, axis=0)
+        else:
+            dw_acc += tl.sum(b_dy * b_hn, axis=0)
+        # d/dh of h·rstd(h): rstd (a − hn · mean(a · hn))
+        b_dh = rstd[:, None] * (b_a - b_hn * (tl.sum(b_a * b_hn, axis=1) / group_size)[:, None])
+        if HAS_Z:
+            if not NORM_BEFORE_GATE:
+                tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                         (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+                b_dh = b_dh * gate
+        tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+    tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols, dw_acc, mask=m_n)
+
+
+@functools.lru_cache(maxsize=64)
+def pick_blocks(group_size: int) -> tuple[int, int, int]:
+    """(BLOCK_M rows, BLOCK_N channels, num_warps): at least 2048 elements a program, ~16 per thread."""
+    block_n = triton.next_power_of_2(group_size)
+    block_m = max(1, min(64, 2048 // block_n))
+    warps = max(4, min(16, block_m * block_n // 512))
+    return block_m, block_n, warps
+
+
+def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """(rows, dim) view with unit channel stride (a copy only when the layout needs one)."""
+    t2 = t.reshape(-1, dim)
+    return t2 if t2.stride(1) == 1 else t2.contiguous()
+
+
+def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool):
+    dim = x.shape[-1]
+    x2 = _rows(x, dim)
+    z2 = _rows(z, dim) if z is not None else x2
+    y = _runtime.empty(x.shape, x.dtype, x.device)
+    y2 = y.view(-1, dim)
+    n_rows = x2.shape[0]
+    block_m, block_n, warps = pick_blocks(group_size)
+    with _runtime.on_device(x.device):
+        _rmsnorm_fwd_kernel[(triton.cdiv(n_rows, block_m), dim // group_size)](
+            x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0),
+            BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
+            num_warps=warps,
+        )
+    return y
+
+
+def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool):
+    dim = x.shape[-1]
+    x2 = _rows(x, dim)
+    z2 = _rows(z, dim) if z is not None else x2
+    dy2 = _rows(dy, dim)
+    n_rows = x2.shape[0]
+    block_m, block_n, warps = pick_blocks(group_size)
+    n_blocks = triton.cdiv(n_rows, block_m)
+    n_groups = dim // group_size
+    n_splits = max(1, min(n_blocks, (4 * num_sms(x.device)) // n_groups))
+    dx = _runtime.empty(x.shape, x.dtype, x.device)
+    dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
+    dw_part = torch.empty((n_splits, dim), dtype=torch.float32, device=x.device)
+    dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
+    with _runtime.on_device(x.device):
+        _rmsnorm_bwd_kernel[(n_splits, n_groups)](
+            x2, z2, weight, dy2, dx2, dz2, dw_part, n_rows, dim, group_size, eps, n_blocks, n_splits,
+            x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0),
+            BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
+            num_warps=warps,
+        )
+    return dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
+
+
+class RMSNormGatedFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, z, eps, group_size, norm_before_gate):
+        ctx.save_for_backward(x, weight, z)
+        ctx.config = (eps, group_size, norm_before_gate)
+        return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, z = ctx.saved_tensors
+        dx, dz, dw = rmsnorm_backward(x, weight, z, dy, *ctx.config)
+        return dx, dw, dz, None, None, None
+
+
+__all__ = ["RMSNormGatedFn", "rmsnorm_forward", "rmsnorm_backward", "pick_blocks"]

@@ -1,0 +1,96 @@
+"""rmsnorm_gated forward and backward against the float64 reference."""
+
+import itertools
+
+import pytest
+import torch
+
+import flashssm
+from flashssm.ops.norm import reference as ref
+from tests.conftest import HAS_GPU
+from tests.helpers import assert_close
+
+pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
+
+DTYPES = [torch.float32, torch.float16] + ([torch.bfloat16] if HAS_GPU else [])
+# (leading shape, dim, group_size): one row, odd rows, many groups, non-power-of-two groups. (Groups of one
+# channel are left out: h / |h| has a zero gradient that fp32 can only resolve to its rounding noise.)
+SHAPES = [((1,), 8, None), ((3, 5), 48, None), ((7,), 48, 16), ((2, 3), 96, 48), ((33,), 100, 20), ((4,), 320, 4)]
+
+
+def check(shape, dim, group_size, dtype, device, *, z=True, norm_before_gate=False, eps=1e-6, strided=False):
+    lead = shape
+    if strided:  # rows with a gap between them, channels contiguous
+        x = torch.randn(*lead, 2 * dim, device=device, dtype=dtype)[..., :dim]
+    else:
+        x = torch.randn(*lead, dim, device=device, dtype=dtype)
+    kw = dict(x=x, weight=1 + 0.3 * torch.randn(dim, device=device))
+    if z:
+        kw["z"] = torch.randn(*lead, dim, device=device, dtype=dtype)
+    leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items()}
+    leaves64 = {k: v.detach().double().requires_grad_() for k, v in kw.items()}
+    opts = dict(eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
+    y = flashssm.rmsnorm_gated(**leaves, **opts)
+    y64 = ref.rmsnorm_gated_reference(**leaves64, **opts)
+    assert y.dtype == dtype and y.shape == x.shape
+    assert_close(y, y64, dtype, "y")
+    dy = torch.randn_like(y64)
+    (y.double() * dy).sum().backward()
+    (y64 * dy).sum().backward()
+    for name in kw:
+        assert_close(leaves[name].grad, leaves64[name].grad, dtype, f"d{name}")
+
+
+@pytest.mark.parametrize("norm_before_gate", [False, True])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{'x'.join(map(str, s[0]))}-D{s[1]}-G{s[2]}")
+def test_rmsnorm_gated(shape, norm_before_gate, device):
+    check(*shape, torch.float32, device, norm_before_gate=norm_before_gate)
+
+
+@pytest.mark.parametrize("z, norm_before_gate, strided", list(itertools.product([False, True], repeat=3)))
+def test_rmsnorm_options(z, norm_before_gate, strided, device):
+    check((5, 3), 64, 32, torch.float32, device, z=z, norm_before_gate=norm_before_gate, strided=strided, eps=1e-3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rmsnorm_dtypes(dtype, device):
+    check((6,), 160, 80, dtype, device)
+
+
+def test_rmsnorm_zero_rows_stay_finite(device):
+    """A row of zeros normalises to zeros (eps keeps it finite), in the output and the gradients."""
+    x = torch.zeros(2, 32, device=device, requires_grad=True)
+    y = flashssm.rmsnorm_gated(x, torch.ones(32, device=device))
+    y.sum().backward()
+    assert torch.equal(y, torch.zeros_like(y)) and torch.isfinite(x.grad).all()
+
+
+def test_rmsnorm_nan_stays_in_its_group(device):
+    x = torch.randn(3, 64, device=device)
+    x[1, 5] = float("nan")
+    y = flashssm.rmsnorm_gated(x, torch.ones(64, device=device), group_size=32)
+    nan = torch.isnan(y)
+    assert nan[1, :32].all() and nan.sum() == 32
+
+
+@pytest.mark.parametrize("mutate, exc, match", [
+    (lambda kw: kw.update(weight=torch.ones(63)), ValueError, "weight must have shape"),
+    (lambda kw: kw.update(z=torch.randn(3, 63)), ValueError, "z must have shape"),
+    (lambda kw: kw.update(z=torch.randn(3, 64, dtype=torch.float16)), TypeError, "z must have dtype"),
+    (lambda kw: kw.update(group_size=48), ValueError, "group_size must divide"),
+    (lambda kw: kw.update(group_size=2.0), TypeError, "group_size must be an int"),
+    (lambda kw: kw.update(eps=-1.0), ValueError, "eps"),
+    (lambda kw: kw.update(norm_before_gate=1), TypeError, "norm_before_gate"),
+    (lambda kw: kw.update(x=torch.randn(3, 64).long()), TypeError, "x must have dtype"),
+])
+def test_rmsnorm_rejects(mutate, exc, match):
+    kw = dict(x=torch.randn(3, 64), weight=torch.ones(64), z=torch.randn(3, 64))
+    mutate(kw)
+    with pytest.raises(exc, match=match):
+        flashssm.rmsnorm_gated(**kw)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("group_size", [5120, 640])
+def test_rmsnorm_mamba2_shape_gpu(group_size):
+    check((2, 1000), 5120, group_size, torch.bfloat16, "cuda")

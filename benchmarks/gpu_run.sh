@@ -3,7 +3,8 @@
 #   bash benchmarks/gpu_run.sh STEP [STEP ...] [-- BENCH ARGS]
 # STEP: tests (the suite on CUDA, then -m gpu), bench (flashssm bench, full registry unless
 # BENCH ARGS say otherwise), tune (benchmarks/tune_ssd_forward.py), check1m
-# (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
+# tunesmall (benchmarks/tune_small_kernels.py), newtests (the step, conv1d and norm tests on CUDA). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -24,6 +25,9 @@ for step in "${steps[@]}"; do
            timeout 200 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     bench) timeout 500 python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
     tune) timeout 300 python3 benchmarks/tune_ssd_forward.py "$@" 2>&1 | tee "$OUT/tune.txt" ;;
+    tunesmall) timeout 300 python3 benchmarks/tune_small_kernels.py 2>&1 | tee "$OUT/tune-small.txt" ;;
+    newtests) timeout 300 python3 -m pytest -n 8 -p no:cacheprovider tests/ops/test_step.py tests/ops/test_conv1d.py \
+                tests/ops/test_norm.py 2>&1 | tee "$OUT/tests-new.txt" | tail -15 ;;
     check1m) timeout 200 python3 benchmarks/check_1m.py 2>&1 | tee "$OUT/check1m.txt" ;;
     gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;

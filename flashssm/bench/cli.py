@@ -6,13 +6,14 @@ import argparse
 import os
 import sys
 
-from flashssm.bench.impls import IMPLS
+from flashssm.bench.impls import IMPL_NAMES, IMPLS
 from flashssm.bench.workloads import CPU_DEFAULT, GPU_DEFAULT, WORKLOADS
 
 DESCRIPTION = """\
-Time the SSD scan forward on named workloads for flashssm's kernel, flashssm's PyTorch reference
-(eager and torch.compile'd) and the peers found installed (mamba_ssm, fla), next to the hardware
-floor measured in the same run (device copy bandwidth and bf16 GEMM rate).
+Time flashssm's kernels on named workloads (the SSD scan forward, the decoding steps, causal
+conv1d, gated RMSNorm) against flashssm's PyTorch references, plain PyTorch and torch.compile,
+and the peers found installed (mamba_ssm, fla), next to the hardware floor measured in the same
+run (device copy bandwidth and bf16 GEMM rate).
 
 Every implementation is first checked against a float64 reference on the same inputs (relative
 error, share of elements within 1e-3 and 1%, NaNs); a result that fails the check is timed but
@@ -26,10 +27,10 @@ that checks the harness, and the times say nothing about speed.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-w", "--workload", action="append", metavar="NAME",
                         help="a workload to run (repeatable); default: every GPU workload on a GPU, "
-                             "'cpu-small' without one; --list shows them")
+                             "the small CPU ones without one; --list shows them")
     parser.add_argument("-i", "--impl", action="append", metavar="NAME",
-                        help=f"an implementation to run (repeatable): {', '.join(IMPLS)}; default: all "
-                             "(on the CPU: flashssm, flashssm-fp16-states and reference)")
+                        help=f"an implementation to run (repeatable): {', '.join(IMPL_NAMES)}; default: every "
+                             "one registered for each workload's operation (on the CPU: the kernels and references)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure, with the device and versions, as JSON")
     parser.add_argument("--plot", metavar="PATH",
                         help="also plot time and fraction of the floor against seqlen (PNG; needs matplotlib)")
@@ -74,9 +75,10 @@ def main(args: argparse.Namespace) -> int:
 
     if args.list:
         for name, w in WORKLOADS.items():
-            print(f"{name:16s} {w.shape}{'' if w.needs_gpu else '  (CPU)'}")
-        for name, impl in IMPLS.items():
-            print(f"{name:20s} {impl.description}")
+            print(f"{name:22s} {w.op:20s} {w.shape}{'' if w.needs_gpu else '  (CPU)'}")
+        for op, impls in IMPLS.items():
+            for name, impl in impls.items():
+                print(f"{op:20s} {name:22s} {impl.description}")
         return 0
     has_gpu = torch.cuda.is_available()
     if not has_gpu:
@@ -88,12 +90,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}", file=sys.stderr)
         return 2
     if not has_gpu and any(WORKLOADS[n].needs_gpu for n in names):
-        print("those workloads need a GPU; without one only 'cpu-small' runs", file=sys.stderr)
+        print(f"those workloads need a GPU; without one only {', '.join(CPU_DEFAULT)} run", file=sys.stderr)
         return 2
-    impls = args.impl or (list(IMPLS) if has_gpu else ["flashssm", "flashssm-fp16-states", "reference"])
-    unknown = [n for n in impls if n not in IMPLS]
+    impls = args.impl or [n for n in IMPL_NAMES if has_gpu or any(n in i and i[n].on_cpu for i in IMPLS.values())]
+    unknown = [n for n in impls if n not in IMPL_NAMES]
     if unknown:
-        print(f"unknown implementation(s) {unknown}; known: {', '.join(IMPLS)}", file=sys.stderr)
+        print(f"unknown implementation(s) {unknown}; known: {', '.join(IMPL_NAMES)}", file=sys.stderr)
         return 2
     if args.plot:
         try:
@@ -102,13 +104,13 @@ def main(args: argparse.Namespace) -> int:
             print("--plot needs matplotlib: pip install 'flashssm[bench]'", file=sys.stderr)
             return 2
     if not has_gpu:
-        print("No CUDA GPU here: running the small CPU workload through the Triton interpreter and the "
+        print("No CUDA GPU here: running the small CPU workloads through the Triton interpreter and the "
               "references. That checks the harness; timings need a GPU.", file=sys.stderr)
 
     from flashssm.bench.report import format_header, format_workload, write_json, write_plot
     from flashssm.bench.run import run_benchmark
 
-    progress = _Progress(len(names) * len(impls))
+    progress = _Progress(sum(len([i for i in impls if i in IMPLS[WORKLOADS[n].op]]) for n in names))
 
     def show(text: str) -> None:
         if progress.bar is not None:

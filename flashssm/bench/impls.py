@@ -1,8 +1,12 @@
 """The implementations a benchmark compares: flashssm's kernel and references, and the peers.
 
-Each `setup` takes a workload and its inputs and returns a function of no arguments that runs
-the forward and returns y (batch, seqlen, nheads, headdim), or raises `Unavailable` with the
-reason. Peers are found at run time and are never required.
+Implementations are registered per operation (`Workload.op`). Each `setup` takes a workload and
+its inputs and returns a function of no arguments that runs the operation once and returns its
+output (a tensor, or a tuple such as (y, new state) for the decoding steps), or raises
+`Unavailable` with the reason. A function with a `calls` attribute runs that many operations per
+call (a CUDA graph of several steps); the harness divides its time. Steps update their state in
+place: each setup works on its own copy of the inputs' state. Peers are found at run time and
+are never required.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Callable
 
 import torch
 
-from flashssm.bench.workloads import SSDWorkload
+from flashssm.bench.workloads import SSDWorkload, Workload
 
 
 class Unavailable(Exception):
@@ -26,9 +30,10 @@ class Unavailable(Exception):
 @dataclass(frozen=True)
 class Impl:
     name: str
-    is_peer: bool
+    is_peer: bool          # compared against: the table shows its time over each other result's
     description: str
-    setup: Callable[[SSDWorkload, dict], Callable[[], torch.Tensor]]
+    setup: Callable[[Workload, dict], Callable[[], object]]
+    on_cpu: bool = False   # run by default without a GPU (kernels under the interpreter, references)
 
 
 def _flashssm(state_dtype):
@@ -52,8 +57,8 @@ def _reference(compile: bool):
     return setup
 
 
-def import_mamba_ssm():
-    """mamba_ssm's Triton SSD entry point, or Unavailable.
+def import_mamba_ssm(module: str = "mamba_ssm.ops.triton.ssd_combined"):
+    """A module of mamba_ssm's Triton kernels (its SSD by default), or Unavailable.
 
     Its package __init__ imports the CUDA extension `selective_scan_cuda` and optional kernels
     that a pure-Python install lacks, so the extension gets an empty stand-in and, if the package
@@ -64,7 +69,7 @@ def import_mamba_ssm():
         raise Unavailable("mamba_ssm is not installed")
     sys.modules.setdefault("selective_scan_cuda", types.ModuleType("selective_scan_cuda"))
     try:
-        from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined
+        return importlib.import_module(module)
     except Exception:
         for name in [m for m in sys.modules if m == "mamba_ssm" or m.startswith("mamba_ssm.")]:
             del sys.modules[name]
@@ -72,17 +77,15 @@ def import_mamba_ssm():
         package.__path__ = list(spec.submodule_search_locations or [])
         sys.modules["mamba_ssm"] = package
         try:
-            module = importlib.import_module("mamba_ssm.ops.triton.ssd_combined")
+            return importlib.import_module(module)
         except Exception as err:
-            raise Unavailable(f"mamba_ssm's Triton SSD does not import: {err}") from None
-        mamba_chunk_scan_combined = module.mamba_chunk_scan_combined
-    return mamba_chunk_scan_combined
+            raise Unavailable(f"mamba_ssm's {module} does not import: {err}") from None
 
 
 def _mamba_ssm(w: SSDWorkload, inp: dict):
     if not inp["x"].is_cuda:
         raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
-    fn = import_mamba_ssm()
+    fn = import_mamba_ssm().mamba_chunk_scan_combined
     return lambda: fn(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size)
 
 
@@ -106,14 +109,199 @@ def _fla(w: SSDWorkload, inp: dict):
     return lambda: chunk_simple_gla(q, k, v, g=g, scale=1.0)[0]
 
 
-IMPLS: dict[str, Impl] = {
-    impl.name: impl for impl in [
-        Impl("flashssm", False, "flashssm.ssd_scan, the fused Triton kernel, fp32 states", _flashssm(None)),
-        Impl("flashssm-fp16-states", False, "the same with state_dtype=torch.float16", _flashssm(torch.float16)),
-        Impl("reference", False, "flashssm's chunked PyTorch reference, eager, fp32", _reference(False)),
-        Impl("reference-compiled", False, "the same, per-chunk part through torch.compile", _reference(True)),
-        Impl("mamba_ssm", True, "mamba_ssm mamba_chunk_scan_combined (5 Triton kernels)", _mamba_ssm),
-        Impl("fla", True, "fla chunk_simple_gla (B, C expanded per head)", _fla),
-    ]
+# ---- decoding steps ----
+
+def _ssd_step_args(inp: dict, state: torch.Tensor) -> tuple[tuple, dict]:
+    return ((state, inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"]),
+            dict(D=inp["D"], dt_bias=inp["dt_bias"], dt_softplus=True))
+
+
+def _flashssm_step(w, inp: dict):
+    import flashssm
+
+    state = inp["state"].clone()
+    args, kw = _ssd_step_args(inp, state)
+    return lambda: (flashssm.ssd_step(*args, **kw), state)
+
+
+def _flashssm_step_graph(w, inp: dict):
+    """Steps replayed from one CUDA graph: the device time of a step without Python or launch overhead.
+
+    The graph holds `calls` steps, each on its own copy of the state (rows of one cache, picked by
+    state_batch_indices), so no step finds its state in L2 as a real model's next layer would not.
+    """
+    import flashssm
+
+    if not inp["x"].is_cuda:
+        raise Unavailable("CUDA graphs need a CUDA GPU")
+    state = inp["state"]
+    batch = state.shape[0]
+    calls = max(4, min(64, -(-(256 << 20) // (state.numel() * state.element_size()))))
+    cache = state.repeat(calls, 1, 1, 1)
+    rows = [torch.arange(i * batch, (i + 1) * batch, device=state.device) for i in range(calls)]
+    out = torch.empty_like(inp["x"])
+    _, kw = _ssd_step_args(inp, state)
+    step = lambda i: flashssm.ssd_step(cache, inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], **kw,  # noqa: E731
+                                       state_batch_indices=rows[i], out=out if i == 0 else None)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        step(0)  # compile outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    cache[:batch].copy_(state)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(calls):
+            step(i)
+
+    def run():
+        graph.replay()
+        return out, cache[:batch]
+    run.calls = calls
+    run.captured = (rows, cache, out)  # the graph reads these addresses: they must outlive it
+    return run
+
+
+def _reference_step(w, inp: dict):
+    from flashssm.ops.ssd.reference import ssd_step_reference
+
+    state = inp["state"].clone()
+    args, kw = _ssd_step_args(inp, state)
+    return lambda: (ssd_step_reference(*args, **kw), state)
+
+
+def _mamba_ssm_step(w, inp: dict):
+    """mamba_ssm's selective_state_update, called as its Mamba2.step does (per-head values expanded with stride 0)."""
+    if not inp["x"].is_cuda:
+        raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
+    fn = import_mamba_ssm("mamba_ssm.ops.triton.selective_state_update").selective_state_update
+    state = inp["state"].clone()
+    p, n = w.headdim, w.dstate
+    A = inp["A"][:, None, None].expand(-1, p, n)
+    dt = inp["dt"][..., None].expand(-1, -1, p)
+    D = inp["D"][:, None].expand(-1, p)
+    dt_bias = inp["dt_bias"][:, None].expand(-1, p)
+    return lambda: (fn(state, inp["x"], dt, A, inp["B"], inp["C"], D=D, dt_bias=dt_bias, dt_softplus=True), state)
+
+
+def _scan_step_args(inp: dict, state: torch.Tensor):
+    return ((state, inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"]),
+            dict(D=inp["D"], z=inp["z"], delta_bias=inp["delta_bias"], delta_softplus=True))
+
+
+def _flashssm_scan_step(w, inp: dict):
+    import flashssm
+
+    state = inp["state"].clone()
+    args, kw = _scan_step_args(inp, state)
+    return lambda: (flashssm.selective_scan_step(*args, **kw), state)
+
+
+def _reference_scan_step(w, inp: dict):
+    from flashssm.ops.selective_scan.reference import selective_scan_step_reference
+
+    state = inp["state"].clone()
+    args, kw = _scan_step_args(inp, state)
+    return lambda: (selective_scan_step_reference(*args, **kw), state)
+
+
+def _mamba_ssm_scan_step(w, inp: dict):
+    if not inp["u"].is_cuda:
+        raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
+    fn = import_mamba_ssm("mamba_ssm.ops.triton.selective_state_update").selective_state_update
+    state = inp["state"].clone()
+    return lambda: (fn(state, inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], D=inp["D"], z=inp["z"],
+                       dt_bias=inp["delta_bias"], dt_softplus=True), state)
+
+
+# ---- conv1d and gated RMSNorm ----
+
+def _flashssm_conv(w, inp: dict):
+    import flashssm
+
+    return lambda: flashssm.causal_conv1d(inp["x"], inp["weight"], inp["bias"], "silu")
+
+
+def _torch_conv_fn(x, weight, bias):
+    """What a PyTorch user writes: a padded depthwise conv1d in the input dtype, cut to length, then SiLU."""
+    width = weight.shape[1]
+    y = torch.nn.functional.conv1d(x, weight.to(x.dtype)[:, None, :], bias.to(x.dtype), padding=width - 1,
+                                   groups=x.shape[1])
+    return torch.nn.functional.silu(y[..., :x.shape[-1]])
+
+
+def _torch_conv(compile: bool):
+    def setup(w, inp: dict):
+        fn = torch.compile(_torch_conv_fn) if compile else _torch_conv_fn
+        return lambda: fn(inp["x"], inp["weight"], inp["bias"])
+    return setup
+
+
+def _flashssm_norm(w, inp: dict):
+    import flashssm
+
+    return lambda: flashssm.rmsnorm_gated(inp["x"], inp["weight"], inp["z"], eps=1e-5, group_size=w.group_size)
+
+
+def _torch_norm_fn(x, weight, z, group_size: int):
+    """Plain PyTorch gated RMSNorm in fp32 (as mamba_ssm's reference computes it), output in x's dtype."""
+    h = x.float() * torch.nn.functional.silu(z.float())
+    g = h.reshape(*h.shape[:-1], -1, group_size)
+    y = (g * torch.rsqrt(g.square().mean(-1, keepdim=True) + 1e-5)).reshape(h.shape) * weight
+    return y.to(x.dtype)
+
+
+def _torch_norm(compile: bool):
+    def setup(w, inp: dict):
+        fn = torch.compile(_torch_norm_fn) if compile else _torch_norm_fn
+        return lambda: fn(inp["x"], inp["weight"], inp["z"], w.group_size)
+    return setup
+
+
+def _mamba_ssm_norm(w, inp: dict):
+    if not inp["x"].is_cuda:
+        raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
+    fn = import_mamba_ssm("mamba_ssm.ops.triton.layernorm_gated").rmsnorm_fn
+    return lambda: fn(inp["x"], inp["weight"], None, z=inp["z"], eps=1e-5, group_size=w.group_size,
+                      norm_before_gate=False)
+
+
+IMPLS: dict[str, dict[str, Impl]] = {
+    op: {impl.name: impl for impl in impls} for op, impls in {
+        "ssd_scan": [
+            Impl("flashssm", False, "flashssm.ssd_scan, the fused Triton kernel, fp32 states", _flashssm(None), True),
+            Impl("flashssm-fp16-states", False, "the same with state_dtype=torch.float16", _flashssm(torch.float16),
+                 True),
+            Impl("reference", False, "flashssm's chunked PyTorch reference, eager, fp32", _reference(False), True),
+            Impl("reference-compiled", False, "the same, per-chunk part through torch.compile", _reference(True)),
+            Impl("mamba_ssm", True, "mamba_ssm mamba_chunk_scan_combined (5 Triton kernels)", _mamba_ssm),
+            Impl("fla", True, "fla chunk_simple_gla (B, C expanded per head)", _fla),
+        ],
+        "ssd_step": [
+            Impl("flashssm", False, "flashssm.ssd_step, one Triton launch, called from Python", _flashssm_step, True),
+            Impl("flashssm-graph", False, "the same steps replayed from a CUDA graph (device time per step)",
+                 _flashssm_step_graph),
+            Impl("reference", False, "flashssm's PyTorch step reference, eager", _reference_step, True),
+            Impl("mamba_ssm", True, "mamba_ssm selective_state_update (Triton), as Mamba2.step calls it",
+                 _mamba_ssm_step),
+        ],
+        "selective_scan_step": [
+            Impl("flashssm", False, "flashssm.selective_scan_step, one Triton launch", _flashssm_scan_step, True),
+            Impl("reference", False, "flashssm's PyTorch step reference, eager", _reference_scan_step, True),
+            Impl("mamba_ssm", True, "mamba_ssm selective_state_update (Triton)", _mamba_ssm_scan_step),
+        ],
+        "causal_conv1d": [
+            Impl("flashssm", False, "flashssm.causal_conv1d, one Triton launch", _flashssm_conv, True),
+            Impl("torch", True, "F.conv1d (padded, depthwise) + SiLU in the input dtype, eager", _torch_conv(False),
+                 True),
+            Impl("torch-compiled", True, "the same through torch.compile", _torch_conv(True)),
+        ],
+        "rmsnorm_gated": [
+            Impl("flashssm", False, "flashssm.rmsnorm_gated, one Triton launch", _flashssm_norm, True),
+            Impl("torch", True, "plain PyTorch gated RMSNorm in fp32, eager", _torch_norm(False), True),
+            Impl("torch-compiled", True, "the same through torch.compile", _torch_norm(True)),
+            Impl("mamba_ssm", True, "mamba_ssm rmsnorm_fn (Triton layernorm_gated)", _mamba_ssm_norm),
+        ],
+    }.items()
 }
-PEERS = [name for name, impl in IMPLS.items() if impl.is_peer]
+IMPL_NAMES = list(dict.fromkeys(name for impls in IMPLS.values() for name in impls))

@@ -63,9 +63,16 @@ class Accuracy:
         return asdict(self)
 
 
-def accuracy(y: torch.Tensor, ref: torch.Tensor, input_dtype: torch.dtype) -> Accuracy:
-    """Compare y with a float64 reference of the same shape."""
-    if y.shape != ref.shape:
+def accuracy(y, ref, input_dtype: torch.dtype) -> Accuracy:
+    """Compare y with a float64 reference of the same shape; for tuples (a step's y and state),
+    every part, reporting the worst figures."""
+    if isinstance(ref, tuple):
+        if not isinstance(y, tuple) or len(y) != len(ref):
+            return Accuracy(float("inf"), 0.0, 0.0, 0, False)
+        parts = [accuracy(a, b, input_dtype) for a, b in zip(y, ref)]
+        return Accuracy(max(p.rel_err for p in parts), min(p.within_1e3 for p in parts),
+                        min(p.within_1pct for p in parts), sum(p.nan for p in parts), all(p.passed for p in parts))
+    if not isinstance(y, torch.Tensor) or y.shape != ref.shape:
         return Accuracy(float("inf"), 0.0, 0.0, 0, False)
     yd = y.double()
     nan = int(torch.isnan(yd).sum())

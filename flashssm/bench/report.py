@@ -13,11 +13,14 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
     return empty if value is None else format(value, spec)
 
 
-def _row(r: Result, wr: WorkloadRun, peers: list[str]) -> list[str]:
+def _row(r: Result, wr: WorkloadRun, peers: list[str], host: bool) -> list[str]:
     x_floor = None
     if r.verified and wr.floor_ms:
         x_floor = r.time_ms / wr.floor_ms
-    cells = [r.impl, _fmt(r.time_ms, ".3f"), _fmt(x_floor, ".1f")]
+    cells = [r.impl, _fmt(r.time_ms, ".4f" if r.time_ms is not None and r.time_ms < 0.1 else ".3f"),
+             _fmt(x_floor, ".2f" if x_floor is not None and x_floor < 10 else ".1f")]
+    if host:
+        cells.append(_fmt(r.host_us, ".1f"))
     for peer in peers:
         peer_time = wr.verified_time(peer)
         speedup = peer_time / r.time_ms if (r.verified and peer_time and peer != r.impl) else None
@@ -30,8 +33,13 @@ def _row(r: Result, wr: WorkloadRun, peers: list[str]) -> list[str]:
     return cells
 
 
-def _peers(run: BenchRun) -> list[str]:
-    return [name for name in run.impls if IMPLS[name].is_peer]
+def _peers(run: BenchRun, wr: WorkloadRun | None = None) -> list[str]:
+    """The compared-against implementations: of one workload, or of any workload of the run."""
+    runs = [wr] if wr is not None else run.workloads
+    names = [r.impl for w in runs for r in w.results if IMPLS[w.workload.op][r.impl].is_peer]
+    if wr is None and not run.workloads:
+        names = [n for n in run.impls if any(n in impls and impls[n].is_peer for impls in IMPLS.values())]
+    return list(dict.fromkeys(names))
 
 
 def format_header(run: BenchRun) -> str:
@@ -50,12 +58,17 @@ def format_header(run: BenchRun) -> str:
 
 
 def format_workload(run: BenchRun, wr: WorkloadRun) -> str:
-    peers = _peers(run)
-    head = ["impl", "ms", "x floor"] + [f"vs {p}" for p in peers] + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""]
+    peers = _peers(run, wr)
+    host = any(r.host_us is not None for r in wr.results)
+    head = (["impl", "ms", "x floor"] + (["host us"] if host else []) + [f"vs {p}" for p in peers]
+            + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""])
     w = wr.workload
-    floor = f"floor {wr.floor_ms:.3f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
-    lines = ["", f"{w.name}  [{w.shape}]  {floor}"]
-    rows = [head] + [_row(r, wr, peers) for r in wr.results]
+    floor = f"floor {wr.floor_ms:.4f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
+    lines = ["", f"{w.name}  {w.op}  [{w.shape}]  {floor}"]
+    if host:
+        lines.append("host us: wall time per call on the host (Python, validation, launch); a step's device "
+                     "time alone is the flashssm-graph row")
+    rows = [head] + [_row(r, wr, peers, host) for r in wr.results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
     for row in rows:
         lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
@@ -82,12 +95,13 @@ def write_plot(run: BenchRun, path: str | Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    if not run.workloads:
+    scans = [wr for wr in run.workloads if wr.workload.op == "ssd_scan"]
+    if not scans:
         return
-    first = run.workloads[0].workload
+    first = scans[0].workload
     model = (first.nheads, first.headdim, first.dstate, first.ngroups, first.chunk_size, first.dtype)
     series: dict[tuple[str, int], list[tuple[int, float, float | None]]] = {}
-    for wr in run.workloads:
+    for wr in scans:
         w = wr.workload
         if (w.nheads, w.headdim, w.dstate, w.ngroups, w.chunk_size, w.dtype) != model:
             continue

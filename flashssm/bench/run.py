@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from flashssm.bench.floors import Ceilings, ssd_bytes, ssd_flops, ssd_floor_s
+import time
+
+from flashssm.bench.floors import Ceilings, floor_s
 from flashssm.bench.impls import IMPLS, Unavailable
 from flashssm.bench.measure import Accuracy, accuracy, measure_ceilings, time_ms
-from flashssm.bench.workloads import DTYPES, SSDWorkload
+from flashssm.bench.workloads import DTYPES, Workload
 
 
 @dataclass
@@ -21,6 +23,7 @@ class Result:
     note: str = ""
     time_ms: float | None = None
     accuracy: Accuracy | None = None
+    host_us: float | None = None  # steps: Python + launch time per call, measured on the host
 
     @property
     def verified(self) -> bool:
@@ -28,13 +31,13 @@ class Result:
         return self.status == "ok" and self.time_ms is not None
 
     def as_dict(self) -> dict:
-        return dict(impl=self.impl, status=self.status, note=self.note, time_ms=self.time_ms,
+        return dict(impl=self.impl, status=self.status, note=self.note, time_ms=self.time_ms, host_us=self.host_us,
                     accuracy=self.accuracy.as_dict() if self.accuracy else None)
 
 
 @dataclass
 class WorkloadRun:
-    workload: SSDWorkload
+    workload: Workload
     floor_ms: float | None
     floor_kind: str | None
     results: list[Result] = field(default_factory=list)
@@ -47,7 +50,7 @@ class WorkloadRun:
 
     def as_dict(self) -> dict:
         w = self.workload
-        return dict(workload=w.as_dict(), bytes=ssd_bytes(w), flops=ssd_flops(w), floor_ms=self.floor_ms,
+        return dict(op=w.op, workload=w.as_dict(), bytes=w.bytes(), flops=w.flops(), floor_ms=self.floor_ms,
                     floor_kind=self.floor_kind, results=[r.as_dict() for r in self.results])
 
 
@@ -80,32 +83,48 @@ def _short(err: BaseException) -> str:
     return text if len(text) < 160 else text[:157] + "..."
 
 
-def run_one(impl_name: str, w: SSDWorkload, inputs: dict, y_ref: torch.Tensor, device: torch.device,
+def host_us_per_call(fn, device: torch.device, calls: int = 200) -> float:
+    """Wall time per call on the host while the device keeps up: Python, validation and launch."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return elapsed / calls * 1e6
+
+
+def run_one(impl_name: str, w: Workload, inputs: dict, y_ref, device: torch.device,
             warmup_ms: float, rep_ms: float) -> Result:
     try:
-        fn = IMPLS[impl_name].setup(w, inputs)
+        fn = IMPLS[w.op][impl_name].setup(w, inputs)
     except Unavailable as why:
         return Result(impl_name, "unavailable", str(why))
+    host = None
     try:
         y = fn()  # first call: compiles, autotunes; not timed
         acc = accuracy(y, y_ref, DTYPES[w.dtype])
         del y
-        t = time_ms(fn, device, warmup_ms, rep_ms)
+        t = time_ms(fn, device, warmup_ms, rep_ms) / getattr(fn, "calls", 1)
+        if w.op.endswith("step") and device.type == "cuda" and not hasattr(fn, "calls"):
+            host = host_us_per_call(fn, device)
     except Exception as err:  # a peer's crash or an out-of-memory is a result, not the end of the run
         if device.type == "cuda":
             torch.cuda.empty_cache()
         return Result(impl_name, "error", _short(err))
     status = "ok" if acc.passed else "inaccurate"
-    return Result(impl_name, status, "" if acc.passed else "failed the accuracy check: no speedup shown", t, acc)
+    return Result(impl_name, status, "" if acc.passed else "failed the accuracy check: no speedup shown", t, acc,
+                  host)
 
 
-def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: torch.device, *,
+def run_benchmark(workloads: list[Workload], impl_names: list[str], device: torch.device, *,
                   warmup_ms: float = 25, rep_ms: float = 100, seed: int = 0, progress=None,
                   on_start=None, on_workload=None) -> BenchRun:
     """Run every implementation on every workload. `on_start(run)` is called once the ceilings are
-    measured and `on_workload(run, workload_run)` after each workload, so results can stream out."""
-    from flashssm.ops.ssd.reference import ssd_scan_chunked
-
+    measured and `on_workload(run, workload_run)` after each workload, so results can stream out.
+    Each workload runs the implementations of `impl_names` registered for its operation."""
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
         ceilings = measure_ceilings(device)
@@ -117,13 +136,12 @@ def run_benchmark(workloads: list[SSDWorkload], impl_names: list[str], device: t
     for w in workloads:
         floor_ms = floor_kind = None
         if ceilings is not None:
-            floor_s, floor_kind = ssd_floor_s(w, ceilings)
-            floor_ms = floor_s * 1e3
+            seconds, floor_kind = floor_s(w, ceilings)
+            floor_ms = seconds * 1e3
         wr = WorkloadRun(w, floor_ms, floor_kind)
         inputs = w.make_inputs(device, seed)
-        y_ref = ssd_scan_chunked(*(inputs[k].double() for k in ("x", "dt", "A", "B", "C")),
-                                 chunk_size=w.chunk_size)[0]
-        for impl_name in impl_names:
+        y_ref = w.reference(inputs)
+        for impl_name in [n for n in impl_names if n in IMPLS[w.op]]:
             if progress is not None:
                 progress.start(f"{w.name} {impl_name}")
             wr.results.append(run_one(impl_name, w, inputs, y_ref, device, warmup_ms, rep_ms))

@@ -28,6 +28,7 @@ class SSDWorkload:
     chunk_size: int = 256
     dtype: str = "bfloat16"
     needs_gpu: bool = True
+    op = "ssd_scan"
 
     @property
     def tokens(self) -> int:
@@ -57,6 +58,229 @@ class SSDWorkload:
             C=randn(b, l, self.ngroups, self.dstate),
         )
 
+    def reference(self, inp: dict) -> torch.Tensor:
+        """y in float64 from the chunked reference."""
+        from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+        return ssd_scan_chunked(*(inp[k].double() for k in ("x", "dt", "A", "B", "C")), chunk_size=self.chunk_size)[0]
+
+    def bytes(self) -> int:
+        """Read x, B, C (input dtype) and dt (fp32) once, write y once."""
+        elt = DTYPES[self.dtype].itemsize
+        per_token = 2 * self.nheads * self.headdim * elt + 2 * self.ngroups * self.dstate * elt + self.nheads * 4
+        return self.tokens * per_token
+
+    def flops(self) -> int:
+        """Per token (shared/ANCHORS.md): 2·Q·N per group for C·Bᵀ within the chunk, and per head
+        2·Q·P for the intra-chunk product plus 4·N·P for the chunk state and the state's output."""
+        q, n, p = self.chunk_size, self.dstate, self.headdim
+        return self.tokens * (2 * q * n * self.ngroups + self.nheads * (2 * q * p + 4 * n * p))
+
+
+def _randn(gen, device, *shape, dtype=torch.float32):
+    return torch.randn(*shape, generator=gen, device=device, dtype=torch.float32).to(dtype)
+
+
+@dataclass(frozen=True)
+class SSDStepWorkload:
+    """One ssd_step (decoding) call as Mamba-2 makes it: dt_bias, softplus, D; the state updated in place.
+
+    The floor is the state read and written once (everything else is under 1% of the bytes).
+    """
+
+    name: str
+    batch: int
+    nheads: int = 80
+    headdim: int = 64
+    dstate: int = 128
+    ngroups: int = 1
+    dtype: str = "bfloat16"
+    state_dtype: str = "float32"
+    needs_gpu: bool = True
+    op = "ssd_step"
+
+    @property
+    def shape(self) -> str:
+        return (f"batch {self.batch} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} {self.dtype}, "
+                f"{self.state_dtype} state")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        dtype = DTYPES[self.dtype]
+        b, h, p, n, g = self.batch, self.nheads, self.headdim, self.dstate, self.ngroups
+        return dict(
+            state=_randn(gen, device, b, h, p, n, dtype=DTYPES[self.state_dtype]),
+            x=_randn(gen, device, b, h, p, dtype=dtype),
+            dt=_randn(gen, device, b, h) - 4.0,
+            A=-torch.exp(torch.rand(h, generator=gen, device=device)),
+            B=_randn(gen, device, b, g, n, dtype=dtype),
+            C=_randn(gen, device, b, g, n, dtype=dtype),
+            D=_randn(gen, device, h),
+            dt_bias=_randn(gen, device, h) * 0.5,
+        )
+
+    def reference(self, inp: dict):
+        """(y, new state) in float64."""
+        from flashssm.ops.ssd.reference import ssd_step_reference
+
+        state = inp["state"].double().clone()
+        y = ssd_step_reference(state, *(inp[k].double() for k in ("x", "dt", "A", "B", "C")), D=inp["D"].double(),
+                               dt_bias=inp["dt_bias"].double(), dt_softplus=True)
+        return y, state
+
+    def bytes(self) -> int:
+        state = self.batch * self.nheads * self.headdim * self.dstate * DTYPES[self.state_dtype].itemsize
+        io = self.batch * (2 * self.nheads * self.headdim + 2 * self.ngroups * self.dstate) * DTYPES[self.dtype].itemsize
+        return 2 * state + io + self.batch * self.nheads * 4
+
+    def flops(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class ScanStepWorkload:
+    """One selective_scan_step (Mamba-1 decoding): delta_bias, softplus, D, z; shared B and C."""
+
+    name: str
+    batch: int
+    dim: int = 5120
+    dstate: int = 16
+    dtype: str = "bfloat16"
+    needs_gpu: bool = True
+    op = "selective_scan_step"
+
+    @property
+    def shape(self) -> str:
+        return f"batch {self.batch} dim {self.dim} n{self.dstate} {self.dtype}, fp32 state"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        dtype = DTYPES[self.dtype]
+        b, d, n = self.batch, self.dim, self.dstate
+        return dict(
+            state=_randn(gen, device, b, d, n),
+            u=_randn(gen, device, b, d, dtype=dtype),
+            delta=_randn(gen, device, b, d, dtype=dtype) - 4.0,
+            A=-torch.exp(torch.rand(d, n, generator=gen, device=device)),
+            B=_randn(gen, device, b, n, dtype=dtype),
+            C=_randn(gen, device, b, n, dtype=dtype),
+            D=_randn(gen, device, d),
+            z=_randn(gen, device, b, d, dtype=dtype),
+            delta_bias=_randn(gen, device, d) * 0.5,
+        )
+
+    def reference(self, inp: dict):
+        from flashssm.ops.selective_scan.reference import selective_scan_step_reference
+
+        state = inp["state"].double().clone()
+        y = selective_scan_step_reference(state, *(inp[k].double() for k in ("u", "delta", "A", "B", "C")),
+                                          D=inp["D"].double(), z=inp["z"].double(),
+                                          delta_bias=inp["delta_bias"].double(), delta_softplus=True)
+        return y, state
+
+    def bytes(self) -> int:
+        elt = DTYPES[self.dtype].itemsize
+        return (2 * self.batch * self.dim * self.dstate * 4 + self.dim * self.dstate * 4
+                + self.batch * (4 * self.dim + 2 * self.dstate) * elt)
+
+    def flops(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class Conv1dWorkload:
+    """causal_conv1d forward as Mamba-2 runs it: xBC (batch, dim, seqlen) with channels contiguous,
+    width 4, bias, SiLU. The floor: read x once, write y once."""
+
+    name: str
+    batch: int
+    seqlen: int
+    dim: int = 5376  # 2.7B: 5120 x channels + 2 x 128 for B and C
+    width: int = 4
+    dtype: str = "bfloat16"
+    channels_last: bool = True
+    needs_gpu: bool = True
+    op = "causal_conv1d"
+
+    @property
+    def shape(self) -> str:
+        layout = "channels contiguous" if self.channels_last else "tokens contiguous"
+        return f"{self.batch}x{self.seqlen} dim {self.dim} width {self.width} {self.dtype}, {layout}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        dtype = DTYPES[self.dtype]
+        if self.channels_last:
+            x = _randn(gen, device, self.batch, self.seqlen, self.dim, dtype=dtype).transpose(1, 2)
+        else:
+            x = _randn(gen, device, self.batch, self.dim, self.seqlen, dtype=dtype)
+        return dict(x=x, weight=_randn(gen, device, self.dim, self.width) / self.width,
+                    bias=_randn(gen, device, self.dim))
+
+    def reference(self, inp: dict) -> torch.Tensor:
+        from flashssm.ops.conv1d.reference import causal_conv1d_reference
+
+        return causal_conv1d_reference(inp["x"].double(), inp["weight"].double(), inp["bias"].double(), "silu")
+
+    def bytes(self) -> int:
+        return 2 * self.batch * self.seqlen * self.dim * DTYPES[self.dtype].itemsize
+
+    def flops(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class NormWorkload:
+    """rmsnorm_gated forward as Mamba-2 runs it: y = RMSNorm(x · silu(z)) per group, weight, eps 1e-5.
+    The floor: read x and z once, write y once."""
+
+    name: str
+    batch: int
+    seqlen: int
+    dim: int = 5120
+    group_size: int = 5120  # 2.7B: one group
+    dtype: str = "bfloat16"
+    needs_gpu: bool = True
+    op = "rmsnorm_gated"
+
+    @property
+    def shape(self) -> str:
+        return f"{self.batch}x{self.seqlen} dim {self.dim} group {self.group_size} {self.dtype}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        dtype = DTYPES[self.dtype]
+        shape = (self.batch, self.seqlen, self.dim)
+        return dict(x=_randn(gen, device, *shape, dtype=dtype), z=_randn(gen, device, *shape, dtype=dtype),
+                    weight=1 + 0.1 * _randn(gen, device, self.dim))
+
+    def reference(self, inp: dict) -> torch.Tensor:
+        from flashssm.ops.norm.reference import rmsnorm_gated_reference
+
+        return rmsnorm_gated_reference(inp["x"].double(), inp["weight"].double(), inp["z"].double(), eps=1e-5,
+                                       group_size=self.group_size)
+
+    def bytes(self) -> int:
+        return 3 * self.batch * self.seqlen * self.dim * DTYPES[self.dtype].itemsize + self.dim * 4
+
+    def flops(self) -> int:
+        return 0
+
+
+Workload = SSDWorkload | SSDStepWorkload | ScanStepWorkload | Conv1dWorkload | NormWorkload
+
 
 def _mamba2_27b(batch: int, seqlen: int) -> SSDWorkload:
     label = f"{seqlen // 1024}K" if seqlen % 1024 == 0 else str(seqlen)
@@ -64,7 +288,7 @@ def _mamba2_27b(batch: int, seqlen: int) -> SSDWorkload:
 
 
 # Mamba-2 2.7B's mixer: d_model 2560, expand 2 -> 5120 channels = 80 heads of 64, dstate 128, 1 group.
-WORKLOADS: dict[str, SSDWorkload] = {
+WORKLOADS: dict[str, Workload] = {
     w.name: w for w in [
         _mamba2_27b(1, 2048),
         _mamba2_27b(1, 8192),
@@ -77,6 +301,19 @@ WORKLOADS: dict[str, SSDWorkload] = {
         # Small enough for the Triton interpreter; fp32 since the interpreter's bf16 dots are wrong.
         SSDWorkload("cpu-small", 2, 200, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=64,
                     dtype="float32", needs_gpu=False),
+        # decoding: one token of the 2.7B mixer (fp32 state), and of Mamba-1 2.8B
+        SSDStepWorkload("step-2.7b-b1", 1),
+        SSDStepWorkload("step-2.7b-b128", 128),
+        SSDStepWorkload("step-2.7b-b512", 512),
+        ScanStepWorkload("m1step-2.8b-b128", 128),
+        # the kernels around the scan, 2.7B at 8x4K
+        Conv1dWorkload("conv-2.7b-8x4K", 8, 4096),
+        Conv1dWorkload("conv-2.7b-8x4K-tokens", 8, 4096, channels_last=False),
+        NormWorkload("norm-2.7b-8x4K", 8, 4096),
+        NormWorkload("norm-2.7b-8x4K-g8", 8, 4096, group_size=640),
+        SSDStepWorkload("cpu-step", 3, nheads=4, headdim=16, dstate=8, ngroups=2, dtype="float32", needs_gpu=False),
+        Conv1dWorkload("cpu-conv", 2, 100, dim=24, dtype="float32", needs_gpu=False),
+        NormWorkload("cpu-norm", 2, 50, dim=64, group_size=32, dtype="float32", needs_gpu=False),
     ]
 }
 

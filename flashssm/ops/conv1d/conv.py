@@ -91,23 +91,41 @@ def _conv_fwd_kernel(
     IS_VARLEN: tl.constexpr,
 ):
     b, seq, t0, s0, s1 = _tile(tl.program_id(0), table_ptr, n_ltiles, seqlen, BLOCK_L, IS_VARLEN)
-    o_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    d0 = tl.program_id(1) * BLOCK_D
+    o_dl = tl.arange(0, BLOCK_D)  # channel within the block
+    o_d = d0 + o_dl
     m_d = o_d < dim
-    r = t0 + tl.arange(0, BLOCK_L).to(tl.int64)
-    x_base = x_ptr + b * stride_x_b
+    # int64 only in the tile's base; offsets inside the tile are int32 (the launcher checks they fit):
+    # the kernel is close to issue-bound, and 64-bit address arithmetic per element costs issue slots
+    x_tile = x_ptr + b * stride_x_b + t0 * stride_x_l + d0.to(tl.int64) * stride_x_d
+    y_tile = y_ptr + b * stride_y_b + t0 * stride_y_l + d0.to(tl.int64) * stride_y_d
     init_base = init_ptr + seq * stride_i_s
-    bias = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    lo = (s0 - t0).to(tl.int32)  # the sequence's rows, relative to the tile: [lo, hi)
+    hi = (s1 - t0).to(tl.int32)
+    o_l = tl.arange(0, BLOCK_L)
+    acc = tl.zeros((BLOCK_D, BLOCK_L), dtype=tl.float32)
     if HAS_BIAS:
-        bias = tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)
-    acc = _pre_activation(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
-                          stride_w_k, bias, o_d, m_d, r, s0, s1, W, HAS_INIT)  # [BLOCK_D, BLOCK_L]
+        acc += tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)[:, None]
+    for k in tl.static_range(W):
+        w_k = tl.load(w_ptr + o_d * stride_w_d + k * stride_w_k, mask=m_d, other=0.0).to(tl.float32)
+        rr = o_l - (W - 1) + k
+        m_x = (rr >= lo) & (rr < hi)
+        v = tl.load(x_tile + o_dl[:, None] * stride_x_d + rr[None, :] * stride_x_l, mask=m_d[:, None] & m_x[None, :],
+                    other=0.0).to(tl.float32)
+        if HAS_INIT:
+            j = rr - lo + (W - 1)  # column of initial_states
+            m_i = (rr < lo) & (j >= 0)
+            v += tl.load(init_base + o_d[:, None] * stride_i_d + j[None, :] * stride_i_k,
+                         mask=m_d[:, None] & m_i[None, :], other=0.0).to(tl.float32)
+        acc += w_k[:, None] * v
     if SILU:
         acc = silu(acc)
-    tl.store(y_ptr + b * stride_y_b + o_d[:, None] * stride_y_d + r[None, :] * stride_y_l,
-             acc.to(y_ptr.dtype.element_ty), mask=m_d[:, None] & (r < s1)[None, :])
+    tl.store(y_tile + o_dl[:, None] * stride_y_d + o_l[None, :] * stride_y_l, acc.to(y_ptr.dtype.element_ty),
+             mask=m_d[:, None] & (o_l < hi)[None, :])
     if STORE_FINAL:
         if t0 + BLOCK_L >= s1:  # the tile holding the sequence's last token (or its empty tile)
             o_k = tl.arange(0, 4)
+            x_base = x_ptr + b * stride_x_b
             last = _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d,
                              s1 - (W - 1) + o_k.to(tl.int64), s0, s1, W, HAS_INIT)  # [BLOCK_D, 4]
             tl.store(final_ptr + seq * stride_f_s + o_d[:, None] * stride_f_d + o_k[None, :] * stride_f_k,
@@ -186,17 +204,17 @@ def _conv_bwd_kernel(
                 r_i = s0 - (W - 1) + o_k.to(tl.int64)  # [4] rows before the sequence
                 di = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
                 for j in tl.static_range(W):
-                    g = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr,
+                    g_i = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr,
                                   stride_w_d, stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r_i + j,
                                   s0, s1, W, HAS_INIT, SILU)
-                    w_j = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d,
+                    w_i = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d,
                                   other=0.0).to(tl.float32)
-                    di += w_j[:, None] * g
+                    di += w_i[:, None] * g_i
                 if HAS_DFINAL:  # a sequence shorter than W − 1 passes initial inputs on to final_states
-                    jf = r_i - (s1 - (W - 1))
-                    m_f = (jf >= 0) & (o_k < W - 1)
+                    jf_i = r_i - (s1 - (W - 1))
+                    m_fi = (jf_i >= 0) & (o_k < W - 1)
                     di += tl.load(dfinal_ptr + seq * stride_df_s + o_d[:, None] * stride_df_d
-                                  + jf[None, :] * stride_df_k, mask=m_d[:, None] & m_f[None, :],
+                                  + jf_i[None, :] * stride_df_k, mask=m_d[:, None] & m_fi[None, :],
                                   other=0.0).to(tl.float32)
                 tl.store(dinit_ptr + seq * stride_di_s + o_d[:, None] * stride_di_d + o_k[None, :] * stride_di_k,
                          di.to(dinit_ptr.dtype.element_ty), mask=m_d[:, None] & (o_k < W - 1)[None, :])
@@ -255,10 +273,11 @@ def _conv_update_kernel(
 
 @functools.lru_cache(maxsize=64)
 def pick_blocks(dim: int, seqlen: int, channels_contiguous: bool) -> tuple[int, int, int]:
-    """(BLOCK_L, BLOCK_D, num_warps): 64 x 64 tiles, shaped along the contiguous dimension."""
+    """(BLOCK_L, BLOCK_D, num_warps): 4096-element tiles, long along the contiguous dimension
+    (benchmarks/notes/conv1d.md has the sweep)."""
     if channels_contiguous:
         return 32, min(128, triton.next_power_of_2(dim)), 4
-    return min(128, max(16, triton.next_power_of_2(seqlen))), min(32, triton.next_power_of_2(dim)), 4
+    return min(128, max(16, triton.next_power_of_2(seqlen))), min(16, triton.next_power_of_2(dim)), 4
 
 
 def _tiles(dims: Conv1dDims, block_l: int, device):
@@ -284,11 +303,17 @@ def _like(x: torch.Tensor, dtype=None) -> torch.Tensor:
     return out
 
 
-def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, return_final_states=False):
-    """Validated inputs -> (y like x, final_states (num_seqs, dim, width − 1) or None)."""
-    block_l, block_d, warps = pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
+def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, return_final_states=False,
+                   blocks=None):
+    """Validated inputs -> (y like x, final_states (num_seqs, dim, width − 1) or None).
+    blocks: (BLOCK_L, BLOCK_D, num_warps) instead of the table's (for tuning)."""
+    block_l, block_d, warps = blocks or pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     y = _like(x)
+    for t in (x, y):  # the forward's in-tile offsets are int32
+        if block_d * abs(t.stride(1)) + (block_l + _MAX_W) * abs(t.stride(2)) >= 2**31:
+            raise ValueError(f"causal_conv1d: x with strides {tuple(x.stride())} is too far apart for the kernel's "
+                             "32-bit tile offsets; pass a contiguous tensor")
     final = (_runtime.empty((dims.num_seqs, dims.dim, dims.width - 1), x.dtype, x.device)
              if return_final_states else None)
     init_arg = initial_states if initial_states is not None else x

@@ -98,8 +98,11 @@ def _rmsnorm_bwd_kernel(
 
 @functools.lru_cache(maxsize=64)
 def pick_blocks(group_size: int) -> tuple[int, int, int]:
-    """(BLOCK_M rows, BLOCK_N channels, num_warps): at least 2048 elements a program, ~16 per thread."""
+    """(BLOCK_M rows, BLOCK_N channels, num_warps): two rows of a wide group on 16 warps, else
+    2048-element programs (benchmarks/notes/rmsnorm_gated.md has the sweep)."""
     block_n = triton.next_power_of_2(group_size)
+    if block_n >= 8192:
+        return 2, block_n, 16
     block_m = max(1, min(64, 2048 // block_n))
     warps = max(4, min(16, block_m * block_n // 512))
     return block_m, block_n, warps
@@ -111,14 +114,15 @@ def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
     return t2 if t2.stride(1) == 1 else t2.contiguous()
 
 
-def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool):
+def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, blocks=None):
+    """blocks: (BLOCK_M, BLOCK_N, num_warps) instead of the table's (for tuning)."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
     y = _runtime.empty(x.shape, x.dtype, x.device)
     y2 = y.view(-1, dim)
     n_rows = x2.shape[0]
-    block_m, block_n, warps = pick_blocks(group_size)
+    block_m, block_n, warps = blocks or pick_blocks(group_size)
     with _runtime.on_device(x.device):
         _rmsnorm_fwd_kernel[(triton.cdiv(n_rows, block_m), dim // group_size)](
             x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0),

@@ -79,9 +79,9 @@ def _scan_step_kernel(
 
 @functools.lru_cache(maxsize=256)
 def pick_block_d(batch: int, dim: int, dstate: int, n_sms: int) -> int:
-    """Channels per program: about 8 KB of fp32 state, fewer while the grid is under ~8 programs per SM."""
+    """Channels per program: 512 state elements (one warp), fewer while the grid is under ~8 programs per SM."""
     block_n = triton.next_power_of_2(dstate)
-    block_d = max(1, min(triton.next_power_of_2(dim), 2048 // block_n))
+    block_d = max(1, min(triton.next_power_of_2(dim), 512 // block_n))
     while block_d > 4 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
         block_d //= 2
     return block_d
@@ -97,14 +97,14 @@ def _bc_strides(t):
 
 
 def selective_scan_step_kernel(state, u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                               state_batch_indices=None, out=None):
-    """Launch the step on validated inputs; returns y (batch, dim)."""
+                               state_batch_indices=None, out=None, block_d=None, num_warps=None):
+    """Launch the step on validated inputs; returns y (batch, dim). block_d, num_warps: tuning overrides."""
     batch, dim = u.shape
     dstate = state.shape[2]
     ngroups = 1 if B.dim() == 2 else B.shape[1]
     y = out if out is not None else _runtime.empty(u.shape, u.dtype, u.device)
     block_n = triton.next_power_of_2(dstate)
-    block_d = pick_block_d(batch, dim, dstate, num_sms(u.device))
+    block_d = block_d or pick_block_d(batch, dim, dstate, num_sms(u.device))
     z_arg = z if z is not None else u
     grid = (triton.cdiv(dim, block_d), batch)
     _scan_step_kernel[grid](
@@ -116,7 +116,7 @@ def selective_scan_step_kernel(state, u, delta, A, B, C, *, D=None, z=None, delt
         BLOCK_D=block_d, BLOCK_N=block_n, HAS_D=D is not None, HAS_Z=z is not None,
         HAS_DELTA_BIAS=delta_bias is not None, DELTA_SOFTPLUS=delta_softplus,
         HAS_INDICES=state_batch_indices is not None,
-        num_warps=4 if block_d * block_n >= 2048 else 2,
+        num_warps=num_warps or max(1, min(8, block_d * block_n // 512)),
     )
     return y
 

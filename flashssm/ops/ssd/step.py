@@ -84,10 +84,10 @@ def _ssd_step_kernel(
 
 @functools.lru_cache(maxsize=256)
 def pick_block_p(batch: int, nheads: int, headdim: int, dstate: int, num_sms: int) -> int:
-    """Rows of headdim per program: about 8 KB of fp32 state each, smaller while the grid has
-    fewer than ~8 programs per SM (small batches are latency-bound: spread them wider)."""
+    """Rows of headdim per program: 512 state elements (one warp's worth, benchmarks/notes/steps.md),
+    fewer while the grid has under ~8 programs per SM (small batches are latency-bound)."""
     block_n = triton.next_power_of_2(dstate)
-    block_p = max(1, min(triton.next_power_of_2(headdim), 2048 // block_n))
+    block_p = max(1, min(triton.next_power_of_2(headdim), 512 // block_n))
     while block_p > 2 and batch * nheads * triton.cdiv(headdim, block_p) < 8 * num_sms:
         block_p //= 2
     return block_p
@@ -99,8 +99,10 @@ def _num_sms(index) -> int:
 
 
 def num_sms(device: torch.device) -> int:
-    return _num_sms(device.index if device.index is not None else torch.cuda.current_device()) \
-        if device.type == "cuda" else 132
+    """The GPU's SM count; 1 under the interpreter, which runs programs one by one (fewer is faster)."""
+    if device.type != "cuda":
+        return 1
+    return _num_sms(device.index if device.index is not None else torch.cuda.current_device())
 
 
 def supported(dstate: int) -> str | None:
@@ -108,13 +110,14 @@ def supported(dstate: int) -> str | None:
 
 
 def ssd_step_kernel(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
-                    state_batch_indices=None, out=None):
-    """Launch the step on validated inputs (`limit` is the checked dt_limit); returns y."""
+                    state_batch_indices=None, out=None, block_p=None, num_warps=None):
+    """Launch the step on validated inputs (`limit` is the checked dt_limit); returns y.
+    block_p and num_warps override the table (for tuning)."""
     batch, nheads, headdim = x.shape
     ngroups, dstate = B.shape[1], B.shape[2]
     y = out if out is not None else _runtime.empty(x.shape, x.dtype, x.device)
     block_n = triton.next_power_of_2(dstate)
-    block_p = pick_block_p(batch, nheads, headdim, dstate, num_sms(x.device))
+    block_p = block_p or pick_block_p(batch, nheads, headdim, dstate, num_sms(x.device))
     stride_D = (0, 0) if D is None else (D.stride(0), D.stride(1) if D.dim() == 2 else 0)
     z_arg = z if z is not None else x
     grid = (triton.cdiv(headdim, block_p), nheads, batch)
@@ -126,7 +129,7 @@ def ssd_step_kernel(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=Non
         *stride_D, float(limit[0]), float(limit[1]),
         BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None, HAS_Z=z is not None,
         HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_INDICES=state_batch_indices is not None,
-        num_warps=4 if block_p * block_n >= 2048 else 2,
+        num_warps=num_warps or max(1, min(8, block_p * block_n // 512)),
     )
     return y
 

@@ -120,23 +120,23 @@ def _graph_capturing() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
-def check_state_batch_indices(indices, batch: int, cache_batch: int, device) -> None:
+def check_state_batch_indices(indices, batch: int, cache_batch: int, device, name: str = "state_batch_indices",
+                              state: str = "state") -> None:
     """(batch,) int rows into the cache; negative = padding. Values are checked unless a CUDA graph
     is being captured (reading them would synchronise the device)."""
     if indices is None:
         if batch != cache_batch:
-            raise ValueError(f"state has {cache_batch} rows but the input has batch {batch}; "
-                             "pass state_batch_indices to pick rows of a larger cache")
+            raise ValueError(f"{state} has {cache_batch} rows but the input has batch {batch}; "
+                             f"pass {name} to pick rows of a larger cache")
         return
-    check_tensor("state_batch_indices", indices, [("batch", batch)], INDEX_DTYPES, device)
+    check_tensor(name, indices, [("batch", batch)], INDEX_DTYPES, device)
     if _graph_capturing():
         return
     values = [v for v in indices.tolist() if v >= 0]
     if any(v >= cache_batch for v in values):
-        raise ValueError(f"state_batch_indices must be < cache_batch={cache_batch} (or negative for padding), "
-                         f"got {max(values)}")
+        raise ValueError(f"{name} must be < cache_batch={cache_batch} (or negative for padding), got {max(values)}")
     if len(set(values)) != len(values):
-        raise ValueError("state_batch_indices must not repeat a cache row: two rows would update one state")
+        raise ValueError(f"{name} must not repeat a cache row: two rows would update one state")
 
 
 def check_out(out, like: torch.Tensor) -> None:
@@ -379,19 +379,8 @@ def check_causal_conv1d_update(x, conv_state, weight, bias=None, activation=None
         raise ValueError("conv_state is updated in place and must not be an expanded (stride-0) view")
     check_optional("bias", bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     silu = check_activation(activation)
-    if conv_state_indices is None:
-        if batch != conv_state.shape[0]:
-            raise ValueError(f"conv_state has {conv_state.shape[0]} rows but x has batch {batch}; "
-                             "pass conv_state_indices to pick rows of a larger cache")
-    else:
-        check_tensor("conv_state_indices", conv_state_indices, [("batch", batch)], INDEX_DTYPES, device)
-        if not _graph_capturing():
-            values = [v for v in conv_state_indices.tolist() if v >= 0]
-            if any(v >= conv_state.shape[0] for v in values):
-                raise ValueError(f"conv_state_indices must be < cache_batch={conv_state.shape[0]} "
-                                 f"(or negative for padding), got {max(values)}")
-            if len(set(values)) != len(values):
-                raise ValueError("conv_state_indices must not repeat a cache row")
+    check_state_batch_indices(conv_state_indices, batch, conv_state.shape[0], device, "conv_state_indices",
+                              "conv_state")
     check_out(out, x)
     return width, silu
 

@@ -16,6 +16,7 @@ import sys
 import torch
 from triton.testing import do_bench
 
+from flashssm import _runtime
 from flashssm.bench.measure import measure_ceilings
 from flashssm.bench.workloads import WORKLOADS, Conv1dWorkload, NormWorkload, SSDStepWorkload
 from flashssm.ops.checks import check_causal_conv1d
@@ -49,7 +50,7 @@ def tune_step(copy_bw: float) -> None:
         calls = max(4, min(64, -(-(256 << 20) // (inp["state"].numel() * 4))))
         cache = inp["state"].repeat(calls, 1, 1, 1)
         rows = [torch.arange(i * batch, (i + 1) * batch, device=DEV) for i in range(calls)]
-        chosen = step_mod.pick_block_p(batch, 80, 64, 128, step_mod.num_sms(DEV))
+        chosen = step_mod.pick_block_p(batch, 80, 64, 128, _runtime.sm_count(DEV, on_cpu=1))
         print(f"\nssd_step batch {batch}: floor {floor * 1e3:.2f} us; table picks block_p {chosen}")
         for block_p, warps in itertools.product((1, 2, 4, 8, 16, 32, 64), (1, 2, 4, 8)):
             if block_p * 128 // (32 * warps) < 1:
@@ -67,7 +68,7 @@ def tune_scan_step(copy_bw: float) -> None:
     w = WORKLOADS["m1step-2.8b-b128"]
     inp = w.make_inputs(DEV)
     floor = w.bytes() / copy_bw * 1e3
-    chosen = scan_step_mod.pick_block_d(128, 5120, 16, step_mod.num_sms(DEV))
+    chosen = scan_step_mod.pick_block_d(128, 5120, 16, _runtime.sm_count(DEV, on_cpu=1))
     print(f"\nselective_scan_step batch 128: floor {floor * 1e3:.2f} us; table picks block_d {chosen}")
     for block_d, warps in itertools.product((16, 32, 64, 128, 256), (1, 2, 4, 8)):
         state = inp["state"].clone()

@@ -14,7 +14,7 @@ import sys
 import torch
 from triton.testing import do_bench
 
-from flashssm.bench.floors import ssd_floor_s
+from flashssm.bench.floors import floor_s
 from flashssm.bench.measure import measure_ceilings
 from flashssm.bench.workloads import WORKLOADS, SSDWorkload
 from flashssm.ops.checks import check_ssd_scan
@@ -73,7 +73,7 @@ def main():
             except Exception as e:  # a config that does not compile is a row, not the end
                 print(f"{cfg}: {type(e).__name__}: {str(e)[:160]}", flush=True)
                 continue
-            floors = [ssd_floor_s(WORKLOADS[n], ceilings)[0] * 1e3 for n in names]
+            floors = [floor_s(WORKLOADS[n], ceilings)[0] * 1e3 for n in names]
             line = (f"{'early' if early else 'late '} sub {sub:3d} bp {bp:3d} w {warps} st {stages} "
                     f"maxnreg {maxnreg or '-':>3} {'split' if split else 'tf32 '} | err {err:.2e} | {res} | "
                     + " | ".join(f"{n} {t:.3f} ms ({t / f:.2f}x)" for n, t, f in zip(names, times, floors)))

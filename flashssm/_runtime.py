@@ -9,6 +9,7 @@ Everything else runs the plain-PyTorch reference beside the kernel.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import warnings
 
@@ -28,17 +29,53 @@ def kernel_device(t: torch.Tensor) -> bool:
     return t.is_cuda or (t.device.type == "cpu" and interpreter_enabled())
 
 
+def device_blocker(x: torch.Tensor) -> str | None:
+    """Why no Triton kernel runs on x's device and dtype, or None: no GPU and no interpreter, or bf16
+    under the interpreter (its bf16 dot products are wrong and its fp32 -> bf16 rounding truncates)."""
+    if not kernel_device(x):
+        return "no GPU and no Triton interpreter"
+    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
+        return "the Triton interpreter's bf16 is unreliable (wrong dot products, truncating rounding)"
+    return None
+
+
+def needs_grad(*tensors) -> bool:
+    """Whether autograd would record a call on these tensors (None entries ignored)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def sm_count(device: torch.device, *, on_cpu: int) -> int:
+    """The GPU's SM count (cached), or `on_cpu` under the interpreter, where the caller decides what
+    a grid should be sized for."""
+    if device.type != "cuda":
+        return on_cpu
+    return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
+
+
 def poison_outputs() -> bool:
     """Tests set FLASHSSM_POISON_OUTPUTS=1 so that any output element a kernel fails to write is NaN."""
     return os.environ.get(_POISON_ENV, "0") == "1"
 
 
-def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
-    """torch.empty for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
-    out = torch.empty(shape, dtype=dtype, device=device)
+def _poisoned(out: torch.Tensor) -> torch.Tensor:
     if poison_outputs() and out.is_floating_point():
         out.fill_(float("nan"))
     return out
+
+
+def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
+    """torch.empty for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
+    return _poisoned(torch.empty(shape, dtype=dtype, device=device))
+
+
+def empty_like(x: torch.Tensor) -> torch.Tensor:
+    """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
+    return _poisoned(torch.empty_like(x))
 
 
 def warn_reference_fallback(op: str, why: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flashssm.bench.workloads import SSDWorkload, Workload
+from flashssm.bench.workloads import Workload
 
 
 @dataclass(frozen=True)
@@ -20,19 +20,9 @@ class Ceilings:
     gemm_flops_per_s: float   # bf16 8192^3 matrix product
 
 
-def ssd_bytes(w: SSDWorkload) -> int:
-    return w.bytes()
-
-
-def ssd_flops(w: SSDWorkload) -> int:
-    return w.flops()
-
-
 def floor_s(w: Workload, ceilings: Ceilings) -> tuple[float, str]:
     """The floor in seconds and which term sets it ('memory' or 'compute')."""
     mem = w.bytes() / ceilings.copy_bytes_per_s
     comp = w.flops() / ceilings.gemm_flops_per_s
     return (mem, "memory") if mem >= comp else (comp, "compute")
 
-
-ssd_floor_s = floor_s

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import platform
-from importlib import metadata
+import time
 from dataclasses import dataclass, field
+from importlib import metadata
 
 import torch
-
-import time
 
 from flashssm.bench.floors import Ceilings, floor_s
 from flashssm.bench.impls import IMPLS, Unavailable

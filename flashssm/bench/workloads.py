@@ -10,8 +10,15 @@ import torch.nn.functional as F
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
+class _Workload:
+    """What every workload shares (each is a frozen dataclass of its sizes)."""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class SSDWorkload:
+class SSDWorkload(_Workload):
     """One ssd_scan forward call: x (batch, seqlen, nheads, headdim), B/C (batch, seqlen, ngroups, dstate).
 
     Inputs follow mamba_ssm's tests: x, B, C ~ N(0, 1) in `dtype`, dt = softplus(N(0, 1) − 4) in
@@ -38,9 +45,6 @@ class SSDWorkload:
     def shape(self) -> str:
         return (f"{self.batch}x{self.seqlen} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
                 f"Q{self.chunk_size} {self.dtype}")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -82,7 +86,7 @@ def _randn(gen, device, *shape, dtype=torch.float32):
 
 
 @dataclass(frozen=True)
-class SSDStepWorkload:
+class SSDStepWorkload(_Workload):
     """One ssd_step (decoding) call as Mamba-2 makes it: dt_bias, softplus, D; the state updated in place.
 
     The floor is the state read and written once (everything else is under 1% of the bytes).
@@ -103,9 +107,6 @@ class SSDStepWorkload:
     def shape(self) -> str:
         return (f"batch {self.batch} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} {self.dtype}, "
                 f"{self.state_dtype} state")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -141,7 +142,7 @@ class SSDStepWorkload:
 
 
 @dataclass(frozen=True)
-class ScanStepWorkload:
+class ScanStepWorkload(_Workload):
     """One selective_scan_step (Mamba-1 decoding): delta_bias, softplus, D, z; shared B and C."""
 
     name: str
@@ -155,9 +156,6 @@ class ScanStepWorkload:
     @property
     def shape(self) -> str:
         return f"batch {self.batch} dim {self.dim} n{self.dstate} {self.dtype}, fp32 state"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -194,7 +192,7 @@ class ScanStepWorkload:
 
 
 @dataclass(frozen=True)
-class Conv1dWorkload:
+class Conv1dWorkload(_Workload):
     """causal_conv1d forward as Mamba-2 runs it: xBC (batch, dim, seqlen) with channels contiguous,
     width 4, bias, SiLU. The floor: read x once, write y once."""
 
@@ -212,9 +210,6 @@ class Conv1dWorkload:
     def shape(self) -> str:
         layout = "channels contiguous" if self.channels_last else "tokens contiguous"
         return f"{self.batch}x{self.seqlen} dim {self.dim} width {self.width} {self.dtype}, {layout}"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -239,7 +234,7 @@ class Conv1dWorkload:
 
 
 @dataclass(frozen=True)
-class NormWorkload:
+class NormWorkload(_Workload):
     """rmsnorm_gated forward as Mamba-2 runs it: y = RMSNorm(x · silu(z)) per group, weight, eps 1e-5.
     The floor: read x and z once, write y once."""
 
@@ -255,9 +250,6 @@ class NormWorkload:
     @property
     def shape(self) -> str:
         return f"{self.batch}x{self.seqlen} dim {self.dim} group {self.group_size} {self.dtype}"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)

@@ -139,21 +139,18 @@ def check_state_batch_indices(indices, batch: int, cache_batch: int, device, nam
         raise ValueError(f"{name} must not repeat a cache row: two rows would update one state")
 
 
-def check_out(out, like: torch.Tensor) -> None:
-    """An optional preallocated output: the shape, dtype and device of `like`, not overlapping itself."""
+def check_out(out, like: torch.Tensor, names: Sequence[str]) -> None:
+    """An optional preallocated output: the shape (dims named `names`), dtype and device of `like`."""
     if out is None:
         return
-    names = {2: ("batch", "dim"), 3: ("batch", "nheads", "headdim")}.get(like.dim(), tuple(f"d{i}" for i in
-                                                                                         range(like.dim())))
     check_tensor("out", out, list(zip(names, like.shape)), (like.dtype,), like.device)
-    if any(st == 0 and sz > 1 for st, sz in zip(out.stride(), out.shape)):
-        raise ValueError("out must not be an expanded (stride-0) view")
+    check_writable("out", out)
 
 
-def check_writable_state(state: torch.Tensor) -> None:
-    """The state is updated in place: it may be strided (a slice of a larger cache) but not overlap itself."""
-    if any(st == 0 and sz > 1 for st, sz in zip(state.stride(), state.shape)):
-        raise ValueError("state is updated in place and must not be an expanded (stride-0) view; "
+def check_writable(name: str, t: torch.Tensor) -> None:
+    """A tensor written in place may be strided (a slice of a larger cache) but not overlap itself."""
+    if any(st == 0 and sz > 1 for st, sz in zip(t.stride(), t.shape)):
+        raise ValueError(f"{name} is written in place and must not be an expanded (stride-0) view; "
                          "pass a tensor that owns its memory")
 
 
@@ -226,7 +223,7 @@ def check_ssd_step(state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
                  floats, device)
     dstate = state.shape[3]
     check_positive_dims(dstate=dstate)
-    check_writable_state(state)
+    check_writable("state", state)
     check_tensor("B", B, [("batch", batch), ("ngroups", None), ("dstate", dstate)], (x.dtype,), device)
     ngroups = B.shape[1]
     check_positive_dims(ngroups=ngroups)
@@ -241,7 +238,7 @@ def check_ssd_step(state, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     check_bool("dt_softplus", dt_softplus)
     limit = check_dt_limit(dt_limit)
     check_state_batch_indices(state_batch_indices, batch, state.shape[0], device)
-    check_out(out, x)
+    check_out(out, x, ("batch", "nheads", "headdim"))
     return limit
 
 
@@ -293,7 +290,7 @@ def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta
     check_tensor("state", state, [("cache_batch", None), ("dim", dim), ("dstate", None)], floats, device)
     dstate = state.shape[2]
     check_positive_dims(dstate=dstate)
-    check_writable_state(state)
+    check_writable("state", state)
     check_tensor("delta", delta, [("batch", batch), ("dim", dim)], FLOAT_DTYPES_REF, device)
     check_tensor("A", A, [("dim", dim), ("dstate", dstate)], FLOAT_DTYPES_REF, device)
     _check_scan_bc("B", B, batch, dim, dstate, None, floats, device)
@@ -303,7 +300,7 @@ def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta
     check_optional("delta_bias", delta_bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     check_bool("delta_softplus", delta_softplus)
     check_state_batch_indices(state_batch_indices, batch, state.shape[0], device)
-    check_out(out, u)
+    check_out(out, u, ("batch", "dim"))
 
 
 @dataclass(frozen=True)
@@ -375,13 +372,12 @@ def check_causal_conv1d_update(x, conv_state, weight, bias=None, activation=None
     if conv_state.shape[2] < width - 1:
         raise ValueError(f"conv_state must hold at least width - 1 = {width - 1} past inputs (state_len), "
                          f"got {conv_state.shape[2]}")
-    if any(st == 0 and sz > 1 for st, sz in zip(conv_state.stride(), conv_state.shape)):
-        raise ValueError("conv_state is updated in place and must not be an expanded (stride-0) view")
+    check_writable("conv_state", conv_state)
     check_optional("bias", bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     silu = check_activation(activation)
     check_state_batch_indices(conv_state_indices, batch, conv_state.shape[0], device, "conv_state_indices",
                               "conv_state")
-    check_out(out, x)
+    check_out(out, x, ("batch", "dim", "seqlen"))
     return width, silu
 
 

@@ -17,6 +17,17 @@ def process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.c
 
 
 @triton.jit
+def cache_row(idx_ptr, i_b, o, HAS_INDICES: tl.constexpr):
+    """The cache row of batch row i_b (int64; idx_ptr[i_b] with indices, else i_b), and whether it is live
+    (not a negative padding row) as a vector shaped like `o`: the interpreter rejects scalar & vector masks."""
+    if HAS_INDICES:
+        row = tl.load(idx_ptr + i_b).to(tl.int64)
+    else:
+        row = i_b.to(tl.int64)
+    return row, (o * 0 + row) >= 0
+
+
+@triton.jit
 def silu(v):
     return v * tl.sigmoid(v)
 

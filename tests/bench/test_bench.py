@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from flashssm.bench.floors import Ceilings, ssd_bytes, ssd_flops, ssd_floor_s
+from flashssm.bench.floors import Ceilings, floor_s
 from flashssm.bench.measure import accuracy
 from flashssm.bench.report import format_table
 from flashssm.bench.run import BenchRun, Result, WorkloadRun
@@ -18,16 +18,16 @@ ANCHOR_CEILINGS = Ceilings(copy_bytes_per_s=4.24e12, gemm_flops_per_s=686e12)
 def test_bytes_and_flops_by_hand():
     w = WORKLOADS["2.7b-1x2K"]
     # x and y: 80 heads x 64 x 2 bytes each; B and C: 128 x 2 bytes each; dt: 80 x 4 bytes
-    assert ssd_bytes(w) == 2048 * (2 * 80 * 64 * 2 + 2 * 128 * 2 + 80 * 4)
+    assert w.bytes() == 2048 * (2 * 80 * 64 * 2 + 2 * 128 * 2 + 80 * 4)
     # C·Bᵀ: 2·256·128 per token (one group); per head 2·256·64 + 4·128·64
-    assert ssd_flops(w) == 2048 * (2 * 256 * 128 + 80 * (2 * 256 * 64 + 4 * 128 * 64))
+    assert w.flops() == 2048 * (2 * 256 * 128 + 80 * (2 * 256 * 64 + 4 * 128 * 64))
 
 
 @pytest.mark.parametrize("name,floor_ms", [("2.7b-1x2K", 0.016), ("2.7b-1x8K", 0.063), ("2.7b-1x32K", 0.253),
                                            ("2.7b-1x128K", 1.014), ("2.7b-8x4K", 0.253), ("2.7b-32x2K", 0.507)])
 def test_floors_match_anchors(name, floor_ms):
-    floor_s, kind = ssd_floor_s(WORKLOADS[name], ANCHOR_CEILINGS)
-    assert floor_s * 1e3 == pytest.approx(floor_ms, abs=0.0015)
+    seconds, kind = floor_s(WORKLOADS[name], ANCHOR_CEILINGS)
+    assert seconds * 1e3 == pytest.approx(floor_ms, abs=0.0015)
     assert kind == "compute"  # at chunk 256 the intra-chunk products outweigh the bytes
 
 

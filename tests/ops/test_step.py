@@ -31,19 +31,24 @@ def _ssd_step_inputs(batch, nheads, headdim, dstate, ngroups, *, dtype, device, 
     return kw
 
 
-def _check_ssd_step(kw, state, dtype, *, indices=None, out=None, what=""):
-    """Run the kernel on `state` (in place) and compare y and the new state with the float64 reference."""
+def _check_step(step, step_reference, x_name, kw, state, dtype, *, indices=None, out=None, what=""):
+    """Run `step` (flashssm.ssd_step or selective_scan_step) on `state` in place and compare y and the
+    new state with `step_reference` in float64. Returns (the state before, y)."""
     expected = state.double().clone()
-    y_ref = ssd_ref.ssd_step_reference(expected, **to_float64(kw), state_batch_indices=indices)
+    y_ref = step_reference(expected, **to_float64(kw), state_batch_indices=indices)
     before = state.clone()
-    y = flashssm.ssd_step(state, **kw, state_batch_indices=indices, out=out)
+    y = step(state, **kw, state_batch_indices=indices, out=out)
     if out is not None:
         assert y.data_ptr() == out.data_ptr()
-    assert y.dtype == kw["x"].dtype
+    assert y.dtype == kw[x_name].dtype
     tol_dtype = dtype if state.dtype == torch.float32 else state.dtype
     assert_close(y, y_ref, tol_dtype, f"y {what}")
     assert_close(state, expected, tol_dtype, f"state {what}")
     return before, y
+
+
+def _check_ssd_step(kw, state, dtype, **options):
+    return _check_step(flashssm.ssd_step, ssd_ref.ssd_step_reference, "x", kw, state, dtype, **options)
 
 
 @pytest.mark.parametrize("shape", SSD_SHAPES, ids=lambda s: "B{}-H{}-P{}-N{}-G{}".format(*s))
@@ -121,16 +126,9 @@ def _scan_step_inputs(batch, dim, dstate, ngroups, *, dtype, device, **options):
     return {k: v[..., 0] if k in ("u", "delta", "B", "C", "z") else v for k, v in kw.items()}
 
 
-def _check_scan_step(kw, state, dtype, *, indices=None, out=None, what=""):
-    expected = state.double().clone()
-    y_ref = scan_ref.selective_scan_step_reference(expected, **to_float64(kw), state_batch_indices=indices)
-    before = state.clone()
-    y = flashssm.selective_scan_step(state, **kw, state_batch_indices=indices, out=out)
-    assert y.dtype == kw["u"].dtype
-    tol_dtype = dtype if state.dtype == torch.float32 else state.dtype
-    assert_close(y, y_ref, tol_dtype, f"y {what}")
-    assert_close(state, expected, tol_dtype, f"state {what}")
-    return before, y
+def _check_scan_step(kw, state, dtype, **options):
+    return _check_step(flashssm.selective_scan_step, scan_ref.selective_scan_step_reference, "u", kw, state, dtype,
+                       **options)
 
 
 @pytest.mark.parametrize("shape", SCAN_SHAPES, ids=lambda s: "B{}-D{}-N{}-G{}".format(*s))

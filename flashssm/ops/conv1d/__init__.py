@@ -3,19 +3,9 @@ with the argument names of the causal-conv1d package that mamba_ssm calls."""
 
 from __future__ import annotations
 
-import torch
-
 from flashssm import _runtime
 from flashssm.ops.checks import check_causal_conv1d, check_causal_conv1d_update
 from flashssm.ops.conv1d import reference
-
-
-def _blocker(x) -> str | None:
-    if not _runtime.kernel_device(x):
-        return "no GPU and no Triton interpreter"
-    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
-        return "the Triton interpreter rounds bf16 by truncation"
-    return None
 
 
 def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
@@ -38,7 +28,7 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     """
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
-    blocker = _blocker(x)
+    blocker = _runtime.device_blocker(x)
     if blocker is None:
         from flashssm.ops.conv1d.conv import CausalConv1dFn
 
@@ -62,9 +52,8 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, *, c
     """
     _, silu = check_causal_conv1d_update(x, conv_state, weight, bias, activation,
                                          conv_state_indices=conv_state_indices, out=out)
-    blocker = _blocker(x)
-    if blocker is None and torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad for t in (x, conv_state, weight, bias)):
+    blocker = _runtime.device_blocker(x)
+    if blocker is None and _runtime.needs_grad(x, conv_state, weight, bias):
         blocker = "gradients through a decoding step run the reference"
     if blocker is None:
         from flashssm.ops.conv1d.conv import conv1d_update

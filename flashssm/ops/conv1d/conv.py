@@ -25,8 +25,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import Conv1dDims
-from flashssm.ops.ssd.step import num_sms
-from flashssm.ops.triton_common import silu
+from flashssm.ops.triton_common import cache_row, silu
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
@@ -237,11 +236,7 @@ def _conv_update_kernel(
     i_b = tl.program_id(1).to(tl.int64)
     o_d = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)
     m_d = o_d < dim
-    if HAS_INDICES:
-        row = tl.load(idx_ptr + i_b).to(tl.int64)  # negative: padding row, state untouched, y = 0
-    else:
-        row = i_b
-    live = (o_d * 0 + row) >= 0  # [BLOCK_D] (a vector: the interpreter rejects scalar & vector masks)
+    row, live = cache_row(idx_ptr, i_b, o_d, HAS_INDICES)  # a padding row: state untouched, y = 0
     m_live = m_d & live
     s_base = state_ptr + row * stride_s_b + o_d.to(tl.int64) * stride_s_d
     x_base = x_ptr + i_b * stride_x_b + o_d * stride_x_d
@@ -295,21 +290,13 @@ def _tiles(dims: Conv1dDims, block_l: int, device):
     return table, 0, len(rows)
 
 
-def _like(x: torch.Tensor, dtype=None) -> torch.Tensor:
-    """An output with x's shape and memory layout (channels-contiguous stays so)."""
-    out = torch.empty_like(x, dtype=dtype)  # preserve_format: x's strides when dense, else contiguous
-    if _runtime.poison_outputs() and out.is_floating_point():
-        out.fill_(float("nan"))
-    return out
-
-
 def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, return_final_states=False,
                    blocks=None):
     """Validated inputs -> (y like x, final_states (num_seqs, dim, width − 1) or None).
     blocks: (BLOCK_L, BLOCK_D, num_warps) instead of the table's (for tuning)."""
     block_l, block_d, warps = blocks or pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
-    y = _like(x)
+    y = _runtime.empty_like(x)  # keeps x's layout
     for t in (x, y):  # the forward's in-tile offsets are int32
         if block_d * abs(t.stride(1)) + (block_l + _MAX_W) * abs(t.stride(2)) >= 2**31:
             raise ValueError(f"causal_conv1d: x with strides {tuple(x.stride())} is too far apart for the kernel's "
@@ -338,8 +325,8 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     block_l, block_d, warps = pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     n_dblocks = triton.cdiv(dims.dim, block_d)
-    n_splits = max(1, min(n_tiles, (8 * num_sms(x.device)) // n_dblocks))
-    dx = _like(x)
+    n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
+    dx = _runtime.empty_like(x)
     dw_part = torch.empty((n_splits, dims.dim, _MAX_W), dtype=torch.float32, device=x.device)
     db_part = torch.empty((n_splits, dims.dim), dtype=torch.float32, device=x.device)
     store_dinit = need_dinit and initial_states is not None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import torch
-
 from flashssm import _runtime
 from flashssm.ops.checks import check_rmsnorm_gated
 from flashssm.ops.norm import reference
@@ -22,15 +20,13 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     TRITON_INTERPRET=1; the reference otherwise.
     """
     group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
-    if _runtime.kernel_device(x) and not (x.device.type == "cpu" and x.dtype == torch.bfloat16):
-        if group <= 65536:
-            from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
-
-            return RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
+    why = _runtime.device_blocker(x)
+    if why is None and group > 65536:
         why = f"group_size {group} > 65536"
-    else:
-        why = "no GPU and no Triton interpreter" if not _runtime.kernel_device(x) else \
-            "the Triton interpreter rounds bf16 by truncation"
+    if why is None:
+        from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
+
+        return RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
     if x.is_cuda:
         _runtime.warn_reference_fallback("rmsnorm_gated", why)
     return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate)

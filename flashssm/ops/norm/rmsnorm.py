@@ -16,7 +16,6 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.ssd.step import num_sms
 
 
 @triton.jit
@@ -141,7 +140,7 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     block_m, block_n, warps = pick_blocks(group_size)
     n_blocks = triton.cdiv(n_rows, block_m)
     n_groups = dim // group_size
-    n_splits = max(1, min(n_blocks, (4 * num_sms(x.device)) // n_groups))
+    n_splits = max(1, min(n_blocks, (4 * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
     dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
     dw_part = torch.empty((n_splits, dim), dtype=torch.float32, device=x.device)

@@ -42,9 +42,9 @@ def selective_scan_step(state, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     """
     check_selective_scan_step(state, u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
                               delta_softplus=delta_softplus, state_batch_indices=state_batch_indices, out=out)
-    from flashssm.ops.ssd import _step_blocker
+    from flashssm.ops.ssd import step_blocker
 
-    blocker = _step_blocker(u, state.shape[2], state, u, delta, A, B, C, D, z, delta_bias)
+    blocker = step_blocker(u, state.shape[2], state, u, delta, A, B, C, D, z, delta_bias)
     if blocker is None:
         from flashssm.ops.selective_scan.step import selective_scan_step_kernel
 

@@ -14,8 +14,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.ssd.step import num_sms
-from flashssm.ops.triton_common import process_delta, silu
+from flashssm.ops.triton_common import cache_row, process_delta, silu
 
 
 @triton.jit
@@ -36,17 +35,13 @@ def _scan_step_kernel(
 ):
     i_d = tl.program_id(0)
     i_b = tl.program_id(1).to(tl.int64)
-    if HAS_INDICES:
-        row = tl.load(idx_ptr + i_b).to(tl.int64)  # negative: padding row, no state traffic, y = 0
-    else:
-        row = i_b
 
     o_d = i_d * BLOCK_D + tl.arange(0, BLOCK_D)
     o_n = tl.arange(0, BLOCK_N)
     m_d = o_d < dim
     m_n = o_n < dstate
     m_dn = m_d[:, None] & m_n[None, :]
-    live = (o_d * 0 + row) >= 0  # [BLOCK_D], all one value (a vector: the interpreter rejects scalar & vector)
+    row, live = cache_row(idx_ptr, i_b, o_d, HAS_INDICES)  # a padding row: no state traffic, y = 0
     o_g = (o_d // dims_per_group)[:, None]  # B and C's group of each channel (stride 0 when shared)
 
     b_u = tl.load(u_ptr + i_b * stride_u_b + o_d * stride_u_d, mask=m_d, other=0.0).to(tl.float32)
@@ -104,7 +99,7 @@ def selective_scan_step_kernel(state, u, delta, A, B, C, *, D=None, z=None, delt
     ngroups = 1 if B.dim() == 2 else B.shape[1]
     y = out if out is not None else _runtime.empty(u.shape, u.dtype, u.device)
     block_n = triton.next_power_of_2(dstate)
-    block_d = block_d or pick_block_d(batch, dim, dstate, num_sms(u.device))
+    block_d = block_d or pick_block_d(batch, dim, dstate, _runtime.sm_count(u.device, on_cpu=1))
     z_arg = z if z is not None else u
     grid = (triton.cdiv(dim, block_d), batch)
     _scan_step_kernel[grid](

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 from flashssm import _runtime
 from flashssm.ops.checks import check_ssd_scan, check_ssd_step
 from flashssm.ops.ssd import reference
@@ -13,10 +11,9 @@ from flashssm.ops.ssd import reference
 
 def _kernel_blocker(x, dstate: int) -> str | None:
     """Why ssd_scan on inputs like x would not run the Triton kernel, or None if it would."""
-    if not _runtime.kernel_device(x):
-        return "no GPU and no Triton interpreter"
-    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
-        return "the Triton interpreter's bf16 dot products are wrong"
+    blocker = _runtime.device_blocker(x)
+    if blocker is not None:
+        return blocker
     from flashssm.ops.ssd.forward import supported  # imported late: the interpreter flag is read then
 
     return supported(dstate, x.device)
@@ -25,10 +22,6 @@ def _kernel_blocker(x, dstate: int) -> str | None:
 def kernel_available(x, dstate: int) -> bool:
     """Whether `ssd_scan` on inputs like `x` with this dstate runs the Triton kernel (otherwise: the reference)."""
     return _kernel_blocker(x, dstate) is None
-
-
-def _needs_grad(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt_softplus=False,
@@ -60,7 +53,7 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
     blocker = _kernel_blocker(x, dims.dstate)
-    if blocker is None and _needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
+    if blocker is None and _runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
         blocker = "gradients need the backward kernel, not written yet"
     if blocker is None:
         from flashssm.ops.ssd.forward import ssd_forward
@@ -77,15 +70,14 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     return (y, final_states) if return_final_states else y
 
 
-def _step_blocker(x, dstate: int, *tensors) -> str | None:
+def step_blocker(x, dstate: int, *tensors) -> str | None:
     """Why ssd_step / selective_scan_step on inputs like x would not run the Triton kernel, or None."""
-    if not _runtime.kernel_device(x):
-        return "no GPU and no Triton interpreter"
-    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
-        return "the Triton interpreter rounds bf16 by truncation"
-    if _needs_grad(*tensors):
-        return "gradients through a decoding step run the reference"
-    return None if dstate <= 256 else f"dstate {dstate} > 256"
+    blocker = _runtime.device_blocker(x)
+    if blocker is None and _runtime.needs_grad(*tensors):
+        blocker = "gradients through a decoding step run the reference"
+    if blocker is None and dstate > 256:
+        blocker = f"dstate {dstate} > 256"
+    return blocker
 
 
 def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=False, dt_limit=(0.0, math.inf),
@@ -107,7 +99,7 @@ def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=Fa
     """
     limit = check_ssd_step(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                            dt_limit=dt_limit, state_batch_indices=state_batch_indices, out=out)
-    blocker = _step_blocker(x, state.shape[3], state, x, dt, A, B, C, D, z, dt_bias)
+    blocker = step_blocker(x, state.shape[3], state, x, dt, A, B, C, D, z, dt_bias)
     if blocker is None:
         from flashssm.ops.ssd.step import ssd_step_kernel
 

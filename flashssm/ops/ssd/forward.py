@@ -239,13 +239,7 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
 
 def _resident_programs(device: torch.device) -> int:
     """Programs the GPU runs at once: 2 per SM; under the interpreter, an H100's 132 SMs."""
-    return 2 * (_sm_count(device.index) if device.type == "cuda" else 132)
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int | None) -> int:
-    return torch.cuda.get_device_properties(index if index is not None else torch.cuda.current_device()
-                                            ).multi_processor_count
+    return 2 * _runtime.sm_count(device, on_cpu=132)
 
 
 def _block_n(dstate: int) -> int:

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 
-import torch
 import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.triton_common import process_dt, silu
+from flashssm.ops.triton_common import cache_row, process_dt, silu
 
 
 @triton.jit
@@ -43,16 +42,12 @@ def _ssd_step_kernel(
     i_h = tl.program_id(1)
     i_b = tl.program_id(2).to(tl.int64)
     g = i_h // heads_per_group
-    if HAS_INDICES:
-        row = tl.load(idx_ptr + i_b).to(tl.int64)  # a negative row is padding: no state traffic, y = 0
-    else:
-        row = i_b
 
     o_p = i_p * BLOCK_P + tl.arange(0, BLOCK_P)
     o_n = tl.arange(0, BLOCK_N)
     m_p = o_p < headdim
     m_n = o_n < dstate
-    live = (o_p * 0 + row) >= 0  # [BLOCK_P], all one value (a vector: the interpreter rejects scalar & vector)
+    row, live = cache_row(idx_ptr, i_b, o_p, HAS_INDICES)  # a padding row: no state traffic, y = 0
     m_state = (m_p & live)[:, None] & m_n[None, :]
 
     dt = tl.load(dt_ptr + i_b * stride_dt_b + i_h * stride_dt_h).to(tl.float32)
@@ -93,18 +88,6 @@ def pick_block_p(batch: int, nheads: int, headdim: int, dstate: int, num_sms: in
     return block_p
 
 
-@functools.lru_cache(maxsize=None)
-def _num_sms(index) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
-def num_sms(device: torch.device) -> int:
-    """The GPU's SM count; 1 under the interpreter, which runs programs one by one (fewer is faster)."""
-    if device.type != "cuda":
-        return 1
-    return _num_sms(device.index if device.index is not None else torch.cuda.current_device())
-
-
 def supported(dstate: int) -> str | None:
     return None if dstate <= 256 else f"dstate {dstate} > 256"
 
@@ -117,7 +100,8 @@ def ssd_step_kernel(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=Non
     ngroups, dstate = B.shape[1], B.shape[2]
     y = out if out is not None else _runtime.empty(x.shape, x.dtype, x.device)
     block_n = triton.next_power_of_2(dstate)
-    block_p = block_p or pick_block_p(batch, nheads, headdim, dstate, num_sms(x.device))
+    # under the interpreter programs run one by one: size the grid for one "SM" (fewer programs is faster)
+    block_p = block_p or pick_block_p(batch, nheads, headdim, dstate, _runtime.sm_count(x.device, on_cpu=1))
     stride_D = (0, 0) if D is None else (D.stride(0), D.stride(1) if D.dim() == 2 else 0)
     z_arg = z if z is not None else x
     grid = (triton.cdiv(headdim, block_p), nheads, batch)

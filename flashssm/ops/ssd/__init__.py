@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from flashssm import _runtime
 from flashssm.ops.checks import check_ssd_scan, check_ssd_step
 from flashssm.ops.ssd import reference
@@ -44,8 +46,11 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     return_final_states.
 
     Runs one fused Triton launch on a GPU of compute capability 8.0 or newer (or under
-    TRITON_INTERPRET=1), and the chunked PyTorch reference otherwise or when gradients are needed
-    (until the backward kernel lands), saying so once on a GPU. A NaN or inf input makes the
+    TRITON_INTERPRET=1), and the chunked PyTorch reference otherwise, saying so once on a GPU.
+    Differentiable: with inputs that require grad (or under torch.compile) it runs as the custom op
+    `flashssm::ssd_scan_fwd`, whose backward is two launches (ops/ssd/backward.py); gradients
+    reach every input and flow back from final_states. Deterministic (no float atomics) under
+    `torch.use_deterministic_algorithms(True)`. A NaN or inf input makes the
     outputs it feeds NaN or inf; as in every chunked implementation, the earlier outputs of the
     same chunk and headdim column may turn NaN too.
     """
@@ -53,9 +58,14 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
     blocker = _kernel_blocker(x, dims.dstate)
-    if blocker is None and _runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
-        blocker = "gradients need the backward kernel, not written yet"
-    if blocker is None:
+    if blocker is None and (_runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states) or _compiling()):
+        # through the custom op: autograd runs the fused backward, torch.compile sees one op
+        from flashssm.ops.ssd.autograd import ssd_scan_fwd, state_dtype_name
+
+        y, final_states, _ = ssd_scan_fwd(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size,
+                                          dt_softplus, float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+                                          return_final_states, state_dtype_name(state_dtype), z is not None)
+    elif blocker is None:
         from flashssm.ops.ssd.forward import ssd_forward
 
         y, final_states = ssd_forward(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
@@ -68,6 +78,11 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
             dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
             initial_states=initial_states, state_dtype=state_dtype)
     return (y, final_states) if return_final_states else y
+
+
+def _compiling() -> bool:
+    compiler = getattr(torch, "compiler", None)
+    return compiler is not None and compiler.is_compiling()
 
 
 def step_blocker(x, dstate: int, *tensors) -> str | None:

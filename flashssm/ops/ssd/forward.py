@@ -51,7 +51,7 @@ def _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
 @triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
-    counter_ptr, flag_ptr, slot_ptr, table_ptr,
+    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -67,6 +67,7 @@ def _ssd_fwd_kernel(
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
+    OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -145,49 +146,58 @@ def _ssd_fwd_kernel(
         H = tl.load(init, mask=mask_np, other=0.0).to(tl.float32)
     else:
         H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    if STORE_STATES:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P] per program
+        entering = (states_ptr + ((rest.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P)
+                    + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :])
+        tl.store(entering, H.to(states_ptr.dtype.element_ty))
     if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
         _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # C. the output, sub-chunk by sub-chunk, with the running state H
-    if HAS_D:
-        D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
-    y_base = y_ptr + b.to(tl.int64) * stride_y_b + h.to(tl.int64) * stride_y_h + start * stride_y_t
-    z_base = z_ptr + b.to(tl.int64) * stride_z_b + h.to(tl.int64) * stride_z_h + start * stride_z_t
-    causal = offs_s[:, None] >= offs_s[None, :]
-    for s0 in range(0, length, SUB):
-        t = s0 + offs_s
-        mask_t = t < length
-        mask_tp = mask_t[:, None] & mask_p[None, :]
-        mask_tn = mask_t[:, None] & mask_n[None, :]
-        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                     HAS_DT_BIAS, DT_SOFTPLUS)
-        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
-        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
-        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
-        # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator)
-        y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
-        cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
-        m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        # rounding m to 16 bits was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs
-        # float64 without it): m is split into two 16-bit parts, or multiplied in tf32
-        if M_SPLIT:
-            m_hi = m.to(in_dtype)
-            y = tl.dot(m_hi, x_s, acc=y)
-            y = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=y)  # [SUB, BLOCK_P]
-        else:
-            y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)
+    if OUTPUT:
         if HAS_D:
-            y += x_s.to(tl.float32) * D[None, :]
-        if HAS_Z:
-            zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
-                         mask=mask_tp, other=0.0).to(tl.float32)
-            y = y * zv * tl.sigmoid(zv)
-        tl.store(y_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
-                 y.to(y_ptr.dtype.element_ty), mask=mask_tp)
-        # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
-        # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
-        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-        H = tl.dot(tl.trans(B_s), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+            D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
+        y_base = y_ptr + b.to(tl.int64) * stride_y_b + h.to(tl.int64) * stride_y_h + start * stride_y_t
+        ypre_base = ypre_ptr + b.to(tl.int64) * stride_y_b + h.to(tl.int64) * stride_y_h + start * stride_y_t
+        z_base = z_ptr + b.to(tl.int64) * stride_z_b + h.to(tl.int64) * stride_z_h + start * stride_z_t
+        causal = offs_s[:, None] >= offs_s[None, :]
+        for s0 in range(0, length, SUB):
+            t = s0 + offs_s
+            mask_t = t < length
+            mask_tp = mask_t[:, None] & mask_p[None, :]
+            mask_tn = mask_t[:, None] & mask_n[None, :]
+            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
+            B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
+            C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
+            # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator)
+            y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+            cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
+            m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
+            # rounding m to 16 bits was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs
+            # float64 without it): m is split into two 16-bit parts, or multiplied in tf32
+            if M_SPLIT:
+                m_hi = m.to(in_dtype)
+                y = tl.dot(m_hi, x_s, acc=y)
+                y = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=y)  # [SUB, BLOCK_P]
+            else:
+                y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)
+            if HAS_D:
+                y += x_s.to(tl.float32) * D[None, :]
+            if STORE_YPRE:  # y before the gate, which the backward's dz needs
+                tl.store(ypre_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
+                         y.to(y_ptr.dtype.element_ty), mask=mask_tp)
+            if HAS_Z:
+                zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
+                             mask=mask_tp, other=0.0).to(tl.float32)
+                y = y * zv * tl.sigmoid(zv)
+            tl.store(y_base + t[:, None] * stride_y_t + offs_p[None, :] * stride_y_p,
+                     y.to(y_ptr.dtype.element_ty), mask=mask_tp)
+            # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
+            # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
+            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
+            H = tl.dot(tl.trans(B_s), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -294,7 +304,7 @@ def _current_stream(device: torch.device) -> int:
         return torch.cuda.current_stream(device).cuda_stream
 
 
-def _workspace(device: torch.device) -> _Workspace:
+def workspace(device: torch.device) -> _Workspace:
     key = (device.type, device.index, _current_stream(device))
     ws = _workspaces.get(key)
     if ws is None:
@@ -302,7 +312,7 @@ def _workspace(device: torch.device) -> _Workspace:
     return ws
 
 
-def _varlen_table(dims: SSDDims, device: torch.device) -> tuple[torch.Tensor, int, int]:
+def varlen_table(dims: SSDDims, device: torch.device) -> tuple[torch.Tensor, int, int]:
     """Chunk table for packed sequences, position-major, longest sequences first.
 
     Rows: (sequence, chunk index, first token, length, chunks in the sequence, lane). A sequence
@@ -340,59 +350,88 @@ def ssd_forward(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, 
 
 
 def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
-           return_final_states=False, state_dtype=None, config: LaunchConfig | None = None):
+           return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False):
     """`ssd_forward` with an explicit launch configuration (for tuning); also returns the compiled
-    kernel, whose n_regs, n_spills and metadata.shared are its resource report."""
+    kernel, whose n_regs, n_spills and metadata.shared are its resource report. With `store_ypre`
+    (and z), y before the gate is written too and returned in place of the kernel."""
+    cfg = config or pick_config(dims, x.dtype, x.device)
+    y = _runtime.empty(x.shape, x.dtype, x.device)
+    ypre = _runtime.empty(x.shape, x.dtype, x.device) if store_ypre and z is not None else None
+    state_dtype = state_dtype or torch.float32
+    final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, x.device)
+             if return_final_states else None)
+    compiled = _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
+                    y=y, ypre=ypre, final=final)
+    return y, final, (ypre if store_ypre else compiled)
+
+
+def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
+                    state_dtype=None) -> torch.Tensor:
+    """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
+    state_dtype, rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
+    The forward kernel without its output sweep: reads x, B and dt once."""
+    state_dtype = state_dtype or torch.float32
+    block_n = _block_n(dims.dstate)
+    block_p = max(16, triton.next_power_of_2(dims.headdim))
+    base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
+    cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
+                       num_stages=base.num_stages, early_publish=True)
+    states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=state_dtype, device=x.device)
+    _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states)
+    return states
+
+
+def chunk_rows(dims: SSDDims) -> int:
+    """Chunks over all sequences (one empty chunk for an empty sequence)."""
+    if dims.cu_seqlens is None:
+        return max(1, triton.cdiv(dims.seqlen, dims.chunk_size)) * dims.batch
+    q = dims.chunk_size
+    return sum(max(1, -(-(e - s) // q)) for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:]))
+
+
+def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
+         final=None, states=None):
     device = x.device
-    cfg = config or pick_config(dims, x.dtype, device)
     block_n = _block_n(dims.dstate)
     n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
-    state_dtype = state_dtype or torch.float32
     if dims.cu_seqlens is not None:
-        table, n_rows, n_lanes = _varlen_table(dims, device)
+        table, n_rows, n_lanes = varlen_table(dims, device)
     else:
         table = x  # any pointer: IS_VARLEN=False never reads it
-        n_rows = max(1, triton.cdiv(dims.seqlen, dims.chunk_size)) * dims.batch
+        n_rows = chunk_rows(dims)
         n_lanes = dims.batch
     n_programs = n_rows * dims.nheads * n_pblocks
-    counter, flags, slots = _workspace(device).get(n_lanes * dims.nheads * n_pblocks, cfg.block_p * block_n,
-                                                   state_dtype)
-    y = _runtime.empty(x.shape, x.dtype, device)
-    final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, device)
-             if return_final_states else y)
+    counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks, cfg.block_p * block_n,
+                                                  state_dtype)
     extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
     precision = _dot_precision(x.dtype)
-    with _runtime.on_device(device):
-        compiled = _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter,
-                                  flags, slots, table, dims, n_pblocks, cfg, block_n, dt_softplus,
-                                  return_final_states, precision, extra)
-    return y, (final if return_final_states else None), compiled
-
-
-def _launch_kernel(n_programs, x, dt, A, B, C, D, z, dt_bias, initial_states, y, final, counter, flags, slots, table,
-                   dims, n_pblocks, cfg, block_n, dt_softplus, return_final_states, precision, extra):
+    any_out = y if y is not None else states
     D_arg = D if D is not None else A
     stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
     z_arg = z if z is not None else x
-    init_arg = initial_states if initial_states is not None else y
+    y_arg = y if y is not None else x
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
-    final_strides = final.stride() if return_final_states else (0, 0, 0, 0)
-    return _ssd_fwd_kernel[(n_programs,)](
-        x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, y, final,
-        counter, flags, slots, table,
-        dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
-        n_programs,
-        *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y.stride(), *stride_D,
-        *init_strides, *final_strides,
-        float(dims.dt_limit[0]), float(dims.dt_limit[1]),
-        CHUNK=dims.chunk_size, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
-        HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-        HAS_INIT=initial_states is not None, STORE_FINAL=return_final_states,
-        IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
-        DOT_PRECISION=precision, M_PRECISION=precision if x.dtype == torch.float32 else "tf32",
-        M_SPLIT=cfg.m_split and x.dtype != torch.float32,
-        num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
-    )
+    final_strides = final.stride() if final is not None else (0, 0, 0, 0)
+    with _runtime.on_device(device):
+        return _ssd_fwd_kernel[(n_programs,)](
+            x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A,
+            initial_states if initial_states is not None else any_out, y_arg,
+            final if final is not None else any_out, ypre if ypre is not None else any_out,
+            states if states is not None else any_out, counter, flags, slots, table,
+            dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
+            n_programs,
+            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
+            *init_strides, *final_strides,
+            float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+            CHUNK=dims.chunk_size, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
+            HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+            HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,
+            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish or y is None,
+            DOT_PRECISION=precision, M_PRECISION=precision if x.dtype == torch.float32 else "tf32",
+            M_SPLIT=cfg.m_split and x.dtype != torch.float32,
+            OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
+            num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
+        )
 
 
 def _dot_precision(dtype: torch.dtype) -> str:
@@ -417,4 +456,4 @@ def _capability(index: int | None) -> tuple[int, int]:
     return torch.cuda.get_device_capability(index)
 
 
-__all__ = ["ssd_forward", "launch", "pick_config", "supported", "LaunchConfig"]
+__all__ = ["ssd_forward", "launch", "entering_states", "chunk_rows", "pick_config", "supported", "LaunchConfig"]

@@ -1,0 +1,116 @@
+"""ssd_scan as `torch.library` custom ops (`flashssm::ssd_scan_fwd`, `flashssm::ssd_scan_bwd`)
+with fake implementations and a registered autograd formula, so that autograd runs the fused
+backward and `torch.compile` traces a model through ssd_scan without a graph break.
+
+The ops take the same arguments as ssd_scan, with the optional tensors as `Tensor?`, dt_limit as
+two floats and state_dtype as a name. They return tensors only: an absent output (final states
+not asked for, y before the gate when there is no gate) is an empty tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+_STATE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def state_dtype_name(dtype: torch.dtype | None) -> str:
+    return {v: k for k, v in _STATE_DTYPES.items()}[dtype or torch.float32]
+
+
+def _dims(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
+          state_dtype):
+    from flashssm.ops.checks import check_ssd_scan
+
+    # float64 is admitted here (not by ssd_scan) so that gradcheck can run the kernels under the interpreter
+    return check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                          dt_limit=(dt_lo, dt_hi), initial_states=initial_states, cu_seqlens=cu_seqlens,
+                          state_dtype=_STATE_DTYPES[state_dtype], allow_float64=True)
+
+
+@torch.library.custom_op("flashssm::ssd_scan_fwd", mutates_args=())
+def ssd_scan_fwd(x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, D: Optional[Tensor], z: Optional[Tensor],
+                 dt_bias: Optional[Tensor], initial_states: Optional[Tensor], cu_seqlens: Optional[Tensor],
+                 chunk_size: int, dt_softplus: bool, dt_lo: float, dt_hi: float, return_final_states: bool,
+                 state_dtype: str, store_ypre: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """(y, final_states or empty, y before the gate or empty)."""
+    from flashssm.ops.ssd.forward import launch
+
+    dims = _dims(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
+                 state_dtype)
+    y, final, ypre = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                            initial_states=initial_states, return_final_states=return_final_states,
+                            state_dtype=_STATE_DTYPES[state_dtype], store_ypre=store_ypre)
+    empty = x.new_empty(0)
+    return y, final if final is not None else empty, ypre if ypre is not None else empty
+
+
+@ssd_scan_fwd.register_fake
+def _(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
+      return_final_states, state_dtype, store_ypre):
+    batch, _, nheads, headdim = x.shape
+    num_seqs = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else batch
+    final = (x.new_empty((num_seqs, nheads, headdim, B.shape[-1]), dtype=_STATE_DTYPES[state_dtype])
+             if return_final_states else x.new_empty(0))
+    ypre = torch.empty_like(x) if store_ypre and z is not None else x.new_empty(0)
+    return torch.empty_like(x), final, ypre
+
+
+@torch.library.custom_op("flashssm::ssd_scan_bwd", mutates_args=())
+def ssd_scan_bwd(dy: Tensor, dfinal: Optional[Tensor], x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor,
+                 D: Optional[Tensor], z: Optional[Tensor], ypre: Optional[Tensor], dt_bias: Optional[Tensor],
+                 initial_states: Optional[Tensor], cu_seqlens: Optional[Tensor], chunk_size: int, dt_softplus: bool,
+                 dt_lo: float, dt_hi: float, state_dtype: str, deterministic: bool,
+                 needs: list[bool]) -> list[Tensor]:
+    """[dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states]; empty where the input is absent or
+    `needs` (one flag per input, in that order) says its gradient is not wanted."""
+    from flashssm.ops.ssd.backward import ssd_backward
+
+    dims = _dims(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
+                 state_dtype)
+    grads = ssd_backward(dims, dy, dfinal, x, dt, A, B, C, D=D, z=z, ypre=ypre, dt_bias=dt_bias,
+                         dt_softplus=dt_softplus, initial_states=initial_states,
+                         state_dtype=_STATE_DTYPES[state_dtype], deterministic=deterministic, needs=needs)
+    return [g if g is not None else x.new_empty(0) for g in grads]
+
+
+@ssd_scan_bwd.register_fake
+def _(dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo,
+      dt_hi, state_dtype, deterministic, needs):
+    inputs = [x, dt, A, B, C, D, z, dt_bias, initial_states]
+    return [torch.empty_like(t) if t is not None and need else x.new_empty(0) for t, need in zip(inputs, needs)]
+
+
+_INPUTS = ("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states")
+
+
+def _setup_context(ctx, inputs, output):
+    (x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
+     return_final_states, state_dtype, store_ypre) = inputs
+    ypre = output[2] if z is not None else None
+    ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, cu_seqlens)
+    ctx.options = (chunk_size, dt_softplus, dt_lo, dt_hi, state_dtype)
+    ctx.return_final_states = return_final_states
+
+
+def _backward(ctx, dy, dfinal, _dypre):
+    x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, cu_seqlens = ctx.saved_tensors
+    needs = [bool(n) for n in ctx.needs_input_grad[:len(_INPUTS)]]
+    inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
+    needs = [n and t is not None for n, t in zip(needs, inputs)]
+    if not ctx.return_final_states or dfinal is None or dfinal.numel() == 0:
+        dfinal = None
+    if dy is None:
+        dy = torch.zeros_like(x)
+    grads = ssd_scan_bwd(dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, cu_seqlens,
+                         *ctx.options, torch.are_deterministic_algorithms_enabled(), needs)
+    grads = [g if n else None for g, n in zip(grads, needs)]
+    return (*grads, None, None, None, None, None, None, None, None)
+
+
+torch.library.register_autograd("flashssm::ssd_scan_fwd", _backward, setup_context=_setup_context)
+
+__all__ = ["ssd_scan_fwd", "ssd_scan_bwd", "state_dtype_name"]

@@ -109,6 +109,69 @@ def _fla(w: SSDWorkload, inp: dict):
     return lambda: chunk_simple_gla(q, k, v, g=g, scale=1.0)[0]
 
 
+# ---- forward + backward ----
+
+_TRAIN_INPUTS = ("x", "dt", "A", "B", "C")
+
+
+def _train(forward, deterministic: bool = False):
+    """A setup running forward(leaves) then the gradients of its y for inp['dy']: (y, dx, ddt, dA, dB, dC);
+    with `deterministic`, under torch.use_deterministic_algorithms(True)."""
+    def setup(w: SSDWorkload, inp: dict):
+        call = forward(w, inp)
+        leaves = [inp[k].detach().clone().requires_grad_() for k in _TRAIN_INPUTS]
+
+        def run():
+            previous = torch.are_deterministic_algorithms_enabled()
+            torch.use_deterministic_algorithms(deterministic or previous)
+            try:
+                y = call(*leaves)
+                return (y.detach(), *torch.autograd.grad(y, leaves, inp["dy"]))
+            finally:
+                torch.use_deterministic_algorithms(previous)
+        return run
+    return setup
+
+
+def _flashssm_fwd(w: SSDWorkload, inp: dict):
+    import flashssm
+    from flashssm.ops import ssd
+
+    if not ssd.kernel_available(inp["x"], w.dstate):
+        raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
+    return lambda *leaves: flashssm.ssd_scan(*leaves, chunk_size=w.chunk_size)
+
+
+def _reference_fwd(w: SSDWorkload, inp: dict):
+    from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+    return lambda *leaves: ssd_scan_chunked(*leaves, chunk_size=w.chunk_size)[0]
+
+
+def _mamba_ssm_fwd(w: SSDWorkload, inp: dict):
+    if not inp["x"].is_cuda:
+        raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
+    fn = import_mamba_ssm().mamba_chunk_scan_combined
+    return lambda x, dt, A, B, C: fn(x, dt, A, B, C, chunk_size=w.chunk_size)
+
+
+def _fla_fwd(w: SSDWorkload, inp: dict):
+    """chunk_simple_gla with its inputs prepared inside the timed call (and differentiated through)."""
+    if not inp["x"].is_cuda:
+        raise Unavailable("fla's Triton kernels need a CUDA GPU")
+    try:
+        from fla.ops.simple_gla import chunk_simple_gla
+    except Exception as err:
+        raise Unavailable(f"fla is not importable: {err}") from None
+    r = w.nheads // w.ngroups
+
+    def call(x, dt, A, B, C):
+        v = (x.float() * dt[..., None]).to(x.dtype)
+        return chunk_simple_gla(C.repeat_interleave(r, dim=2), B.repeat_interleave(r, dim=2), v, g=(dt * A).float(),
+                                scale=1.0)[0]
+    return call
+
+
 # ---- decoding steps ----
 
 def _ssd_step_args(inp: dict, state: torch.Tensor) -> tuple[tuple, dict]:
@@ -276,6 +339,16 @@ IMPLS: dict[str, dict[str, Impl]] = {
             Impl("reference-compiled", False, "the same, per-chunk part through torch.compile", _reference(True)),
             Impl("mamba_ssm", True, "mamba_ssm mamba_chunk_scan_combined (5 Triton kernels)", _mamba_ssm),
             Impl("fla", True, "fla chunk_simple_gla (B, C expanded per head)", _fla),
+        ],
+        "ssd_scan_train": [
+            Impl("flashssm", False, "flashssm.ssd_scan forward + fused backward (float atomics for dB, dC)",
+                 _train(_flashssm_fwd), True),
+            Impl("flashssm-deterministic", False, "the same under torch.use_deterministic_algorithms(True)",
+                 _train(_flashssm_fwd, True), True),
+            Impl("reference", False, "flashssm's chunked PyTorch reference through autograd, fp32",
+                 _train(_reference_fwd), True),
+            Impl("mamba_ssm", True, "mamba_ssm mamba_chunk_scan_combined forward + backward", _train(_mamba_ssm_fwd)),
+            Impl("fla", True, "fla chunk_simple_gla forward + backward (inputs prepared inside)", _train(_fla_fwd)),
         ],
         "ssd_step": [
             Impl("flashssm", False, "flashssm.ssd_step, one Triton launch, called from Python", _flashssm_step, True),

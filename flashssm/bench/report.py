@@ -13,7 +13,7 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
     return empty if value is None else format(value, spec)
 
 
-def _row(r: Result, wr: WorkloadRun, peers: list[str], host: bool) -> list[str]:
+def _row(r: Result, wr: WorkloadRun, peers: list[str], host: bool, mem: bool) -> list[str]:
     x_floor = None
     if r.verified and wr.floor_ms:
         x_floor = r.time_ms / wr.floor_ms
@@ -21,6 +21,8 @@ def _row(r: Result, wr: WorkloadRun, peers: list[str], host: bool) -> list[str]:
              _fmt(x_floor, ".2f" if x_floor is not None and x_floor < 10 else ".1f")]
     if host:
         cells.append(_fmt(r.host_us, ".1f"))
+    if mem:
+        cells.append(_fmt(r.extra_mb, ".0f"))
     for peer in peers:
         peer_time = wr.verified_time(peer)
         speedup = peer_time / r.time_ms if (r.verified and peer_time and peer != r.impl) else None
@@ -60,7 +62,9 @@ def format_header(run: BenchRun) -> str:
 def format_workload(run: BenchRun, wr: WorkloadRun) -> str:
     peers = _peers(run, wr)
     host = any(r.host_us is not None for r in wr.results)
-    head = (["impl", "ms", "x floor"] + (["host us"] if host else []) + [f"vs {p}" for p in peers]
+    mem = any(r.extra_mb is not None for r in wr.results)
+    head = (["impl", "ms", "x floor"] + (["host us"] if host else []) + (["peak MiB"] if mem else [])
+            + [f"vs {p}" for p in peers]
             + ["rel err", "<=1e-3 %", "<=1% %", "NaN", ""])
     w = wr.workload
     floor = f"floor {wr.floor_ms:.4f} ms ({wr.floor_kind})" if wr.floor_ms else "floor: needs a GPU"
@@ -68,7 +72,10 @@ def format_workload(run: BenchRun, wr: WorkloadRun) -> str:
     if host:
         lines.append("host us: wall time per call on the host (Python, validation, launch); a step's device "
                      "time alone is the flashssm-graph row")
-    rows = [head] + [_row(r, wr, peers, host) for r in wr.results]
+    if mem:
+        lines.append("peak MiB: memory allocated at the peak of one call (forward + backward) above what was "
+                     "allocated before it, outputs and gradients included")
+    rows = [head] + [_row(r, wr, peers, host, mem) for r in wr.results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
     for row in rows:
         lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)

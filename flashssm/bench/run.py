@@ -23,6 +23,7 @@ class Result:
     time_ms: float | None = None
     accuracy: Accuracy | None = None
     host_us: float | None = None  # steps: Python + launch time per call, measured on the host
+    extra_mb: float | None = None  # training: peak memory of one call above what was allocated before it
 
     @property
     def verified(self) -> bool:
@@ -31,7 +32,7 @@ class Result:
 
     def as_dict(self) -> dict:
         return dict(impl=self.impl, status=self.status, note=self.note, time_ms=self.time_ms, host_us=self.host_us,
-                    accuracy=self.accuracy.as_dict() if self.accuracy else None)
+                    extra_mb=self.extra_mb, accuracy=self.accuracy.as_dict() if self.accuracy else None)
 
 
 @dataclass
@@ -95,13 +96,25 @@ def host_us_per_call(fn, device: torch.device, calls: int = 200) -> float:
     return elapsed / calls * 1e6
 
 
+def peak_extra_mb(fn, device: torch.device) -> float:
+    """Peak memory allocated during one call above what was allocated before it (MiB): the call's
+    working memory, its outputs included (torch.cuda.max_memory_allocated)."""
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    out = fn()
+    torch.cuda.synchronize(device)
+    del out
+    return (torch.cuda.max_memory_allocated(device) - before) / 2**20
+
+
 def run_one(impl_name: str, w: Workload, inputs: dict, y_ref, device: torch.device,
             warmup_ms: float, rep_ms: float) -> Result:
     try:
         fn = IMPLS[w.op][impl_name].setup(w, inputs)
     except Unavailable as why:
         return Result(impl_name, "unavailable", str(why))
-    host = None
+    host = extra = None
     try:
         y = fn()  # first call: compiles, autotunes; not timed
         acc = accuracy(y, y_ref, DTYPES[w.dtype])
@@ -109,13 +122,15 @@ def run_one(impl_name: str, w: Workload, inputs: dict, y_ref, device: torch.devi
         t = time_ms(fn, device, warmup_ms, rep_ms) / getattr(fn, "calls", 1)
         if w.op.endswith("step") and device.type == "cuda" and not hasattr(fn, "calls"):
             host = host_us_per_call(fn, device)
+        if w.op.endswith("train") and device.type == "cuda":
+            extra = peak_extra_mb(fn, device)
     except Exception as err:  # a peer's crash or an out-of-memory is a result, not the end of the run
         if device.type == "cuda":
             torch.cuda.empty_cache()
         return Result(impl_name, "error", _short(err))
     status = "ok" if acc.passed else "inaccurate"
     return Result(impl_name, status, "" if acc.passed else "failed the accuracy check: no speedup shown", t, acc,
-                  host)
+                  host, extra)
 
 
 def run_benchmark(workloads: list[Workload], impl_names: list[str], device: torch.device, *,

@@ -81,6 +81,41 @@ class SSDWorkload(_Workload):
         return self.tokens * (2 * q * n * self.ngroups + self.nheads * (2 * q * p + 4 * n * p))
 
 
+@dataclass(frozen=True)
+class SSDTrainWorkload(SSDWorkload):
+    """One ssd_scan forward + backward: y, then the gradients of x, dt, A, B, C for an incoming dy
+    (N(0, 1) in the input dtype); inputs as `SSDWorkload`. The output compared is (y, dx, ddt, dA, dB, dC)."""
+
+    op = "ssd_scan_train"
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        inp = super().make_inputs(device, seed)
+        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        inp["dy"] = _randn(gen, device, *inp["x"].shape, dtype=inp["x"].dtype)
+        return inp
+
+    def reference(self, inp: dict):
+        """y and the five gradients in float64, through the chunked reference's autograd."""
+        from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+        leaves = [inp[k].double().requires_grad_() for k in ("x", "dt", "A", "B", "C")]
+        y = ssd_scan_chunked(*leaves, chunk_size=self.chunk_size)[0]
+        grads = torch.autograd.grad(y, leaves, inp["dy"].double())
+        return (y.detach(), *grads)
+
+    def bytes(self) -> int:
+        """The forward's bytes, then the backward's: read x, B, C, dt and dy once, write dx, dB, dC, ddt once."""
+        elt = DTYPES[self.dtype].itemsize
+        xs = self.nheads * self.headdim * elt
+        bc = self.ngroups * self.dstate * elt
+        return super().bytes() + self.tokens * (3 * xs + 4 * bc + 2 * self.nheads * 4)
+
+    def flops(self) -> int:
+        """The forward's FLOPs three times: the backward recomputes the states and takes two products
+        for each of the forward's (the usual count for a product's gradient)."""
+        return 3 * super().flops()
+
+
 def _randn(gen, device, *shape, dtype=torch.float32):
     return torch.randn(*shape, generator=gen, device=device, dtype=torch.float32).to(dtype)
 
@@ -293,6 +328,13 @@ WORKLOADS: dict[str, Workload] = {
         # Small enough for the Triton interpreter; fp32 since the interpreter's bf16 dots are wrong.
         SSDWorkload("cpu-small", 2, 200, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=64,
                     dtype="float32", needs_gpu=False),
+        # training: forward + backward of the 2.7B mixer
+        SSDTrainWorkload("train-2.7b-1x2K", 1, 2048),
+        SSDTrainWorkload("train-2.7b-1x8K", 1, 8192),
+        SSDTrainWorkload("train-2.7b-1x32K", 1, 32768),
+        SSDTrainWorkload("train-2.7b-8x4K", 8, 4096),
+        SSDTrainWorkload("cpu-train", 1, 100, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
+                         dtype="float32", needs_gpu=False),
         # decoding: one token of the 2.7B mixer (fp32 state), and of Mamba-1 2.8B
         SSDStepWorkload("step-2.7b-b1", 1),
         SSDStepWorkload("step-2.7b-b128", 128),

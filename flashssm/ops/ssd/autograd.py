@@ -44,8 +44,7 @@ def ssd_scan_fwd(x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, D: Opti
     y, final, ypre = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                             initial_states=initial_states, return_final_states=return_final_states,
                             state_dtype=_STATE_DTYPES[state_dtype], store_ypre=store_ypre)
-    empty = x.new_empty(0)
-    return y, final if final is not None else empty, ypre if ypre is not None else empty
+    return y, final if final is not None else x.new_empty(0), ypre if ypre is not None else x.new_empty(0)
 
 
 @ssd_scan_fwd.register_fake

@@ -427,7 +427,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish or y is None,
-            DOT_PRECISION=precision, M_PRECISION=precision if x.dtype == torch.float32 else "tf32",
+            DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
             M_SPLIT=cfg.m_split and x.dtype != torch.float32,
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
@@ -436,7 +436,10 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
 
 def _dot_precision(dtype: torch.dtype) -> str:
     """fp32 inputs follow torch's matmul precision: 'highest' (its default) gets tf32x3, close to
-    fp32; 'high' or 'medium' gets one tf32 pass. 16-bit inputs multiply exactly in fp32."""
+    fp32; 'high' or 'medium' gets one tf32 pass. 16-bit inputs multiply exactly in fp32. float64
+    (admitted only through the custom op, for gradcheck) multiplies in full fp32."""
+    if dtype == torch.float64:
+        return "ieee"
     if dtype == torch.float32 and torch.get_float32_matmul_precision() == "highest":
         return "tf32x3"
     return "tf32"

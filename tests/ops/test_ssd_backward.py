@@ -59,6 +59,9 @@ def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None,
     for k, g in got.items():
         assert g is not None, f"d{k} missing {what}"
         assert g.dtype == kw[k].dtype and g.shape == kw[k].shape, f"d{k}: {g.dtype} {tuple(g.shape)} {what}"
+        if not torch.any(want[k]):  # e.g. dA of single tokens from a zero state: exactly zero
+            assert g.abs().max() <= 1e-6, f"d{k} {what}: {g.abs().max():.2e} where the reference has 0"
+            continue
         print(f"d{k} {what}: relative error {rel_err(g, want[k]):.2e}")
         assert_close(g, want[k], grad_tolerance(dtype, state_dtype), f"d{k} {what}")
     return got
@@ -167,26 +170,25 @@ def test_deterministic_mode(device):
     """No float atomics under torch.use_deterministic_algorithms(True): identical bits twice, and
     the same gradients as the atomic path."""
     kw = ssd_inputs(1, 130, 8, 32, 16, 2, dtype=torch.float32, device=device, D="h", z=True, initial_states=True)
-    got = [check_gradients(kw, torch.float32, chunk_size=32, deterministic=True) for _ in range(2)]
-    torch.manual_seed(0)
-    for k in got[0]:
-        assert torch.equal(got[0][k], got[1][k]) or not torch.equal(got[0][k], got[0][k]), f"d{k} differs"
-    # same inputs, same incoming gradients, both modes
+    check_gradients(kw, torch.float32, chunk_size=32, deterministic=True)
     dy = torch.randn_like(kw["x"])
     runs = []
-    for det in (True, False):
+    for det in (True, True, False):
         torch.use_deterministic_algorithms(det)
         try:
             runs.append(gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=32)[2])
         finally:
             torch.use_deterministic_algorithms(False)
     for k in runs[0]:
-        assert rel_err(runs[1][k], runs[0][k]) < 1e-5, f"d{k}: atomic and deterministic paths disagree"
+        assert torch.equal(runs[0][k], runs[1][k]), f"d{k}: two deterministic runs differ"
+        assert rel_err(runs[2][k], runs[0][k]) < 1e-5, f"d{k}: atomic and deterministic paths disagree"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="float64 runs the kernels only under the interpreter")
 def test_gradcheck_float64(device):
-    """torch.autograd.gradcheck of the custom op (the kernels compute in fp32 inside, so the step
-    and tolerances suit fp32), and a strict float64 gradcheck of the reference it is compared to."""
+    """torch.autograd.gradcheck of the custom op under the interpreter (the kernels compute in fp32
+    inside, so the step and tolerances suit fp32), and a strict float64 gradcheck of the reference
+    the other tests compare with."""
     kw = ssd_inputs(1, 37, 2, 4, 3, 1, dtype=torch.float64, device=device, D="h", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
     args = [kw[k].double().requires_grad_() for k in INPUTS]

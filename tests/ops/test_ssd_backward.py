@@ -65,15 +65,16 @@ def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None,
         print(f"d{k} {what}: relative error {rel_err(g, want[k]):.2e}")
         tolerance = TOLERANCES[grad_tolerance(dtype, state_dtype)]
         if k in REDUCED:
-            tolerance *= 2
+            tolerance *= 4
         err = rel_err(g, want[k])
         assert not torch.isnan(g).any(), f"d{k} {what}: NaN"
         assert err <= tolerance, f"d{k} {what}: relative error {err:.3e} > {tolerance:.0e}"
     return got
 
 
-# Gradients summed over every token of a head (dA, dt_bias, D): a sum with cancellations, whose
-# relative error is about twice that of the per-token gradients; allowed twice the tolerance.
+# Gradients summed over every token of a head (dA, dt_bias, D): sums with cancellations, whose
+# relative error at 16 bits measured 2-5x that of the per-token gradients (1.1e-2 for dA at bf16
+# on the 2.7B shape, dx 2.5e-3; benchmarks/notes/ssd_backward.md); allowed 4x the tolerance.
 REDUCED = ("A", "dt_bias", "D")
 
 
@@ -115,6 +116,7 @@ def limits_between_tokens(kw):
     if kw.get("dt_softplus"):
         dt = torch.nn.functional.softplus(dt)
     v = dt.flatten().sort().values
+    v = v[v > 1e-3]  # dt stays positive (a negative one makes exp(dt A) grow without bound)
     lo, hi = len(v) // 5, len(v) - len(v) // 5
     return (float(v[lo] + v[lo + 1]) / 2, float(v[hi - 1] + v[hi]) / 2)
 

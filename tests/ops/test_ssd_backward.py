@@ -223,7 +223,9 @@ def test_gradcheck_float64(device):
                                    "float32", True)
         return y, final
 
-    assert torch.autograd.gradcheck(op, args, eps=1e-4, atol=1e-4, rtol=1e-3, fast_mode=True)
+    # step 1e-3: the kernels' fp32 rounding over a 1e-4 step left ~1e-3 relative noise in the numerical
+    # Jacobian and failed one seed in a few; at 1e-3 the noise is ~1e-4 and the truncation error ~1e-6
+    assert torch.autograd.gradcheck(op, args, eps=1e-3, atol=1e-4, rtol=1e-3, fast_mode=True)
 
     def reference(x, dt, A, B, C, D, z, dt_bias, init):
         return ref.ssd_scan_chunked(x, dt, A, B, C, chunk_size=16, D=D, z=z, dt_bias=dt_bias, dt_softplus=True,

@@ -66,7 +66,7 @@ def main():
             cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split)
             try:
                 dims = check_ssd_scan(*(check[k] for k in ARGS), chunk_size=256)
-                y, _, kern = launch(dims, *(check[k] for k in ARGS), config=cfg, state_dtype=state_dtype)
+                y, _, _, kern = launch(dims, *(check[k] for k in ARGS), config=cfg, state_dtype=state_dtype)
                 err = rel(y, ref_y)
                 res = f"regs {kern.n_regs:3d} spills {kern.n_spills:4d} smem {kern.metadata.shared // 1024:3d}K"
                 times = [time_config(cases[n], WORKLOADS[n].chunk_size, cfg, state_dtype) for n in names]

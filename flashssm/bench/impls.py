@@ -36,13 +36,18 @@ class Impl:
     on_cpu: bool = False   # run by default without a GPU (kernels under the interpreter, references)
 
 
+def _require_ssd_kernel(w: SSDWorkload, inp: dict) -> None:
+    from flashssm.ops import ssd
+
+    if not ssd.kernel_available(inp["x"], w.dstate):
+        raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
+
+
 def _flashssm(state_dtype):
     def setup(w: SSDWorkload, inp: dict):
         import flashssm
-        from flashssm.ops import ssd
 
-        if not ssd.kernel_available(inp["x"], w.dstate):
-            raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
+        _require_ssd_kernel(w, inp)
         return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
                                          state_dtype=state_dtype)
     return setup
@@ -135,10 +140,8 @@ def _train(forward, deterministic: bool = False):
 
 def _flashssm_fwd(w: SSDWorkload, inp: dict):
     import flashssm
-    from flashssm.ops import ssd
 
-    if not ssd.kernel_available(inp["x"], w.dstate):
-        raise Unavailable("no flashssm Triton kernel for this device and shape (ssd_scan would run the reference)")
+    _require_ssd_kernel(w, inp)
     return lambda *leaves: flashssm.ssd_scan(*leaves, chunk_size=w.chunk_size)
 
 

@@ -58,7 +58,8 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
     blocker = _kernel_blocker(x, dims.dstate)
-    if blocker is None and (_runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states) or _compiling()):
+    if blocker is None and (_runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states)
+                            or torch.compiler.is_compiling()):
         # through the custom op: autograd runs the fused backward, torch.compile sees one op
         from flashssm.ops.ssd.autograd import ssd_scan_fwd, state_dtype_name
 
@@ -78,11 +79,6 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
             dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
             initial_states=initial_states, state_dtype=state_dtype)
     return (y, final_states) if return_final_states else y
-
-
-def _compiling() -> bool:
-    compiler = getattr(torch, "compiler", None)
-    return compiler is not None and compiler.is_compiling()
 
 
 def step_blocker(x, dstate: int, *tensors) -> str | None:

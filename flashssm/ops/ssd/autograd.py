@@ -41,10 +41,9 @@ def ssd_scan_fwd(x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, D: Opti
 
     dims = _dims(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
                  state_dtype)
-    y, final, third = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                             initial_states=initial_states, return_final_states=return_final_states,
-                             state_dtype=_STATE_DTYPES[state_dtype], store_ypre=store_ypre)
-    ypre = third if store_ypre else None  # (launch returns the compiled kernel there otherwise)
+    y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                               initial_states=initial_states, return_final_states=return_final_states,
+                               state_dtype=_STATE_DTYPES[state_dtype], store_ypre=store_ypre)
     return y, final if final is not None else x.new_empty(0), ypre if ypre is not None else x.new_empty(0)
 
 

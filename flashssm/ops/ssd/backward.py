@@ -41,8 +41,8 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm.ops.triton_common import process_dt
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, entering_states,
-                                      varlen_table, workspace)
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
+                                      release_tickets, varlen_table, workspace)
 
 
 @triton.jit
@@ -85,23 +85,7 @@ def _ssd_bwd_kernel(
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order
     h = ticket % nheads
     rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
-    if IS_VARLEN:
-        row = table_ptr + rest.to(tl.int64) * 6
-        seq = tl.load(row).to(tl.int32)
-        k = tl.load(row + 1).to(tl.int32)
-        start = tl.load(row + 2)
-        length = tl.load(row + 3).to(tl.int32)
-        n_chunks = tl.load(row + 4).to(tl.int32)
-        lane = tl.load(row + 5)
-        b = rest * 0
-    else:
-        b = rest % batch
-        k = rest // batch
-        seq = b
-        start = (k * CHUNK).to(tl.int64)
-        length = tl.minimum(seqlen - k * CHUNK, CHUNK)
-        n_chunks = tl.maximum(tl.cdiv(seqlen, CHUNK), 1)
-        lane = b.to(tl.int64)
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     chain = lane * nheads + h
     g = h // heads_per_group
     r = h % heads_per_group
@@ -304,10 +288,7 @@ def _ssd_bwd_kernel(
     tl.store(part + BLOCK_P + offs_p * 0, dA_acc + offs_p * 0.0, mask=offs_p == 0)
     tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
 
-    done = tl.atomic_add(counter_ptr + 1, 1)
-    if done == n_programs - 1:
-        tl.atomic_xchg(counter_ptr, 0)
-        tl.atomic_xchg(counter_ptr + 1, 0)
+    release_tickets(counter_ptr, n_programs)
 
 
 @triton.jit
@@ -388,13 +369,11 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
         early = early_publish
+    varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                             initial_states=initial_states, state_dtype=state_dtype)
+                             initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
     n_rows = states.shape[0]
-    if dims.cu_seqlens is not None:
-        table, _, n_lanes = varlen_table(dims, device)
-    else:
-        table, n_lanes = x, dims.batch
+    table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
     r = h // g
     n_programs = n_rows * h

@@ -49,6 +49,40 @@ def _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
 
 
 @triton.jit
+def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """Where chunk row `rest` (position-major order) lies: (batch row, sequence, chunk index k,
+    first token (int64), length, chunks in the sequence, chain lane (int64))."""
+    if IS_VARLEN:
+        # table row: sequence, chunk index k, first token, length, chunks in the sequence, chain lane
+        row = table_ptr + rest.to(tl.int64) * 6
+        seq = tl.load(row).to(tl.int32)
+        k = tl.load(row + 1).to(tl.int32)
+        start = tl.load(row + 2)
+        length = tl.load(row + 3).to(tl.int32)
+        n_chunks = tl.load(row + 4).to(tl.int32)
+        lane = tl.load(row + 5)
+        b = rest * 0
+    else:
+        b = rest % batch
+        k = rest // batch
+        seq = b
+        start = (k * CHUNK).to(tl.int64)
+        length = tl.minimum(seqlen - k * CHUNK, CHUNK)
+        n_chunks = tl.maximum(tl.cdiv(seqlen, CHUNK), 1)
+        lane = b.to(tl.int64)
+    return b, seq, k, start, length, n_chunks, lane
+
+
+@triton.jit
+def release_tickets(counter_ptr, n_programs):
+    """The last program to finish puts the ticket counters back to zero for the next launch."""
+    done = tl.atomic_add(counter_ptr + 1, 1)
+    if done == n_programs - 1:
+        tl.atomic_xchg(counter_ptr, 0)
+        tl.atomic_xchg(counter_ptr + 1, 0)
+
+
+@triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
     ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr,
@@ -74,24 +108,7 @@ def _ssd_fwd_kernel(
     rest = ticket // n_pblocks
     h = rest % nheads
     rest = rest // nheads
-    if IS_VARLEN:
-        # table row: sequence, chunk index k, first token, length, chunks in the sequence, chain lane
-        row = table_ptr + rest.to(tl.int64) * 6
-        seq = tl.load(row).to(tl.int32)
-        k = tl.load(row + 1).to(tl.int32)
-        start = tl.load(row + 2)
-        length = tl.load(row + 3).to(tl.int32)
-        n_chunks = tl.load(row + 4).to(tl.int32)
-        lane = tl.load(row + 5)
-        b = rest * 0
-    else:
-        b = rest % batch
-        k = rest // batch
-        seq = b
-        start = (k * CHUNK).to(tl.int64)
-        length = tl.minimum(seqlen - k * CHUNK, CHUNK)
-        n_chunks = tl.maximum(tl.cdiv(seqlen, CHUNK), 1)
-        lane = b.to(tl.int64)
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     chain = (lane * nheads + h) * n_pblocks + pb
     g = h // heads_per_group
 
@@ -201,11 +218,7 @@ def _ssd_fwd_kernel(
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
-    # the last program to finish puts the counters back to zero for the next launch
-    done = tl.atomic_add(counter_ptr + 1, 1)
-    if done == n_programs - 1:
-        tl.atomic_xchg(counter_ptr, 0)
-        tl.atomic_xchg(counter_ptr + 1, 0)
+    release_tickets(counter_ptr, n_programs)
 
 
 @triton.jit
@@ -343,17 +356,17 @@ def varlen_table(dims: SSDDims, device: torch.device) -> tuple[torch.Tensor, int
 def ssd_forward(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
                 initial_states=None, return_final_states=False, state_dtype=None):
     """Launch the fused forward on validated inputs; returns (y, final_states or None)."""
-    y, final, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                         initial_states=initial_states, return_final_states=return_final_states,
-                         state_dtype=state_dtype)
+    y, final, _, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                            initial_states=initial_states, return_final_states=return_final_states,
+                            state_dtype=state_dtype)
     return y, final
 
 
 def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
            return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False):
-    """`ssd_forward` with an explicit launch configuration (for tuning); also returns the compiled
-    kernel, whose n_regs, n_spills and metadata.shared are its resource report. With `store_ypre`
-    (and z), y before the gate is written too and returned in place of the kernel."""
+    """`ssd_forward` with an explicit launch configuration (for tuning). Returns (y, final states or
+    None, y before the gate or None, the compiled kernel, whose n_regs, n_spills and metadata.shared
+    are its resource report). y before the gate is written only with `store_ypre` and z."""
     cfg = config or pick_config(dims, x.dtype, x.device)
     y = _runtime.empty(x.shape, x.dtype, x.device)
     ypre = _runtime.empty(x.shape, x.dtype, x.device) if store_ypre and z is not None else None
@@ -362,14 +375,15 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
              if return_final_states else None)
     compiled = _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
                     y=y, ypre=ypre, final=final)
-    return y, final, (ypre if store_ypre else compiled)
+    return y, final, ypre, compiled
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
-                    state_dtype=None) -> torch.Tensor:
+                    state_dtype=None, varlen=None) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     state_dtype, rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
-    The forward kernel without its output sweep: reads x, B and dt once."""
+    The forward kernel without its output sweep: reads x, B and dt once. `varlen`: the result of
+    `varlen_table` when the caller has it already (varlen inputs)."""
     state_dtype = state_dtype or torch.float32
     block_n = _block_n(dims.dstate)
     block_p = max(16, triton.next_power_of_2(dims.headdim))
@@ -377,7 +391,8 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
                        num_stages=base.num_stages, early_publish=True)
     states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=state_dtype, device=x.device)
-    _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states)
+    _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
+         varlen=varlen)
     return states
 
 
@@ -390,12 +405,12 @@ def chunk_rows(dims: SSDDims) -> int:
 
 
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
-         final=None, states=None):
+         final=None, states=None, varlen=None):
     device = x.device
     block_n = _block_n(dims.dstate)
     n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
     if dims.cu_seqlens is not None:
-        table, n_rows, n_lanes = varlen_table(dims, device)
+        table, n_rows, n_lanes = varlen if varlen is not None else varlen_table(dims, device)
     else:
         table = x  # any pointer: IS_VARLEN=False never reads it
         n_rows = chunk_rows(dims)

@@ -393,3 +393,23 @@ def test_gpu_bf16_error_figures():
     kw = ssd_inputs(2, 4096, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
     check_gradients(kw, torch.bfloat16, chunk_size=256)
+
+
+def test_backward_op_rejects_bad_gradients(device):
+    """flashssm::ssd_scan_bwd called directly: incoming gradients of the wrong shape are errors."""
+    from flashssm.ops.ssd.autograd import ssd_scan_bwd
+
+    kw = ssd_inputs(1, 20, 2, 4, 3, 1, dtype=torch.float32, device=device, z=True)
+    inputs = (kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], None, kw["z"])
+    good = torch.randn(1, 20, 2, 4, device=device)
+
+    def call(dy, ypre, dfinal):
+        return ssd_scan_bwd(dy, dfinal, *inputs, ypre, None, None, None, 16, False, 0.0, math.inf, "float32", False,
+                            [True] * 9)
+
+    with pytest.raises(ValueError, match="dy must have shape"):
+        call(torch.randn(1, 19, 2, 4, device=device), good, None)
+    with pytest.raises(ValueError, match="ypre"):
+        call(good, None, None)
+    with pytest.raises(ValueError, match="dfinal must have shape"):
+        call(good, good, torch.randn(2, 2, 4, 3, device=device))

@@ -68,8 +68,17 @@ def ssd_scan_bwd(dy: Tensor, dfinal: Optional[Tensor], x: Tensor, dt: Tensor, A:
     `needs` (one flag per input, in that order) says its gradient is not wanted."""
     from flashssm.ops.ssd.backward import ssd_backward
 
+    from flashssm.ops.checks import FLOAT_DTYPES_REF, check_optional, check_tensor
+
     dims = _dims(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo, dt_hi,
                  state_dtype)
+    like_x = [(n, s) for n, s in zip(("batch", "seqlen", "nheads", "headdim"), x.shape)]
+    check_tensor("dy", dy, like_x, FLOAT_DTYPES_REF, x.device)
+    check_optional("ypre", ypre, like_x, (x.dtype,), x.device)
+    check_optional("dfinal", dfinal, [("num_seqs", dims.num_seqs), ("nheads", dims.nheads), ("headdim", dims.headdim),
+                                      ("dstate", dims.dstate)], FLOAT_DTYPES_REF, x.device)
+    if z is not None and ypre is None:
+        raise ValueError("ypre (y before the z gate, from ssd_scan_fwd) is required when z is given")
     grads = ssd_backward(dims, dy, dfinal, x, dt, A, B, C, D=D, z=z, ypre=ypre, dt_bias=dt_bias,
                          dt_softplus=dt_softplus, initial_states=initial_states,
                          state_dtype=_STATE_DTYPES[state_dtype], deterministic=deterministic, needs=needs)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch
+import torch.nn.functional as F
 
 from flashssm.bench.workloads import SSDWorkload, Workload
 
@@ -280,6 +281,94 @@ def _mamba_ssm_scan_step(w, inp: dict):
                        dt_bias=inp["delta_bias"], dt_softplus=True), state)
 
 
+# ---- selective_scan (Mamba-1) ----
+
+_SCAN_LOOP_LIMIT = 1 << 16  # tokens: the step-by-step PyTorch loops take minutes beyond
+
+
+def _scan_kwargs(inp: dict) -> dict:
+    return dict(D=inp["D"], z=inp["z"], delta_bias=inp["delta_bias"], delta_softplus=True)
+
+
+def _require_scan_kernel(w, inp: dict) -> None:
+    from flashssm.ops import selective_scan
+
+    if not selective_scan.kernel_available(inp["u"], w.dstate):
+        raise Unavailable("no flashssm Triton kernel for this device and shape (selective_scan would run the "
+                          "reference)")
+
+
+def _flashssm_scan(w, inp: dict):
+    import flashssm
+
+    _require_scan_kernel(w, inp)
+    return lambda: flashssm.selective_scan(inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], **_scan_kwargs(inp))
+
+
+def _scan_step_fn(state, u, delta, A, B, C):
+    """One token of the plain reference (delta already biased and softplus'd): the new state and <state, C>."""
+    state = torch.exp(delta[..., None] * A) * state + (delta * u)[..., None] * B[:, None, :]
+    return state, (state * C[:, None, :]).sum(-1)
+
+
+def _torch_scan(compile: bool):
+    """The plain step-by-step PyTorch scan in fp32; compiled, each step is one fused kernel (compiling
+    the whole loop unrolls seqlen steps and does not finish in reasonable time)."""
+    def setup(w, inp: dict):
+        if w.tokens > _SCAN_LOOP_LIMIT:
+            raise Unavailable(f"a step-by-step PyTorch loop over {w.tokens} tokens takes minutes")
+        step = torch.compile(_scan_step_fn) if compile else _scan_step_fn
+
+        def run():
+            u = inp["u"].float()
+            delta = F.softplus(inp["delta"].float() + inp["delta_bias"][:, None])
+            B, C = inp["B"].float(), inp["C"].float()
+            state = u.new_zeros(u.shape[0], u.shape[1], w.dstate)
+            ys = []
+            for t in range(u.shape[2]):
+                state, y = step(state, u[..., t], delta[..., t], inp["A"], B[..., t], C[..., t])
+                ys.append(y)
+            y = torch.stack(ys, dim=-1) + inp["D"][:, None] * u
+            return (y * F.silu(inp["z"].float())).to(inp["u"].dtype)
+        return run
+    return setup
+
+
+def _scan_train(forward, deterministic: bool = False):
+    """forward(leaves) then the gradients of its y for inp['dy']: (y, du, ddelta, dA, dB, dC, dD, dz, ddelta_bias)."""
+    from flashssm.bench.workloads import SCAN_TRAIN_INPUTS
+
+    def setup(w, inp: dict):
+        call = forward(w, inp)
+        leaves = [inp[k].detach().clone().requires_grad_() for k in SCAN_TRAIN_INPUTS]
+
+        def run():
+            previous = torch.are_deterministic_algorithms_enabled()
+            torch.use_deterministic_algorithms(deterministic or previous)
+            try:
+                y = call(*leaves)
+                return (y.detach(), *torch.autograd.grad(y, leaves, inp["dy"]))
+            finally:
+                torch.use_deterministic_algorithms(previous)
+        return run
+    return setup
+
+
+def _flashssm_scan_fwd(w, inp: dict):
+    import flashssm
+
+    _require_scan_kernel(w, inp)
+    return lambda u, delta, A, B, C, D, z, bias: flashssm.selective_scan(u, delta, A, B, C, D, z, bias, True)
+
+
+def _reference_scan_fwd(w, inp: dict):
+    from flashssm.ops.selective_scan.reference import selective_scan_reference
+
+    if w.tokens > _SCAN_LOOP_LIMIT // 8:
+        raise Unavailable(f"autograd through a step-by-step PyTorch loop over {w.tokens} tokens takes minutes")
+    return lambda u, delta, A, B, C, D, z, bias: selective_scan_reference(u, delta, A, B, C, D, z, bias, True)
+
+
 # ---- conv1d and gated RMSNorm ----
 
 def _flashssm_conv(w, inp: dict):
@@ -365,6 +454,19 @@ IMPLS: dict[str, dict[str, Impl]] = {
             Impl("flashssm", False, "flashssm.selective_scan_step, one Triton launch", _flashssm_scan_step, True),
             Impl("reference", False, "flashssm's PyTorch step reference, eager", _reference_scan_step, True),
             Impl("mamba_ssm", True, "mamba_ssm selective_state_update (Triton)", _mamba_ssm_scan_step),
+        ],
+        "selective_scan": [
+            Impl("flashssm", False, "flashssm.selective_scan, one fused Triton launch", _flashssm_scan, True),
+            Impl("torch", True, "plain PyTorch, one token per step, fp32, eager", _torch_scan(False), True),
+            Impl("torch-compiled", True, "the same with each step through torch.compile", _torch_scan(True)),
+        ],
+        "selective_scan_train": [
+            Impl("flashssm", False, "flashssm.selective_scan forward + fused backward", _scan_train(_flashssm_scan_fwd),
+                 True),
+            Impl("flashssm-deterministic", False, "the same under torch.use_deterministic_algorithms(True)",
+                 _scan_train(_flashssm_scan_fwd, True), True),
+            Impl("reference", True, "flashssm's step-by-step PyTorch reference through autograd, fp32",
+                 _scan_train(_reference_scan_fwd), True),
         ],
         "causal_conv1d": [
             Impl("flashssm", False, "flashssm.causal_conv1d, one Triton launch", _flashssm_conv, True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -227,6 +228,91 @@ class ScanStepWorkload(_Workload):
 
 
 @dataclass(frozen=True)
+class ScanWorkload(_Workload):
+    """One selective_scan (Mamba-1) forward as MambaMixer calls it: delta_bias, softplus, D, z; B and C
+    shared by the channels. Inputs: u, z ~ N(0, 1), delta ~ 0.5 N(0, 1), B, C ~ N(0, 1), all in `dtype`;
+    delta_bias = softplus^-1 of a log-uniform step in [1e-3, 0.1] and A = -(1..dstate) per channel
+    (Mamba-1's initialisation), D = 1."""
+
+    name: str
+    batch: int
+    seqlen: int
+    dim: int = 5120
+    dstate: int = 16
+    dtype: str = "bfloat16"
+    needs_gpu: bool = True
+    op = "selective_scan"
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seqlen
+
+    @property
+    def shape(self) -> str:
+        return f"{self.batch}x{self.seqlen} dim {self.dim} n{self.dstate} {self.dtype}"
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        dtype = DTYPES[self.dtype]
+        b, d, n, l = self.batch, self.dim, self.dstate, self.seqlen
+        step = torch.exp(torch.rand(d, generator=gen, device=device) * (math.log(0.1) - math.log(1e-3))
+                         + math.log(1e-3))
+        return dict(
+            u=_randn(gen, device, b, d, l, dtype=dtype),
+            delta=(0.5 * _randn(gen, device, b, d, l)).to(dtype),
+            A=-torch.arange(1, n + 1, device=device, dtype=torch.float32).repeat(d, 1),
+            B=_randn(gen, device, b, n, l, dtype=dtype),
+            C=_randn(gen, device, b, n, l, dtype=dtype),
+            D=torch.ones(d, device=device),
+            z=_randn(gen, device, b, d, l, dtype=dtype),
+            delta_bias=step + torch.log(-torch.expm1(-step)),
+        )
+
+    def reference(self, inp: dict):
+        from flashssm.ops.selective_scan.reference import selective_scan_reference
+
+        return selective_scan_reference(*(inp[k].double() for k in ("u", "delta", "A", "B", "C", "D", "z",
+                                                                      "delta_bias")), delta_softplus=True)
+
+    def bytes(self) -> int:
+        """Read u, delta, z, B, C once, write y once."""
+        elt = DTYPES[self.dtype].itemsize
+        return self.tokens * (4 * self.dim + 2 * self.dstate) * elt
+
+    def flops(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class ScanTrainWorkload(ScanWorkload):
+    """selective_scan forward + backward: y, then the gradients of u, delta, A, B, C, D, z and delta_bias
+    for an incoming dy ~ N(0, 1); inputs as `ScanWorkload`."""
+
+    op = "selective_scan_train"
+
+    def make_inputs(self, device, seed: int = 0) -> dict:
+        inp = super().make_inputs(device, seed)
+        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        inp["dy"] = _randn(gen, device, *inp["u"].shape, dtype=inp["u"].dtype)
+        return inp
+
+    def reference(self, inp: dict):
+        from flashssm.ops.selective_scan.reference import selective_scan_reference
+
+        leaves = [inp[k].double().requires_grad_() for k in SCAN_TRAIN_INPUTS]
+        y = selective_scan_reference(*leaves, delta_softplus=True)
+        return (y.detach(), *torch.autograd.grad(y, leaves, inp["dy"].double()))
+
+    def bytes(self) -> int:
+        """The forward's bytes, then the backward's: read u, delta, z, B, C, dy; write du, ddelta, dz, dB, dC."""
+        elt = DTYPES[self.dtype].itemsize
+        return super().bytes() + self.tokens * (9 * self.dim + 4 * self.dstate) * elt
+
+
+SCAN_TRAIN_INPUTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
+
+
+@dataclass(frozen=True)
 class Conv1dWorkload(_Workload):
     """causal_conv1d forward as Mamba-2 runs it: xBC (batch, dim, seqlen) with channels contiguous,
     width 4, bias, SiLU. The floor: read x once, write y once."""
@@ -306,7 +392,7 @@ class NormWorkload(_Workload):
         return 0
 
 
-Workload = SSDWorkload | SSDStepWorkload | ScanStepWorkload | Conv1dWorkload | NormWorkload
+Workload = SSDWorkload | SSDStepWorkload | ScanStepWorkload | ScanWorkload | Conv1dWorkload | NormWorkload
 
 
 def _mamba2_27b(batch: int, seqlen: int) -> SSDWorkload:
@@ -340,6 +426,16 @@ WORKLOADS: dict[str, Workload] = {
         SSDStepWorkload("step-2.7b-b128", 128),
         SSDStepWorkload("step-2.7b-b512", 512),
         ScanStepWorkload("m1step-2.8b-b128", 128),
+        # Mamba-1's selective scan: the 2.8B mixer (dim 5120, dstate 16), and dstate 128
+        ScanWorkload("m1-2.8b-8x2K", 8, 2048),
+        ScanWorkload("m1-2.8b-1x32K", 1, 32768),
+        ScanWorkload("m1-2.8b-1x256K", 1, 262144),
+        ScanWorkload("m1-n128-8x2K", 8, 2048, dstate=128),
+        ScanTrainWorkload("m1train-2.8b-8x2K", 8, 2048),
+        ScanTrainWorkload("m1train-2.8b-1x32K", 1, 32768),
+        ScanTrainWorkload("m1train-n128-8x2K", 8, 2048, dstate=128),
+        ScanWorkload("cpu-m1", 2, 100, dim=12, dstate=8, dtype="float32", needs_gpu=False),
+        ScanTrainWorkload("cpu-m1train", 1, 70, dim=8, dstate=8, dtype="float32", needs_gpu=False),
         # the kernels around the scan, 2.7B at 8x4K
         Conv1dWorkload("conv-2.7b-8x4K", 8, 4096),
         Conv1dWorkload("conv-2.7b-8x4K-tokens", 8, 4096, channels_last=False),

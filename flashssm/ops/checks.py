@@ -261,7 +261,8 @@ def _check_scan_bc(name: str, t, batch: int, dim: int, dstate: int | None, seqle
 
 
 def check_selective_scan(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                         return_last_state=False, allow_float64=False) -> None:
+                         return_last_state=False, cu_seqlens=None, allow_float64=False) -> tuple[int, ...] | None:
+    """Validate a selective_scan call; returns cu_seqlens' values on the host (None without it)."""
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("u", u, [("batch", None), ("dim", None), ("seqlen", None)], floats)
     batch, dim, seqlen = u.shape
@@ -278,6 +279,7 @@ def check_selective_scan(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, 
     check_optional("delta_bias", delta_bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     check_bool("delta_softplus", delta_softplus)
     check_bool("return_last_state", return_last_state)
+    return check_cu_seqlens(cu_seqlens, batch, seqlen, device)
 
 
 def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,

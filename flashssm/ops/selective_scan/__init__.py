@@ -2,27 +2,74 @@
 
 from __future__ import annotations
 
+import torch
+
 from flashssm import _runtime
 from flashssm.ops.checks import check_selective_scan, check_selective_scan_step
 from flashssm.ops.selective_scan import reference
 
 
+def _kernel_blocker(u, dstate: int) -> str | None:
+    """Why selective_scan on inputs like u would not run the Triton kernels, or None if it would."""
+    blocker = _runtime.device_blocker(u)
+    if blocker is None and dstate > 256:
+        blocker = f"dstate {dstate} > 256"
+    return blocker
+
+
+def kernel_available(u, dstate: int) -> bool:
+    """Whether `selective_scan` on inputs like `u` runs the Triton kernels (otherwise: the reference)."""
+    return _kernel_blocker(u, dstate) is None
+
+
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
+                   return_last_state=False, *, cu_seqlens=None):
     """Mamba-1's selective scan (shared/SEMANTICS.md), with mamba_ssm's argument names.
 
     u, delta, z: (batch, dim, seqlen); u and z fp32/fp16/bf16, delta any float
-    A: (dim, dstate), real; B, C: (batch, dstate, seqlen) shared by all channels, or
+    A: (dim, dstate), real, dstate <= 256; B, C: (batch, dstate, seqlen) shared by all channels, or
         (batch, ngroups, dstate, seqlen) with channel d reading group d // (dim // ngroups)
     D, delta_bias: (dim,)
-    Returns y (batch, dim, seqlen) in u's dtype, or (y, last_state (batch, dim, dstate) fp32).
+    cu_seqlens: optional (num_seqs + 1,) int32/int64 offsets of sequences packed along seqlen
+        (batch 1); every sequence starts from a zero state and nothing, forward or gradient,
+        crosses a boundary.
+    Returns y (batch, dim, seqlen) in u's dtype, or (y, last_state (batch or num_seqs, dim, dstate) fp32).
+
+    On CUDA: one fused Triton launch forward; differentiable through a fused one-launch backward
+    (a `torch.library` custom op, so torch.compile traces it) that recomputes the states from the
+    ones the forward keeps every few dozen tokens. Elsewhere: the plain-PyTorch reference.
     """
-    check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
-                         return_last_state=return_last_state)
+    cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
+                              return_last_state=return_last_state, cu_seqlens=cu_seqlens)
+    blocker = _kernel_blocker(u, A.shape[1])
+    if blocker is None:
+        grad = _runtime.needs_grad(u, delta, A, B, C, D, z, delta_bias)
+        if grad or torch.compiler.is_compiling():
+            # through the custom op: autograd runs the fused backward, torch.compile sees one op
+            from flashssm.ops.selective_scan.autograd import selective_scan_fwd
+            from flashssm.ops.selective_scan.scan import backward_config, backward_config_uncached
+
+            ckpt_tile = 0
+            if grad:  # the forward keeps the states the backward's chunks start from
+                ngroups = 1 if B.dim() == 3 else B.shape[1]
+                pick = backward_config_uncached if torch.compiler.is_compiling() else backward_config
+                ckpt_tile = pick(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
+                                            _runtime.sm_count(u.device, on_cpu=4)).tile
+            y, last, _ = selective_scan_fwd(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, bool(delta_softplus),
+                                            bool(return_last_state), ckpt_tile)
+        else:
+            from flashssm.ops.selective_scan.scan import scan_forward, sequence_index
+
+            seq_index = None if cu_seqlens is None else sequence_index(cu_seqlens.to(u.device), u.shape[2])
+            with _runtime.on_device(u.device):
+                y, last, _ = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
+                                          num_seqs=None if cu is None else len(cu) - 1,
+                                          return_last_state=return_last_state)
+        return (y, last) if return_last_state else y
     if u.is_cuda:
-        _runtime.warn_reference_fallback("selective_scan", "no Triton kernel yet")
+        _runtime.warn_reference_fallback("selective_scan", blocker)
     return reference.selective_scan_checked(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
-                                            delta_softplus=delta_softplus, return_last_state=return_last_state)
+                                            delta_softplus=delta_softplus, return_last_state=return_last_state, cu=cu)
 
 
 def selective_scan_step(state, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
@@ -59,4 +106,4 @@ def selective_scan_step(state, u, delta, A, B, C, D=None, z=None, delta_bias=Non
                                                  state_batch_indices=state_batch_indices, out=out)
 
 
-__all__ = ["selective_scan", "selective_scan_step"]
+__all__ = ["selective_scan", "selective_scan_step", "kernel_available"]

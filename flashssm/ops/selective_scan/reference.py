@@ -51,23 +51,32 @@ def skip_and_gate(y, u, D, z, dtype: torch.dtype) -> torch.Tensor:
 
 
 def selective_scan_reference(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                             return_last_state=False):
+                             return_last_state=False, *, cu_seqlens=None):
     """Step-by-step selective scan.
 
     u, delta, z: (batch, dim, seqlen); A: (dim, dstate); B, C: (batch, dstate, seqlen) or
     (batch, ngroups, dstate, seqlen); D, delta_bias: (dim,).
+    cu_seqlens: (num_seqs + 1,) offsets of sequences packed along seqlen (batch 1); each starts
+        from a zero state.
     Returns y (batch, dim, seqlen) in u's dtype, and with return_last_state also the last state
-    (batch, dim, dstate) in the compute dtype (float32, or float64 for float64 inputs).
+    (batch or num_seqs, dim, dstate) in the compute dtype (float32, or float64 for float64 inputs).
     """
-    check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
-                         return_last_state=return_last_state, allow_float64=True)
-    return selective_scan_checked(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
-                                  delta_softplus=delta_softplus, return_last_state=return_last_state)
+    cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
+                              return_last_state=return_last_state, cu_seqlens=cu_seqlens, allow_float64=True)
+    return selective_scan_checked(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
+                                  return_last_state=return_last_state, cu=cu)
 
 
 def selective_scan_checked(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                           return_last_state=False):
-    """`selective_scan_reference` on inputs already validated."""
+                           return_last_state=False, cu=None):
+    """`selective_scan_reference` on inputs already validated; cu: cu_seqlens' values on the host."""
+    if cu is not None:  # each packed sequence on its own
+        parts = [selective_scan_checked(u[..., s:e], delta[..., s:e], A, B[..., s:e], C[..., s:e], D=D,
+                                        z=None if z is None else z[..., s:e], delta_bias=delta_bias,
+                                        delta_softplus=delta_softplus, return_last_state=True)
+                 for s, e in zip(cu, cu[1:])]
+        y = torch.cat([p[0] for p in parts], dim=-1)
+        return (y, torch.cat([p[1] for p in parts])) if return_last_state else y
     cdt = compute_dtype(u)
     batch, dim, seqlen = u.shape
     dstate = A.shape[1]

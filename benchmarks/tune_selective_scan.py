@@ -1,0 +1,87 @@
+"""Sweep selective_scan's launch configurations on the GPU (forward, then forward + backward).
+
+    python benchmarks/tune_selective_scan.py [--quick]
+
+Times each configuration with triton.testing.do_bench on the Mamba-1 2.8B shape (dim 5120) and
+dstate 128, bf16, and prints it beside the bytes floor at the copy bandwidth measured here.
+The picked configurations (forward_config / backward_config) are marked with '*'.
+"""
+
+import argparse
+import itertools
+
+import torch
+import triton
+
+from flashssm.bench.workloads import WORKLOADS
+from flashssm.ops.selective_scan import scan
+
+
+def copy_bandwidth() -> float:
+    x = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = triton.testing.do_bench(lambda: y.copy_(x))
+    return 2 * x.numel() / (ms * 1e-3)
+
+
+def fwd_args(inp):
+    return ([inp[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")], True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    bw = copy_bandwidth()
+    print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
+    n_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for name in ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-n128-8x2K"):
+        w = WORKLOADS[name]
+        inp = w.make_inputs("cuda")
+        tensors, sp = fwd_args(inp)
+        floor_ms = w.bytes() / bw * 1e3
+        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms)
+        print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
+        bn = triton.next_power_of_2(w.dstate)
+        for bd, tile, warps in itertools.product([1, 2, 4, 8], [16, 32, 64, 128], [2, 4, 8]):
+            if bd * bn * tile > 16384 or bd * bn * tile < 512:
+                continue
+            cfg = scan.ForwardConfig(bd, tile, warps)
+            try:
+                ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, config=cfg))
+            except Exception as e:  # out of resources
+                print(f"  {cfg}: {type(e).__name__}")
+                continue
+            mark = "*" if cfg == picked else " "
+            print(f" {mark}bd {bd:2d} tile {tile:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+    for name in ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K", "m1train-n128-8x2K"):
+        w = WORKLOADS[name]
+        inp = w.make_inputs("cuda")
+        tensors, sp = fwd_args(inp)
+        dy = inp["dy"]
+        floor_ms = w.bytes() / bw * 1e3
+        picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms)
+        print(f"\n{name} forward + backward: floor {floor_ms:.3f} ms, picked {picked}")
+        bn = triton.next_power_of_2(w.dstate)
+        grid = itertools.product([1, 2, 4], [16, 32, 64, 128], [4, 16, 64], [4, 8])
+        if args.quick:
+            grid = [(picked.block_d, picked.tile, picked.subblocks, picked.num_warps)]
+        for bd, tile, sub, warps in grid:
+            if bd * bn * tile > 8192 or bd * bn * tile < 1024:
+                continue
+            cfg = scan.BackwardConfig(bd, tile, sub, warps)
+
+            def run():
+                y, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=tile)
+                return scan.scan_backward(dy, None, *tensors, sp, ckpt=ckpt, ckpt_tile=tile, config=cfg)
+            try:
+                ms = triton.testing.do_bench(run)
+            except Exception as e:
+                print(f"  {cfg}: {type(e).__name__}: {str(e)[:80]}")
+                continue
+            mark = "*" if cfg == picked else " "
+            print(f" {mark}bd {bd} tile {tile:3d} sub {sub:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+
+
+if __name__ == "__main__":
+    main()

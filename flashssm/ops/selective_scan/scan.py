@@ -1,0 +1,508 @@
+"""selective_scan: Mamba-1's scan as fused Triton kernels, forward in one launch, backward in one.
+
+Per channel d and state n the scan is a first-order linear recurrence,
+
+    h_t = a_t h_{t-1} + b_t,   a_t = exp(delta_t A_dn),   b_t = delta_t u_t B_tn,
+
+with y_t = <h_t, C_t> (+ D u_t, gated by silu(z_t)). A program holds a tile [BLOCK_D, BLOCK_N,
+TILE] of (channel, state, time) in registers: it discretises delta, A, B and u there, scans the
+tile along time with `tl.associative_scan` (combining (a, b) pairs) seeded with the state carried
+from the previous tile, and reduces over the states for y. States never reach device memory,
+except the state entering every TILE_BWD-th token when a backward will follow (its memory is the
+states' divided by TILE_BWD: O(inputs)).
+
+Forward: one program per (block of channels, batch row) walks the whole sequence (the 2.8B shape
+has dim 5120: 1280 programs of 4 channels fill an H100 at batch 1).
+
+Backward: one program per (chunk of TILE_BWD tokens, batch row, group of channels), reverse chunk
+order by tickets from an atomic counter. The gradient entering a chunk from its right, X, comes
+from the program of the next chunk, which published it as P X' + G (P the chunk's total decay, G
+its own contribution: both known before it waits), so a program waits only on an earlier ticket
+and the serial chain costs one multiply-add per link. Each program then recomputes its states
+from the stored entering state, runs the reverse scan for dh with X as the carry, and forms every
+gradient in registers; dB and dC are summed over its channels in registers before one atomic add
+per element (or one slice per program in deterministic mode).
+
+Varlen (cu_seqlens, batch 1): a per-token sequence index; the decay at a sequence's first token is
+0, so no state and no gradient crosses a boundary.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.ssd.forward import release_tickets, workspace
+from flashssm.ops.triton_common import process_delta, silu
+
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def _linear(a1, b1, a2, b2):
+    """h -> a1 h + b1 followed by h -> a2 h + b2 (associative: the scan's combine)."""
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
+def _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN: tl.constexpr):
+    """Per token of the tile: starts a sequence, ends one, next token starts one; sequence index."""
+    if IS_VARLEN:
+        s = tl.load(seq_ptr + t, mask=m_t, other=-1)
+        prev = tl.load(seq_ptr + t - 1, mask=m_t & (t > 0), other=-1)
+        nxt = tl.load(seq_ptr + t + 1, mask=m_t & (t + 1 < seqlen), other=-1)
+        start = m_t & (s != prev)
+        end = m_t & (s != nxt)
+        next_start = m_t & (t + 1 < seqlen) & (s != nxt)
+    else:
+        s = t * 0
+        start = t < 0
+        end = t == seqlen - 1
+        next_start = t < 0
+    return start, end, next_start, s
+
+
+@triton.jit
+def _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
+                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, ACC: tl.constexpr):
+    """delta after bias and softplus, 0 off the sequence (a decay of 1: padding keeps the state). [BLOCK_D, TILE]"""
+    raw = tl.load(delta_base + o_d[:, None] * stride_delta_d + t[None, :] * stride_delta_l, mask=m_dt,
+                  other=0.0).to(ACC)
+    return tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS), 0.0), raw
+
+
+@triton.jit
+def _scan_fwd_kernel(
+    u_ptr, delta_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
+    y_ptr, last_ptr, ckpt_ptr,
+    dim, dstate, seqlen, dims_per_group, n_ckpt,
+    stride_u_b, stride_u_d, stride_u_l,
+    stride_delta_b, stride_delta_d, stride_delta_l,
+    stride_A_d, stride_A_n,
+    stride_B_b, stride_B_g, stride_B_n, stride_B_l,
+    stride_C_b, stride_C_g, stride_C_n, stride_C_l,
+    stride_z_b, stride_z_d, stride_z_l,
+    stride_y_b, stride_y_d, stride_y_l,
+    BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+    IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
+):
+    i_d = tl.program_id(0)
+    i_b = tl.program_id(1).to(tl.int64)
+    o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
+    o_n = tl.arange(0, BLOCK_N)
+    o_t = tl.arange(0, TILE)
+    m_d = o_d < dim
+    m_n = o_n < dstate
+    m_dn = m_d[:, None] & m_n[None, :]
+    g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
+
+    A2 = tl.load(A_ptr + o_d[:, None] * stride_A_d + o_n[None, :] * stride_A_n, mask=m_dn, other=0.0).to(ACC) * LOG2E
+    bias = tl.zeros((BLOCK_D,), dtype=ACC)
+    if HAS_DELTA_BIAS:
+        bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    u_base = u_ptr + i_b * stride_u_b
+    delta_base = delta_ptr + i_b * stride_delta_b
+    B_base = B_ptr + i_b * stride_B_b + g * stride_B_g + o_n[:, None] * stride_B_n
+    C_base = C_ptr + i_b * stride_C_b + g * stride_C_g + o_n[:, None] * stride_C_n
+    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
+    y_base = y_ptr + i_b * stride_y_b + o_d[:, None] * stride_y_d
+    p_dn = o_d[:, None] * dstate + o_n[None, :]  # a (dim, dstate) state in ckpt / last
+
+    h = tl.zeros((BLOCK_D, BLOCK_N), dtype=ACC)
+    for t0 in range(0, seqlen, TILE):
+        if STORE_CKPT:
+            if t0 % CKPT == 0:  # the state entering this backward chunk
+                tl.store(ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * dim * dstate + p_dn, h, mask=m_dn)
+        t = t0 + o_t
+        m_t = t < seqlen
+        m_dt = m_d[:, None] & m_t[None, :]
+        start, end, _, s = _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN)
+        dl, _ = _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
+                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
+        u = tl.load(u_base + o_d[:, None] * stride_u_d + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+        m_nt = m_n[:, None] & m_t[None, :]
+        Bt = tl.load(B_base + t[None, :] * stride_B_l, mask=m_nt, other=0.0).to(ACC)  # [BLOCK_N, TILE]
+        Ct = tl.load(C_base + t[None, :] * stride_C_l, mask=m_nt, other=0.0).to(ACC)
+
+        a = tl.exp2(dl[:, None, :] * A2[:, :, None])  # [BLOCK_D, BLOCK_N, TILE]
+        if IS_VARLEN:
+            a = tl.where(start[None, None, :], 0.0, a)
+        b = (dl * u)[:, None, :] * Bt[None, :, :]
+        a, b = tl.associative_scan((a, b), axis=2, combine_fn=_linear)
+        hs = a * h[:, :, None] + b  # the state after every token of the tile
+        y = tl.sum(hs * Ct[None, :, :], axis=1)  # [BLOCK_D, TILE]
+        h = tl.sum(tl.where((o_t == TILE - 1)[None, None, :], hs, 0.0), axis=2)  # padding keeps the state
+        if IS_VARLEN:
+            if STORE_LAST:
+                p_last = last_ptr + s.to(tl.int64)[None, None, :] * dim * dstate + p_dn[:, :, None]
+                tl.store(p_last, hs, mask=m_dn[:, :, None] & end[None, None, :])
+        if HAS_D:
+            y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
+        if HAS_Z:
+            y *= silu(tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC))
+        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+    if STORE_LAST:
+        if not IS_VARLEN:
+            tl.store(last_ptr + i_b * dim * dstate + p_dn, h, mask=m_dn)
+
+
+@triton.jit
+def _scan_bwd_kernel(
+    u_ptr, delta_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
+    du_ptr, ddelta_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dz_ptr, dbias_ptr,
+    counter_ptr, flag_ptr, slot_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, n_chunks, n_groups_d, n_programs,
+    stride_u_b, stride_u_d, stride_u_l,
+    stride_delta_b, stride_delta_d, stride_delta_l,
+    stride_A_d, stride_A_n,
+    stride_B_b, stride_B_g, stride_B_n, stride_B_l,
+    stride_C_b, stride_C_g, stride_C_n, stride_C_l,
+    stride_z_b, stride_z_d, stride_z_l,
+    stride_do_b, stride_do_d, stride_do_l,
+    BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, SUBBLOCKS: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+    IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr, ACC: tl.constexpr,
+):
+    ticket = tl.atomic_add(counter_ptr, 1)  # launch order: every later chunk's program has an earlier ticket
+    c = n_chunks - 1 - ticket // (batch * n_groups_d)
+    rest = ticket % (batch * n_groups_d)
+    i_b = (rest // n_groups_d).to(tl.int64)
+    i_s = rest % n_groups_d  # this program's group of SUBBLOCKS * BLOCK_D channels
+    o_n = tl.arange(0, BLOCK_N)
+    o_t = tl.arange(0, TILE)
+    m_n = o_n < dstate
+    t = c * TILE + o_t
+    m_t = t < seqlen
+    m_nt = m_n[:, None] & m_t[None, :]
+    is_last_col = (o_t == TILE - 1)[None, None, :]
+    g = ((i_s * SUBBLOCKS * BLOCK_D) // dims_per_group).to(tl.int64)
+    start, end, next_start, s = _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN)
+
+    p_B = B_ptr + i_b * stride_B_b + g * stride_B_g + o_n[:, None] * stride_B_n + t[None, :] * stride_B_l
+    p_C = C_ptr + i_b * stride_C_b + g * stride_C_g + o_n[:, None] * stride_C_n + t[None, :] * stride_C_l
+    Bt = tl.load(p_B, mask=m_nt, other=0.0).to(ACC)  # [BLOCK_N, TILE]
+    Ct = tl.load(p_C, mask=m_nt, other=0.0).to(ACC)
+    dB_acc = tl.zeros((BLOCK_N, TILE), dtype=ACC)
+    dC_acc = tl.zeros((BLOCK_N, TILE), dtype=ACC)
+    u_base = u_ptr + i_b * stride_u_b
+    delta_base = delta_ptr + i_b * stride_delta_b
+    z_base = z_ptr + i_b * stride_z_b
+    do_base = dout_ptr + i_b * stride_do_b
+    # per-(batch, chunk) partial sums of the (dim,)-shaped gradients in deterministic mode
+    part = i_b * n_chunks + c
+
+    for j in range(SUBBLOCKS):
+        blk = i_s * SUBBLOCKS + j
+        o_d = (blk * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
+        m_d = o_d < dim
+        m_dn = m_d[:, None] & m_n[None, :]
+        m_dt = m_d[:, None] & m_t[None, :]
+        p_dn = o_d[:, None] * dstate + o_n[None, :]
+        p_out = (i_b * dim + o_d[:, None]) * seqlen + t[None, :]  # du, ddelta, dz: contiguous (batch, dim, seqlen)
+        A = tl.load(A_ptr + o_d[:, None] * stride_A_d + o_n[None, :] * stride_A_n, mask=m_dn, other=0.0).to(ACC)
+        bias = tl.zeros((BLOCK_D,), dtype=ACC)
+        if HAS_DELTA_BIAS:
+            bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+
+        # recompute the chunk's states from the one stored on entry
+        dl, raw = _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
+                              HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
+        u = tl.load(u_base + o_d[:, None] * stride_u_d + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+        a = tl.exp2(dl[:, None, :] * (A * LOG2E)[:, :, None])  # [BLOCK_D, BLOCK_N, TILE]
+        if IS_VARLEN:
+            a = tl.where(start[None, None, :], 0.0, a)
+        b = (dl * u)[:, None, :] * Bt[None, :, :]
+        h0 = tl.load(ckpt_ptr + (i_b * n_chunks + c) * dim * dstate + p_dn, mask=m_dn, other=0.0).to(ACC)
+        q, hb = tl.associative_scan((a, b), axis=2, combine_fn=_linear)  # q: decay since the chunk's start
+        h = q * h0[:, :, None] + hb
+
+        # the gradient reaching each state directly through y
+        dout = tl.load(do_base + o_d[:, None] * stride_do_d + t[None, :] * stride_do_l, mask=m_dt,
+                       other=0.0).to(ACC)
+        if HAS_Z:
+            zt = tl.load(z_base + o_d[:, None] * stride_z_d + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
+            ypre = tl.sum(h * Ct[None, :, :], axis=1)
+            if HAS_D:
+                ypre += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
+            sz = tl.sigmoid(zt)
+            dz = dout * ypre * sz * (1.0 + zt * (1.0 - sz))
+            tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+            dy = dout * zt * sz
+        else:
+            dy = dout
+        cv = Ct[None, :, :] * dy[:, None, :]  # [BLOCK_D, BLOCK_N, TILE]
+        if IS_VARLEN:
+            if HAS_DLAST:  # a sequence's last state is read at its last token
+                p_dlast = dlast_ptr + s.to(tl.int64)[None, None, :] * dim * dstate + p_dn[:, :, None]
+                cv += tl.load(p_dlast, mask=m_dn[:, :, None] & end[None, None, :], other=0.0).to(ACC)
+
+        # hand-over: the gradient reaching the state entering this chunk is P X + G
+        chain = i_b * (n_groups_d * SUBBLOCKS) + blk
+        p_slot = slot_ptr + chain * (BLOCK_D * BLOCK_N) + tl.arange(0, BLOCK_D)[:, None] * BLOCK_N + o_n[None, :]
+        G = tl.sum(q * cv, axis=2)
+        P = tl.sum(tl.where(is_last_col, q, 0.0), axis=2)
+        if c + 1 < n_chunks:
+            seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+            while seen != n_chunks - 1 - c:
+                seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+            X = tl.load(p_slot, cache_modifier=".cg").to(ACC)
+            tl.debug_barrier()  # every thread has read the slot before any overwrites it
+        elif HAS_DLAST and not IS_VARLEN:
+            X = tl.load(dlast_ptr + i_b * dim * dstate + p_dn, mask=m_dn, other=0.0).to(ACC)
+        else:
+            X = tl.zeros((BLOCK_D, BLOCK_N), dtype=ACC)
+        if c > 0:
+            tl.store(p_slot, (P * X + G).to(slot_ptr.dtype.element_ty))
+            tl.debug_barrier()  # the slot is written before the flag says so
+            tl.atomic_xchg(flag_ptr + chain, n_chunks - c, sem="release")
+        elif n_chunks > 1:
+            tl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
+
+        # reverse scan: dh_t = cv_t + a_{t+1} dh_{t+1}; the chunk's last token takes X
+        dln, _ = _delta_tile(delta_base, o_d, t + 1, m_d[:, None] & (t + 1 < seqlen)[None, :], stride_delta_d,
+                             stride_delta_l, bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
+        an = tl.exp2(dln[:, None, :] * (A * LOG2E)[:, :, None])
+        an = tl.where(is_last_col, 1.0, an)
+        if IS_VARLEN:
+            an = tl.where(next_start[None, None, :], 0.0, an)
+        pa, pb = tl.associative_scan((an, cv), axis=2, combine_fn=_linear, reverse=True)
+        dh = pa * X[:, :, None] + pb
+        ah = h - b  # a_t h_{t-1}: what the decay multiplied
+        dh_ah = dh * ah
+        dhB = tl.sum(dh * Bt[None, :, :], axis=1)  # [BLOCK_D, TILE]
+        du = dl * dhB
+        ddl = u * dhB + tl.sum(A[:, :, None] * dh_ah, axis=1)
+        dA = tl.sum(dl[:, None, :] * dh_ah, axis=2)  # [BLOCK_D, BLOCK_N]
+        dB_acc += tl.sum((dl * u)[:, None, :] * dh, axis=0)
+        dC_acc += tl.sum(dy[:, None, :] * h, axis=0)
+        if HAS_D:
+            du += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * dy
+            dD = tl.sum(tl.where(m_dt, dy * u, 0.0), axis=1)
+        if DELTA_SOFTPLUS:
+            ddl = ddl * tl.sigmoid(raw + bias[:, None])
+        ddl = tl.where(m_dt, ddl, 0.0)
+        tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
+        tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
+        if DETERMINISTIC:
+            tl.store(dA_ptr + part * dim * dstate + p_dn, dA, mask=m_dn)
+            if HAS_D:
+                tl.store(dD_ptr + part * dim + o_d, dD, mask=m_d)
+            if HAS_DELTA_BIAS:
+                tl.store(dbias_ptr + part * dim + o_d, tl.sum(ddl, axis=1), mask=m_d)
+        else:
+            tl.atomic_add(dA_ptr + p_dn, dA, mask=m_dn)
+            if HAS_D:
+                tl.atomic_add(dD_ptr + o_d, dD, mask=m_d)
+            if HAS_DELTA_BIAS:
+                tl.atomic_add(dbias_ptr + o_d, tl.sum(ddl, axis=1), mask=m_d)
+
+    # dB, dC: (batch, ngroups, dstate, seqlen) fp32, or one slice per program of channels
+    p_bc = (i_b * (dim // dims_per_group) + g) * dstate * seqlen + o_n[:, None] * seqlen + t[None, :]
+    if DETERMINISTIC:
+        p_bc += (i_s % ((dims_per_group + SUBBLOCKS * BLOCK_D - 1) // (SUBBLOCKS * BLOCK_D))).to(tl.int64) * (
+            batch * (dim // dims_per_group) * dstate * seqlen)
+        tl.store(dB_ptr + p_bc, dB_acc, mask=m_nt)
+        tl.store(dC_ptr + p_bc, dC_acc, mask=m_nt)
+    else:
+        tl.atomic_add(dB_ptr + p_bc, dB_acc, mask=m_nt)
+        tl.atomic_add(dC_ptr + p_bc, dC_acc, mask=m_nt)
+    release_tickets(counter_ptr, n_programs)
+
+
+@dataclass(frozen=True)
+class ForwardConfig:
+    block_d: int    # channels per program
+    tile: int       # tokens per register tile
+    num_warps: int
+
+
+@dataclass(frozen=True)
+class BackwardConfig:
+    block_d: int    # channels per sub-block (one register tile)
+    tile: int       # tokens per chunk: also the spacing of the states the forward stores
+    subblocks: int  # sub-blocks per program: dB and dC are summed over them before the atomic add
+    num_warps: int
+
+
+def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
+    """The largest power of two <= target whose blocks never straddle two groups of B and C."""
+    block = max(1, min(target, triton.next_power_of_2(dim)))
+    while ngroups > 1 and dims_per_group % block:
+        block //= 2
+    return block
+
+
+@functools.lru_cache(maxsize=256)
+def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int) -> ForwardConfig:
+    """4096 (channel, state, token) elements per tile; channels per program halved while the grid has
+    fewer than ~8 programs per SM."""
+    block_n = triton.next_power_of_2(dstate)
+    dpg = dim // ngroups
+    block_d = _fit_block(max(1, 64 // block_n), dim, dpg, ngroups)
+    while block_d > 1 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
+        block_d //= 2
+    tile = max(8, min(64, 4096 // (block_n * block_d)))
+    return ForwardConfig(block_d, tile, 4)
+
+
+def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int) -> BackwardConfig:
+    block_n = triton.next_power_of_2(dstate)
+    dpg = dim // ngroups
+    block_d = _fit_block(max(1, 32 // block_n), dim, dpg, ngroups)
+    tile = max(8, min(128, 4096 // (block_n * block_d)))
+    # up to 256 channels per program (dB, dC atomics over dim / 256 programs), fewer when the grid is small
+    subblocks = _fit_block(max(1, 256 // block_d), triton.cdiv(dim, block_d), dpg // block_d, ngroups)
+    n_chunks = max(1, triton.cdiv(seqlen, tile))
+    while subblocks > 1 and batch * n_chunks * triton.cdiv(dim, block_d * subblocks) < 4 * n_sms:
+        subblocks //= 2
+    return BackwardConfig(block_d, tile, subblocks, 8 if block_n * block_d * tile >= 4096 else 4)
+
+
+backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
+
+
+def _acc(dtype: torch.dtype):
+    return tl.float64 if dtype == torch.float64 else tl.float32
+
+
+def _as4(t: torch.Tensor) -> torch.Tensor:
+    """B or C as (batch, ngroups, dstate, seqlen): the shared form gets a group axis of stride 0."""
+    return t.unsqueeze(1) if t.dim() == 3 else t
+
+
+def sequence_index(cu_seqlens: torch.Tensor | None, seqlen: int) -> torch.Tensor | None:
+    """int32 (seqlen,): the packed sequence of every token (no host synchronisation)."""
+    if cu_seqlens is None:
+        return None
+    tokens = torch.arange(seqlen, device=cu_seqlens.device, dtype=cu_seqlens.dtype)
+    return torch.searchsorted(cu_seqlens[1:].contiguous(), tokens, right=True).to(torch.int32)
+
+
+def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, seq_index=None,
+                 num_seqs=None, return_last_state=False, ckpt_tile=None, config: ForwardConfig | None = None):
+    """Launch the forward on validated inputs.
+
+    Returns (y (batch, dim, seqlen) in u's dtype, last_state (num_seqs, dim, dstate) fp32 or None,
+    ckpt (batch, cdiv(seqlen, ckpt_tile), dim, dstate) fp32 or None: the state entering every
+    ckpt_tile-th token, for the backward).
+    """
+    batch, dim, seqlen = u.shape
+    dstate = A.shape[1]
+    B4, C4 = _as4(B), _as4(C)
+    ngroups = B4.shape[1]
+    cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4))
+    state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
+    y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
+    last = None
+    if return_last_state:
+        n = num_seqs if seq_index is not None else batch
+        if seq_index is not None:  # an empty sequence's last state is its zero initial state: no token writes it
+            last = torch.zeros((n, dim, dstate), dtype=state_dtype, device=u.device)
+        else:
+            last = _runtime.empty((n, dim, dstate), state_dtype, u.device)
+    ckpt = None
+    if ckpt_tile is not None:
+        if ckpt_tile % cfg.tile:
+            cfg = ForwardConfig(cfg.block_d, min(cfg.tile, ckpt_tile), cfg.num_warps)
+        ckpt = _runtime.empty((batch, triton.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
+    z_arg = z if z is not None else u
+    grid = (triton.cdiv(dim, cfg.block_d), batch)
+    _scan_fwd_kernel[grid](
+        u, delta, A, B4, C4, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+        seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
+        dim, dstate, seqlen, dim // ngroups, 0 if ckpt is None else ckpt.shape[1],
+        *u.stride(), *delta.stride(), *A.stride(), *B4.stride(), *C4.stride(), *z_arg.stride(), *y.stride(),
+        BLOCK_D=cfg.block_d, BLOCK_N=triton.next_power_of_2(dstate), TILE=cfg.tile, CKPT=ckpt_tile or cfg.tile,
+        HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
+        STORE_CKPT=ckpt is not None, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+    )
+    return y, last, ckpt
+
+
+def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, ckpt,
+                  ckpt_tile, seq_index=None, deterministic=False, config: BackwardConfig | None = None):
+    """Launch the backward on validated inputs; ckpt and ckpt_tile from `scan_forward`.
+
+    dout: (batch, dim, seqlen); dlast: (num_seqs, dim, dstate) or None.
+    Returns [du, ddelta, dA, dB, dC, dD, dz, ddelta_bias] (None for absent inputs), each in its
+    input's dtype and shape.
+    """
+    batch, dim, seqlen = u.shape
+    dstate = A.shape[1]
+    B4, C4 = _as4(B), _as4(C)
+    ngroups = B4.shape[1]
+    dpg = dim // ngroups
+    n_sms = _runtime.sm_count(u.device, on_cpu=4)
+    cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, n_sms)
+    if cfg.tile != ckpt_tile:
+        cfg = BackwardConfig(cfg.block_d, ckpt_tile, cfg.subblocks, cfg.num_warps)
+    acc_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
+    block_n = triton.next_power_of_2(dstate)
+    n_chunks = triton.cdiv(seqlen, cfg.tile)
+    per_program = cfg.block_d * cfg.subblocks
+    n_groups_d = triton.cdiv(dim, per_program)
+    programs_per_group = triton.cdiv(dpg, per_program)
+    dev = u.device
+
+    du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
+    ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
+    dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
+    bc_shape = (batch, ngroups, dstate, seqlen)
+    if deterministic:
+        n_part = batch * max(n_chunks, 1)
+        dA = torch.zeros((n_part, dim, dstate), dtype=acc_dtype, device=dev)
+        dD = torch.zeros((n_part, dim), dtype=acc_dtype, device=dev)
+        dbias = torch.zeros((n_part, dim), dtype=acc_dtype, device=dev)
+        dB = torch.zeros((programs_per_group, *bc_shape), dtype=acc_dtype, device=dev)
+        dC = torch.zeros((programs_per_group, *bc_shape), dtype=acc_dtype, device=dev)
+    else:
+        dA = torch.zeros((dim, dstate), dtype=acc_dtype, device=dev)
+        dD = torch.zeros((dim,), dtype=acc_dtype, device=dev)
+        dbias = torch.zeros((dim,), dtype=acc_dtype, device=dev)
+        dB = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
+        dC = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
+
+    if n_chunks > 0:
+        n_programs = n_chunks * batch * n_groups_d
+        counter, flags, slots = workspace(dev).get(batch * n_groups_d * cfg.subblocks, cfg.block_d * block_n,
+                                                   acc_dtype)
+        z_arg = z if z is not None else u
+        _scan_bwd_kernel[(n_programs,)](
+            u, delta, A, B4, C4, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+            seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
+            du, ddelta, dA, dB, dC, dD, dz if dz is not None else du, dbias,
+            counter, flags, slots,
+            batch, dim, dstate, seqlen, dpg, n_chunks, n_groups_d, n_programs,
+            *u.stride(), *delta.stride(), *A.stride(), *B4.stride(), *C4.stride(), *z_arg.stride(), *dout.stride(),
+            BLOCK_D=cfg.block_d, BLOCK_N=block_n, TILE=cfg.tile, SUBBLOCKS=cfg.subblocks,
+            HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+            DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
+            DETERMINISTIC=bool(deterministic), ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+        )
+    else:
+        du.zero_()
+        ddelta.zero_()
+        if dz is not None:
+            dz.zero_()
+    if deterministic:
+        dA, dD, dbias, dB, dC = (t.sum(0) for t in (dA, dD, dbias, dB, dC))
+    dB = dB.view(B.shape) if B.dim() == 4 else dB[:, 0]
+    dC = dC.view(C.shape) if C.dim() == 4 else dC[:, 0]
+    return [du, ddelta, dA.to(A.dtype), dB.to(B.dtype), dC.to(C.dtype),
+            dD.to(D.dtype) if D is not None else None, dz,
+            dbias.to(delta_bias.dtype) if delta_bias is not None else None]
+
+
+def supported(dstate: int) -> str | None:
+    return None if dstate <= 256 else f"dstate {dstate} > 256"
+
+
+__all__ = ["scan_forward", "scan_backward", "forward_config", "backward_config", "backward_config_uncached", "sequence_index", "supported",
+           "ForwardConfig", "BackwardConfig"]

@@ -1,0 +1,332 @@
+"""selective_scan's Triton kernels (forward and fused backward) against the float64 reference.
+
+On the CPU the kernels run under the Triton interpreter at small shapes; small tiles force
+several chunks, so the backward's reverse hand-over between programs is exercised. The gpu-marked
+tests run real shapes in bf16.
+"""
+
+import itertools
+
+import pytest
+import torch
+
+import flashssm
+from flashssm.ops.selective_scan import reference as ref
+from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_scan_fwd
+from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, scan_backward, scan_forward,
+                                              sequence_index)
+from tests.conftest import HAS_GPU
+from tests.helpers import TOLERANCES, assert_close, rel_err, scan_inputs, to_float64
+
+GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
+# batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
+SHAPES = [(2, 6, 37, 5, None), (1, 3, 1, 16, None), (2, 8, 70, 4, 2), (1, 4, 33, 3, 4), (3, 5, 16, 8, 1)]
+SHAPE_IDS = [f"B{b}-D{d}-L{l}-N{n}-G{g}" for b, d, l, n, g in SHAPES]
+OPTIONS = list(itertools.product([False, True], repeat=4))  # D, z, delta_bias, delta_softplus
+OPTION_IDS = [f"D{int(a)}-z{int(b)}-bias{int(c)}-sp{int(d)}" for a, b, c, d in OPTIONS]
+
+
+def _inputs(shape, dtype, device, opts=(True, True, True, True)):
+    batch, dim, seqlen, dstate, ngroups = shape
+    D, z, bias, sp = opts
+    kw = scan_inputs(batch, dim, seqlen, dstate, ngroups=ngroups, dtype=dtype, device=device, D=D, z=z,
+                     delta_bias=bias, delta_softplus=sp)
+    if bias and not sp:  # keep delta positive: a negative one makes the state grow past fp32
+        kw["delta_bias"] = kw["delta_bias"].abs() * 0.1
+    return kw
+
+
+def _grads_ref(kw, dy, dlast=None, cu_seqlens=None):
+    """y, last_state and every gradient of the float64 reference."""
+    leaves = {k: v.double().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
+    rest = {k: v for k, v in kw.items() if not isinstance(v, torch.Tensor)}
+    y, last = ref.selective_scan_reference(**leaves, **rest, return_last_state=True, cu_seqlens=cu_seqlens)
+    loss = (y * dy.double()).sum() + (0 if dlast is None else (last * dlast.double()).sum())
+    names = [k for k in GRAD_NAMES if k in leaves]
+    grads = torch.autograd.grad(loss, [leaves[k] for k in names])
+    return y.detach(), last.detach(), dict(zip(names, grads))
+
+
+def _check_grads(got: dict, expected: dict, dtype, what=""):
+    for name, g in expected.items():
+        # reductions over many tokens (A, D, delta_bias) sum rounding errors of opposite sign: 4x
+        tol = TOLERANCES[dtype] * (4 if name in ("A", "D", "delta_bias") else 1)
+        assert got[name] is not None, f"{what}d{name} missing"
+        assert got[name].shape == g.shape, f"{what}d{name}: shape {tuple(got[name].shape)} != {tuple(g.shape)}"
+        assert not torch.isnan(got[name]).any(), f"{what}d{name}: NaN"
+        err = rel_err(got[name], g)
+        assert err <= tol, f"{what}d{name}: relative error {err:.3e} > {tol:.0e}"
+
+
+def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=False):
+    """The launchers called directly with chosen tiles: (y, last, grads by name)."""
+    seq = sequence_index(cu_seqlens, kw["u"].shape[2]) if cu_seqlens is not None else None
+    num_seqs = None if cu_seqlens is None else cu_seqlens.numel() - 1
+    args = [kw.get(k) for k in GRAD_NAMES]
+    y, last, ckpt = scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=num_seqs,
+                                 return_last_state=True, ckpt_tile=bwd_cfg.tile, config=fwd_cfg)
+    grads = scan_backward(dy, dlast, *args, kw.get("delta_softplus", False), ckpt=ckpt, ckpt_tile=bwd_cfg.tile,
+                          seq_index=seq, deterministic=deterministic, config=bwd_cfg)
+    return y, last, {k: g for k, g in zip(GRAD_NAMES, grads) if kw.get(k) is not None}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+def test_forward_and_gradients_several_chunks(shape, device):
+    """Tiles of 8 tokens, 2 channels per sub-block and 2 sub-blocks per program: several chunks hand
+    the gradient back, and programs of several sub-blocks sum dB, dC."""
+    kw = _inputs(shape, torch.float32, device)
+    dy = torch.randn_like(kw["u"])
+    n_out = shape[0]
+    dlast = torch.randn(n_out, shape[1], shape[3], device=device)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
+    block = 1 if shape[4] is not None and shape[1] // shape[4] == 1 else 2
+    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, 8, 4),
+                             bwd_cfg=BackwardConfig(block, 8, 2 if shape[4] in (None, 1) else 1, 4))
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    _check_grads(grads, g_ref, torch.float32)
+
+
+@pytest.mark.parametrize("opts", OPTIONS, ids=OPTION_IDS)
+def test_every_option_through_autograd(opts, device):
+    """The public function: forward, last state and every gradient, each option on and off."""
+    kw = _inputs((2, 6, 29, 4, None), torch.float32, device, opts)
+    dy = torch.randn(2, 6, 29, device=device)
+    dlast = torch.randn(2, 6, 4, device=device)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y, last = flashssm.selective_scan(**leaves, return_last_state=True)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    names = [k for k in GRAD_NAMES if k in g_ref]
+    got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
+    _check_grads(dict(zip(names, got)), g_ref, torch.float32)
+
+
+def test_fp16(device):
+    kw = _inputs((2, 8, 41, 6, 2), torch.float16, device)
+    dy = torch.randn(2, 8, 41, device=device, dtype=torch.float16)
+    y_ref, _, g_ref = _grads_ref(kw, dy)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y = flashssm.selective_scan(**leaves)
+    assert y.dtype == torch.float16
+    assert_close(y, y_ref, torch.float16, "y")
+    names = list(g_ref)
+    got = torch.autograd.grad(y, [leaves[k] for k in names], dy)
+    for name, g in zip(names, got):
+        assert g.dtype == kw[name].dtype, f"d{name} dtype"
+    _check_grads(dict(zip(names, got)), g_ref, torch.float16)
+
+
+VARLEN = [[1], [5, 1, 30], [0, 17, 1, 0, 20], [16, 16], [9, 0]]
+
+
+@pytest.mark.parametrize("lengths", VARLEN, ids=["-".join(map(str, v)) for v in VARLEN])
+def test_varlen(lengths, device):
+    """Packed sequences equal each sequence alone, forward, last states and gradients (tiles of 8:
+    boundaries fall inside and on the edges of chunks)."""
+    seqlen = sum(lengths)
+    kw = _inputs((1, 4, seqlen, 3, None), torch.float32, device)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+    dy = torch.randn(1, 4, seqlen, device=device)
+    dlast = torch.randn(len(lengths), 4, 3, device=device)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
+    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 8, 4), bwd_cfg=BackwardConfig(2, 8, 2, 4),
+                             cu_seqlens=cu)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    _check_grads(grads, g_ref, torch.float32)
+    # and through the public function
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y2, last2 = flashssm.selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
+    assert_close(y2, y_ref, torch.float32, "y (public)")
+    assert_close(last2, last_ref, torch.float32, "last_state (public)")
+
+
+def test_varlen_nothing_crosses_a_boundary(device):
+    """Changing the first sequence changes nothing in the second, and the second's loss gives the
+    first's inputs exactly zero gradient."""
+    kw = _inputs((1, 4, 30, 3, None), torch.float32, device)
+    cu = torch.tensor([0, 13, 30], dtype=torch.int32, device=device)
+    y = flashssm.selective_scan(**kw, cu_seqlens=cu)
+    changed = dict(kw, u=kw["u"].clone())
+    changed["u"][..., :13] += 1.0
+    y2 = flashssm.selective_scan(**changed, cu_seqlens=cu)
+    assert torch.equal(y[..., 13:], y2[..., 13:])
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y3, last = flashssm.selective_scan(**leaves, cu_seqlens=cu, return_last_state=True)
+    du, ddelta, dz = torch.autograd.grad(y3[..., 13:].sum() + last[1].sum(),
+                                         [leaves["u"], leaves["delta"], leaves["z"]])
+    for g in (du, ddelta, dz):
+        assert torch.count_nonzero(g[..., :13]) == 0
+
+
+def test_deterministic_is_bit_identical(device):
+    kw = _inputs((2, 8, 40, 4, None), torch.float32, device)
+    dy = torch.randn(2, 8, 40, device=device)
+    cfg = dict(fwd_cfg=ForwardConfig(2, 8, 4), bwd_cfg=BackwardConfig(2, 8, 2, 4), deterministic=True)
+    _, _, g1 = _direct(kw, dy, None, **cfg)
+    _, _, g2 = _direct(kw, dy, None, **cfg)
+    for name in g1:
+        assert torch.equal(g1[name], g2[name]), name
+    _, _, g_ref = _grads_ref(kw, dy)
+    _check_grads(g1, g_ref, torch.float32)
+
+
+def test_deterministic_mode_through_autograd(device):
+    kw = _inputs((1, 6, 20, 4, 3), torch.float32, device)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        y = flashssm.selective_scan(**leaves)
+        dy = torch.randn_like(y)
+        first = torch.autograd.grad(y, [leaves["B"], leaves["A"]], dy, retain_graph=True)
+        second = torch.autograd.grad(y, [leaves["B"], leaves["A"]], dy)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_gradcheck_custom_op():
+    """torch.autograd.gradcheck of the custom op in float64 (the kernels compute in float64 then)."""
+    if HAS_GPU:
+        pytest.skip("float64 kernels are checked under the interpreter")
+    kw = _inputs((1, 3, 11, 2, None), torch.float64, "cpu")
+    cu = torch.tensor([0, 4, 11], dtype=torch.int32)
+    leaves = [kw[k].detach().double().requires_grad_() for k in GRAD_NAMES]
+
+    def f(*args):
+        y, last, _ = selective_scan_fwd(*args, cu, True, True, 8)
+        return y, last
+
+    assert torch.autograd.gradcheck(f, leaves, eps=1e-6, atol=1e-7, rtol=1e-5, fast_mode=True)
+
+
+def test_only_requested_gradients(device):
+    kw = _inputs((1, 4, 12, 3, None), torch.float32, device)
+    u = kw["u"].clone().requires_grad_()
+    y = flashssm.selective_scan(**dict(kw, u=u))
+    (du,) = torch.autograd.grad(y.sum(), [u])
+    _, _, g_ref = _grads_ref(kw, torch.ones_like(kw["u"]))
+    assert_close(du, g_ref["u"], torch.float32, "du")
+
+
+def test_noncontiguous_inputs_and_gradient(device):
+    kw = _inputs((2, 5, 24, 4, None), torch.float32, device)
+    u = kw["u"].transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()  # channels innermost
+    B = torch.randn(2, 24, 4, device=device).transpose(1, 2).requires_grad_()
+    dy = torch.randn(2, 24, 5, device=device).transpose(1, 2)
+    kw2 = dict(kw, u=u, B=B)
+    y = flashssm.selective_scan(**kw2)
+    du, dB = torch.autograd.grad(y, [u, B], dy)
+    y_ref, _, g_ref = _grads_ref(dict(kw, u=u.detach(), B=B.detach()), dy)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(du, g_ref["u"], torch.float32, "du")
+    assert_close(dB, g_ref["B"], torch.float32, "dB")
+
+
+def test_nan_input_gives_nan_without_hang(device):
+    kw = _inputs((1, 4, 20, 3, None), torch.float32, device)
+    kw["u"][0, 1, 5] = float("nan")
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y = flashssm.selective_scan(**leaves)
+    assert torch.isnan(y[0, 1, 5:]).all() and not torch.isnan(y[0, [0, 2, 3]]).any()
+    dy = torch.ones_like(y)
+    dy[0, 2, 3] = float("nan")
+    du, dB = torch.autograd.grad(y, [leaves["u"], leaves["B"]], dy)
+    assert torch.isnan(du[0, 2, :4]).any() and torch.isnan(dB).any()
+
+
+def test_compile_fullgraph(device):
+    """torch.compile traces through the custom ops, forward and backward, without a graph break."""
+    kw = _inputs((1, 4, 16, 3, None), torch.float32, device)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+
+    def f(u, delta, A, B, C, D, z, delta_bias):
+        return flashssm.selective_scan(u, delta, A, B, C, D, z, delta_bias, True).square().sum()
+
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager" if device == "cpu" else "inductor")
+    args = [leaves[k] for k in GRAD_NAMES]
+    loss = compiled(*args)
+    grads = torch.autograd.grad(loss, args)
+    loss_e = f(*args)
+    grads_e = torch.autograd.grad(loss_e, args)
+    torch.testing.assert_close(loss, loss_e, rtol=1e-5, atol=1e-5)
+    for g, ge in zip(grads, grads_e):
+        torch.testing.assert_close(g, ge, rtol=1e-4, atol=1e-5)
+
+
+def test_backward_op_checks_its_gradients(device):
+    kw = _inputs((1, 4, 10, 3, None), torch.float32, device)
+    args = [kw.get(k) for k in GRAD_NAMES]
+    y, _, ckpt = selective_scan_fwd(*args, None, True, False, 8)
+    with pytest.raises(ValueError, match="dy"):
+        selective_scan_bwd(torch.zeros(1, 4, 9, device=device), None, *args, None, ckpt, True, 8, False, [True] * 8)
+    with pytest.raises(ValueError, match="dlast"):
+        selective_scan_bwd(torch.zeros_like(y), torch.zeros(2, 4, 3, device=device), *args, None, ckpt, True, 8,
+                           False, [True] * 8)
+    with pytest.raises(ValueError, match="ckpt"):
+        selective_scan_bwd(torch.zeros_like(y), None, *args, None, ckpt, True, 4, False, [True] * 8)
+
+
+def test_bad_cu_seqlens(device):
+    kw = _inputs((2, 4, 10, 3, None), torch.float32, device)
+    with pytest.raises(ValueError, match="batch == 1"):
+        flashssm.selective_scan(**kw, cu_seqlens=torch.tensor([0, 10], dtype=torch.int32))
+    kw = _inputs((1, 4, 10, 3, None), torch.float32, device)
+    with pytest.raises(ValueError, match="end at"):
+        flashssm.selective_scan(**kw, cu_seqlens=torch.tensor([0, 9], dtype=torch.int32))
+
+
+# ---- real shapes on the GPU ----
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dstate,ngroups", [(16, None), (128, None), (16, 4), (256, 1)])
+def test_gpu_bf16_against_float64(dstate, ngroups):
+    kw = scan_inputs(2, 512, 1500, dstate, ngroups=ngroups, dtype=torch.bfloat16, device="cuda", D=True, z=True,
+                     delta_bias=True, delta_softplus=True)
+    dy = torch.randn(2, 512, 1500, device="cuda", dtype=torch.bfloat16)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y, last = flashssm.selective_scan(**leaves, return_last_state=True)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    names = list(g_ref)
+    got = torch.autograd.grad(y, [leaves[k] for k in names], dy)
+    _check_grads(dict(zip(names, got)), g_ref, torch.bfloat16)
+
+
+@pytest.mark.gpu
+def test_gpu_fp32_varlen_and_chunks():
+    lengths = [1, 700, 0, 129, 1000, 3]
+    seqlen = sum(lengths)
+    kw = scan_inputs(1, 96, seqlen, 16, dtype=torch.float32, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda")
+    dy = torch.randn(1, 96, seqlen, device="cuda")
+    dlast = torch.randn(len(lengths), 96, 16, device="cuda")
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y, last = flashssm.selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    names = list(g_ref)
+    got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
+    _check_grads(dict(zip(names, got)), g_ref, torch.float32)
+
+
+@pytest.mark.gpu
+def test_gpu_bf16_error_figures():
+    """Prints each output's relative error against float64 at bf16 (the figures in the notes)."""
+    kw = scan_inputs(2, 1024, 4096, 16, dtype=torch.bfloat16, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    dy = torch.randn(2, 1024, 4096, device="cuda", dtype=torch.bfloat16)
+    y_ref, _, g_ref = _grads_ref(kw, dy)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y = flashssm.selective_scan(**leaves)
+    names = list(g_ref)
+    got = torch.autograd.grad(y, [leaves[k] for k in names], dy)
+    figures = {"y": rel_err(y, y_ref), **{f"d{k}": rel_err(g, g_ref[k]) for k, g in zip(names, got)}}
+    print("relative error, bf16, 2x4096 dim 1024 n16: " + ", ".join(f"{k} {v:.2e}" for k, v in figures.items()))
+    assert all(v < 5e-2 for v in figures.values())

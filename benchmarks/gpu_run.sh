@@ -6,7 +6,7 @@
 # (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
-# figures), tunescan (benchmarks/tune_selective_scan.py), newtests (the step, conv1d and norm tests on CUDA). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -40,7 +40,8 @@ for step in "${steps[@]}"; do
                  tests/ops/test_selective_scan_reference.py 2>&1 | tee "$OUT/tests-scan.txt" | tail -25
                timeout 120 python3 -m pytest -p no:cacheprovider -s -m gpu tests/ops/test_selective_scan.py \
                  -k bf16_error_figures 2>&1 | tee "$OUT/scan-errors.txt" | grep "relative error" ;;
-    tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py "$@" 2>&1 | tee "$OUT/tune-scan.txt" ;;
+    tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py 2>&1 | tee "$OUT/tune-scan.txt" ;;
+    tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
     gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;

@@ -40,7 +40,7 @@ from flashssm import _runtime
 from flashssm.ops.ssd.forward import release_tickets, workspace
 from flashssm.ops.triton_common import process_delta, silu
 
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit

@@ -43,7 +43,10 @@ def main():
         picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms)
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
         bn = triton.next_power_of_2(w.dstate)
-        for bd, tile, warps in itertools.product([1, 2, 4, 8], [16, 32, 64, 128], [2, 4, 8]):
+        grid = itertools.product([1, 2, 4, 8], [16, 32, 64, 128], [2, 4, 8])
+        if args.quick:
+            grid = [(picked.block_d, picked.tile, picked.num_warps)]
+        for bd, tile, warps in grid:
             if bd * bn * tile > 16384 or bd * bn * tile < 512:
                 continue
             cfg = scan.ForwardConfig(bd, tile, warps)

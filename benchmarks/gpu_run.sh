@@ -41,6 +41,7 @@ for step in "${steps[@]}"; do
                timeout 120 python3 -m pytest -p no:cacheprovider -s -m gpu tests/ops/test_selective_scan.py \
                  -k bf16_error_figures 2>&1 | tee "$OUT/scan-errors.txt" | grep "relative error" ;;
     tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py 2>&1 | tee "$OUT/tune-scan.txt" ;;
+    tunescansweep) timeout 560 python3 benchmarks/tune_selective_scan.py --sweep 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
     gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;

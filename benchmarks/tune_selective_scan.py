@@ -31,11 +31,13 @@ def fwd_args(inp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="the wide sweep on 8x2K dstate 16 only")
     args = ap.parse_args()
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for name in ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-n128-8x2K"):
+    fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-n128-8x2K")
+    for name in fwd_names:
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
@@ -44,10 +46,12 @@ def main():
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
         bn = triton.next_power_of_2(w.dstate)
         grid = itertools.product([1, 2, 4, 8], [16, 32, 64, 128], [2, 4, 8])
+        if args.sweep:
+            grid = itertools.product([1, 2, 4, 8, 16, 32], [4, 8, 16, 32, 64], [1, 2, 4])
         if args.quick:
             grid = [(picked.block_d, picked.tile, picked.num_warps)]
         for bd, tile, warps in grid:
-            if bd * bn * tile > 16384 or bd * bn * tile < 512:
+            if bd * bn * tile > 16384 or bd * bn * tile < 256:
                 continue
             cfg = scan.ForwardConfig(bd, tile, warps)
             try:
@@ -57,7 +61,9 @@ def main():
                 continue
             mark = "*" if cfg == picked else " "
             print(f" {mark}bd {bd:2d} tile {tile:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
-    for name in ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K", "m1train-n128-8x2K"):
+    bwd_names = ("m1train-2.8b-8x2K",) if args.sweep else ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K",
+                                                           "m1train-n128-8x2K")
+    for name in bwd_names:
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
@@ -67,10 +73,12 @@ def main():
         print(f"\n{name} forward + backward: floor {floor_ms:.3f} ms, picked {picked}")
         bn = triton.next_power_of_2(w.dstate)
         grid = itertools.product([1, 2, 4], [16, 32, 64, 128], [4, 16, 64], [4, 8])
+        if args.sweep:
+            grid = itertools.product([1, 4, 16], [8, 16, 32], [16], [2, 4])
         if args.quick:
             grid = [(picked.block_d, picked.tile, picked.subblocks, picked.num_warps)]
         for bd, tile, sub, warps in grid:
-            if bd * bn * tile > 8192 or bd * bn * tile < 1024:
+            if bd * bn * tile > 8192 or bd * bn * tile < 256:
                 continue
             cfg = scan.BackwardConfig(bd, tile, sub, warps)
 

@@ -36,7 +36,8 @@ def main():
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
-    fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-n128-8x2K")
+    fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-2.8b-1x256K",
+                                                          "m1-n128-8x2K")
     for name in fwd_names:
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")

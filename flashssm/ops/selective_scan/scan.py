@@ -340,28 +340,32 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 
 @functools.lru_cache(maxsize=256)
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int) -> ForwardConfig:
-    """4096 (channel, state, token) elements per tile; channels per program halved while the grid has
-    fewer than ~8 programs per SM."""
+    """One warp per program, 1024 (channel, state, token) elements per tile, channels per program
+    halved while the grid has fewer than ~8 programs per SM. Measured on an H100 (benchmarks/notes/
+    selective_scan.md): one warp beats 2 and 4 by 1.3-2x at every tile, since the scan's layout
+    conversions then need no cross-warp barrier."""
+    block_n = triton.next_power_of_2(dstate)
+    dpg = dim // ngroups
+    block_d = _fit_block(max(1, 256 // block_n), dim, dpg, ngroups)
+    while block_d > 1 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
+        block_d //= 2
+    tile = max(4, min(64, 1024 // (block_n * block_d)))
+    return ForwardConfig(block_d, tile, 1)
+
+
+def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int,
+                             n_sms: int) -> BackwardConfig:
+    """Chunks of 32 tokens (16 from dstate 256), 64 (or fewer) channels per program in sub-blocks of
+    up to 4, two warps: the best of the H100 sweep in benchmarks/notes/selective_scan.md."""
     block_n = triton.next_power_of_2(dstate)
     dpg = dim // ngroups
     block_d = _fit_block(max(1, 64 // block_n), dim, dpg, ngroups)
-    while block_d > 1 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
-        block_d //= 2
-    tile = max(8, min(64, 4096 // (block_n * block_d)))
-    return ForwardConfig(block_d, tile, 4)
-
-
-def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int) -> BackwardConfig:
-    block_n = triton.next_power_of_2(dstate)
-    dpg = dim // ngroups
-    block_d = _fit_block(max(1, 32 // block_n), dim, dpg, ngroups)
-    tile = max(8, min(128, 4096 // (block_n * block_d)))
-    # up to 256 channels per program (dB, dC atomics over dim / 256 programs), fewer when the grid is small
-    subblocks = _fit_block(max(1, 256 // block_d), triton.cdiv(dim, block_d), dpg // block_d, ngroups)
+    tile = 32 if block_n <= 128 else 16
+    subblocks = _fit_block(max(1, 64 // block_d), triton.cdiv(dim, block_d), dpg // block_d, ngroups)
     n_chunks = max(1, triton.cdiv(seqlen, tile))
     while subblocks > 1 and batch * n_chunks * triton.cdiv(dim, block_d * subblocks) < 4 * n_sms:
         subblocks //= 2
-    return BackwardConfig(block_d, tile, subblocks, 8 if block_n * block_d * tile >= 4096 else 4)
+    return BackwardConfig(block_d, tile, subblocks, 2)
 
 
 backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)

@@ -356,7 +356,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int) 
 def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int,
                              n_sms: int) -> BackwardConfig:
     """Chunks of 32 tokens (16 from dstate 256), 64 (or fewer) channels per program in sub-blocks of
-    up to 4, two warps: the best of the H100 sweep in benchmarks/notes/selective_scan.md."""
+    up to 4, two warps (eight for dstate 128 and up): the best of the H100 sweep in
+    benchmarks/notes/selective_scan.md."""
     block_n = triton.next_power_of_2(dstate)
     dpg = dim // ngroups
     block_d = _fit_block(max(1, 64 // block_n), dim, dpg, ngroups)
@@ -365,7 +366,8 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     n_chunks = max(1, triton.cdiv(seqlen, tile))
     while subblocks > 1 and batch * n_chunks * triton.cdiv(dim, block_d * subblocks) < 4 * n_sms:
         subblocks //= 2
-    return BackwardConfig(block_d, tile, subblocks, 2)
+    # two warps for up to 2048 tile elements; a [1, 128, 32] tile spills on two (394 ms at 8x2K vs 201 on 8)
+    return BackwardConfig(block_d, tile, subblocks, 2 if block_n * block_d * tile <= 2048 else 8)
 
 
 backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)

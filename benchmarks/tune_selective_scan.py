@@ -13,7 +13,7 @@ import itertools
 import torch
 import triton
 
-from flashssm.bench.workloads import WORKLOADS
+from flashssm.bench.workloads import WORKLOADS, ScanWorkload
 from flashssm.ops.selective_scan import scan
 
 
@@ -39,7 +39,8 @@ def main():
     fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-2.8b-1x256K",
                                                           "m1-n128-8x2K")
     for name in fwd_names:
-        w = WORKLOADS[name]
+        # 1x256K is timed here only: the bench's float64 reference does not fit at that length
+        w = WORKLOADS.get(name) or ScanWorkload(name, 1, 262144)
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
         floor_ms = w.bytes() / bw * 1e3
@@ -63,7 +64,7 @@ def main():
             mark = "*" if cfg == picked else " "
             print(f" {mark}bd {bd:2d} tile {tile:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
     bwd_names = ("m1train-2.8b-8x2K",) if args.sweep else ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K",
-                                                           "m1train-n128-8x2K")
+                                                           "m1train-n128-1x1K")
     for name in bwd_names:
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")

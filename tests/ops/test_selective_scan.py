@@ -16,7 +16,7 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, scan_backward, scan_forward,
                                               sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import TOLERANCES, assert_close, rel_err, scan_inputs, to_float64
+from tests.helpers import TOLERANCES, assert_close, rel_err, scan_inputs
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)

@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from flashssm.bench.workloads import SSDWorkload, Workload
+from flashssm.bench.workloads import SCAN_TRAIN_INPUTS, SSDWorkload, Workload
 
 
 class Unavailable(Exception):
@@ -120,12 +120,13 @@ def _fla(w: SSDWorkload, inp: dict):
 _TRAIN_INPUTS = ("x", "dt", "A", "B", "C")
 
 
-def _train(forward, deterministic: bool = False):
-    """A setup running forward(leaves) then the gradients of its y for inp['dy']: (y, dx, ddt, dA, dB, dC);
-    with `deterministic`, under torch.use_deterministic_algorithms(True)."""
-    def setup(w: SSDWorkload, inp: dict):
+def _train(forward, deterministic: bool = False, inputs: tuple[str, ...] = _TRAIN_INPUTS):
+    """A setup running forward(leaves) then the gradients of its y for inp['dy']: (y, then one gradient per
+    name in `inputs`: dx, ddt, dA, dB, dC for ssd_scan); with `deterministic`, under
+    torch.use_deterministic_algorithms(True)."""
+    def setup(w: Workload, inp: dict):
         call = forward(w, inp)
-        leaves = [inp[k].detach().clone().requires_grad_() for k in _TRAIN_INPUTS]
+        leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]
 
         def run():
             previous = torch.are_deterministic_algorithms_enabled()
@@ -334,26 +335,6 @@ def _torch_scan(compile: bool):
     return setup
 
 
-def _scan_train(forward, deterministic: bool = False):
-    """forward(leaves) then the gradients of its y for inp['dy']: (y, du, ddelta, dA, dB, dC, dD, dz, ddelta_bias)."""
-    from flashssm.bench.workloads import SCAN_TRAIN_INPUTS
-
-    def setup(w, inp: dict):
-        call = forward(w, inp)
-        leaves = [inp[k].detach().clone().requires_grad_() for k in SCAN_TRAIN_INPUTS]
-
-        def run():
-            previous = torch.are_deterministic_algorithms_enabled()
-            torch.use_deterministic_algorithms(deterministic or previous)
-            try:
-                y = call(*leaves)
-                return (y.detach(), *torch.autograd.grad(y, leaves, inp["dy"]))
-            finally:
-                torch.use_deterministic_algorithms(previous)
-        return run
-    return setup
-
-
 def _flashssm_scan_fwd(w, inp: dict):
     import flashssm
 
@@ -461,12 +442,12 @@ IMPLS: dict[str, dict[str, Impl]] = {
             Impl("torch-compiled", True, "the same with each step through torch.compile", _torch_scan(True)),
         ],
         "selective_scan_train": [
-            Impl("flashssm", False, "flashssm.selective_scan forward + fused backward", _scan_train(_flashssm_scan_fwd),
-                 True),
+            Impl("flashssm", False, "flashssm.selective_scan forward + fused backward",
+                 _train(_flashssm_scan_fwd, inputs=SCAN_TRAIN_INPUTS), True),
             Impl("flashssm-deterministic", False, "the same under torch.use_deterministic_algorithms(True)",
-                 _scan_train(_flashssm_scan_fwd, True), True),
+                 _train(_flashssm_scan_fwd, True, SCAN_TRAIN_INPUTS), True),
             Impl("reference", True, "flashssm's step-by-step PyTorch reference through autograd, fp32",
-                 _scan_train(_reference_scan_fwd), True),
+                 _train(_reference_scan_fwd, inputs=SCAN_TRAIN_INPUTS), True),
         ],
         "causal_conv1d": [
             Impl("flashssm", False, "flashssm.causal_conv1d, one Triton launch", _flashssm_conv, True),

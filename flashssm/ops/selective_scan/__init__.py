@@ -12,9 +12,11 @@ from flashssm.ops.selective_scan import reference
 def _kernel_blocker(u, dstate: int) -> str | None:
     """Why selective_scan on inputs like u would not run the Triton kernels, or None if it would."""
     blocker = _runtime.device_blocker(u)
-    if blocker is None and dstate > 256:
-        blocker = f"dstate {dstate} > 256"
-    return blocker
+    if blocker is not None:
+        return blocker
+    from flashssm.ops.selective_scan.scan import supported  # imported late: the interpreter flag is read then
+
+    return supported(dstate)
 
 
 def kernel_available(u, dstate: int) -> bool:
@@ -54,7 +56,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
                 ngroups = 1 if B.dim() == 3 else B.shape[1]
                 pick = backward_config_uncached if torch.compiler.is_compiling() else backward_config
                 ckpt_tile = pick(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
-                                            _runtime.sm_count(u.device, on_cpu=4)).tile
+                                 _runtime.sm_count(u.device, on_cpu=4)).tile
             y, last, _ = selective_scan_fwd(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, bool(delta_softplus),
                                             bool(return_last_state), ckpt_tile)
         else:

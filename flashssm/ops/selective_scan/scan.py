@@ -157,7 +157,7 @@ def _scan_bwd_kernel(
     u_ptr, delta_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
     du_ptr, ddelta_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dz_ptr, dbias_ptr,
     counter_ptr, flag_ptr, slot_ptr,
-    batch, dim, dstate, seqlen, dims_per_group, n_chunks, n_groups_d, n_programs,
+    batch, dim, dstate, seqlen, dims_per_group, n_chunks, n_groups_d, programs_per_group, n_programs,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
     stride_A_d, stride_A_n,
@@ -305,8 +305,7 @@ def _scan_bwd_kernel(
     # dB, dC: (batch, ngroups, dstate, seqlen) fp32, or one slice per program of channels
     p_bc = (i_b * (dim // dims_per_group) + g) * dstate * seqlen + o_n[:, None] * seqlen + t[None, :]
     if DETERMINISTIC:
-        p_bc += (i_s % ((dims_per_group + SUBBLOCKS * BLOCK_D - 1) // (SUBBLOCKS * BLOCK_D))).to(tl.int64) * (
-            batch * (dim // dims_per_group) * dstate * seqlen)
+        p_bc += (i_s % programs_per_group).to(tl.int64) * (batch * (dim // dims_per_group) * dstate * seqlen)
         tl.store(dB_ptr + p_bc, dB_acc, mask=m_nt)
         tl.store(dC_ptr + p_bc, dC_acc, mask=m_nt)
     else:
@@ -485,7 +484,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
             du, ddelta, dA, dB, dC, dD, dz if dz is not None else du, dbias,
             counter, flags, slots,
-            batch, dim, dstate, seqlen, dpg, n_chunks, n_groups_d, n_programs,
+            batch, dim, dstate, seqlen, dpg, n_chunks, n_groups_d, programs_per_group, n_programs,
             *u.stride(), *delta.stride(), *A.stride(), *B4.stride(), *C4.stride(), *z_arg.stride(), *dout.stride(),
             BLOCK_D=cfg.block_d, BLOCK_N=block_n, TILE=cfg.tile, SUBBLOCKS=cfg.subblocks,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,

@@ -1,0 +1,136 @@
+"""Mamba-2's mixer over flashssm's ops, with mamba_ssm's parameter names (shared/SEMANTICS.md)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from flashssm.modules.cache import InferenceCache, MambaState
+from flashssm.modules.norm import init_dt_bias
+from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
+from flashssm.ops.norm import rmsnorm_gated
+from flashssm.ops.ssd import ssd_scan, ssd_step
+
+
+class Mamba2Mixer(nn.Module):
+    """in_proj -> [z, x, B, C, dt]; causal conv1d + SiLU over xBC; the SSD scan with
+    A = -exp(A_log), D, dt_bias and softplus; a gated RMSNorm of y · silu(z) per group; out_proj.
+
+    With d_ssm < expand · d_model, the remaining 2·(d_inner - d_ssm) in_proj outputs form a gated
+    MLP [z0, x0] whose silu(z0)·x0 is concatenated before out_proj, as in mamba_ssm.
+    norm_group_size: the gated norm's group (default d_ssm // ngroups; transformers' older Mamba2
+    normalised over the whole width, d_ssm).
+    """
+
+    def __init__(self, d_model: int, d_state: int = 128, d_conv: int = 4, expand: int = 2, headdim: int = 64,
+                 d_ssm: int | None = None, ngroups: int = 1, A_init_range=(1, 16), D_has_hdim: bool = False,
+                 rmsnorm: bool = True, norm_before_gate: bool = False, dt_min: float = 0.001, dt_max: float = 0.1,
+                 dt_init_floor: float = 1e-4, dt_limit=(0.0, math.inf), bias: bool = False, conv_bias: bool = True,
+                 chunk_size: int = 256, conv_init: float | None = None, layer_idx: int | None = None,
+                 norm_eps: float = 1e-5, norm_group_size: int | None = None, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.d_model, self.d_state, self.d_conv, self.expand = d_model, d_state, d_conv, expand
+        self.d_inner = expand * d_model
+        self.d_ssm = self.d_inner if d_ssm is None else d_ssm
+        if self.d_ssm % headdim != 0:
+            raise ValueError(f"d_ssm ({self.d_ssm}) must be a multiple of headdim ({headdim})")
+        self.headdim, self.nheads, self.ngroups = headdim, self.d_ssm // headdim, ngroups
+        if self.nheads % ngroups != 0:
+            raise ValueError(f"nheads ({self.nheads}) must be a multiple of ngroups ({ngroups})")
+        self.d_mlp = self.d_inner - self.d_ssm
+        self.D_has_hdim, self.rmsnorm, self.norm_before_gate = D_has_hdim, rmsnorm, norm_before_gate
+        self.dt_limit = (float(dt_limit[0]), float(dt_limit[1]))
+        self.chunk_size, self.layer_idx = chunk_size, layer_idx
+        self.norm_group_size = self.d_ssm // ngroups if norm_group_size is None else norm_group_size
+        self.conv_dim = self.d_ssm + 2 * ngroups * d_state
+
+        d_in_proj = 2 * self.d_inner + 2 * ngroups * d_state + self.nheads  # [z0, x0, z, x, B, C, dt]
+        self.in_proj = nn.Linear(d_model, d_in_proj, bias=bias, **factory)
+        self.conv1d = nn.Conv1d(self.conv_dim, self.conv_dim, d_conv, groups=self.conv_dim, padding=d_conv - 1,
+                                bias=conv_bias, **factory)
+        if conv_init is not None:
+            nn.init.uniform_(self.conv1d.weight, -conv_init, conv_init)
+        self.dt_bias = nn.Parameter(init_dt_bias(self.nheads, dt_min, dt_max, dt_init_floor, device))
+        A = torch.empty(self.nheads, dtype=torch.float32, device=device).uniform_(*A_init_range)
+        self.A_log = nn.Parameter(torch.log(A).to(dtype=dtype))
+        self.D = nn.Parameter(torch.ones(self.d_ssm if D_has_hdim else self.nheads, device=device))
+        for p in (self.dt_bias, self.A_log, self.D):
+            p._no_weight_decay = True
+        if rmsnorm:
+            from flashssm.modules.norm import RMSNorm
+
+            self.norm = RMSNorm(self.d_ssm, eps=norm_eps, **factory)
+        self.out_proj = nn.Linear(self.d_inner, d_model, bias=bias, **factory)
+
+    def _ssm_params(self):
+        A = -torch.exp(self.A_log.float())
+        D = self.D.float()
+        if self.D_has_hdim:
+            D = D.view(self.nheads, self.headdim)
+        return A, D, self.dt_bias.float()
+
+    def _output(self, y, z, z0, x0):
+        """Gated norm (or the plain gate), the MLP part, out_proj. y, z: (..., d_ssm)."""
+        if self.rmsnorm:
+            y = rmsnorm_gated(y, self.norm.weight, z, eps=self.norm.eps, group_size=self.norm_group_size,
+                              norm_before_gate=self.norm_before_gate)
+        if self.d_mlp > 0:
+            y = torch.cat([F.silu(z0) * x0, y], dim=-1)
+        return self.out_proj(y)
+
+    def forward(self, hidden: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
+                cache: InferenceCache | None = None) -> torch.Tensor:
+        """hidden: (batch, seqlen, d_model) -> (batch, seqlen, d_model). cu_seqlens (batch 1): packed
+        sequences, none sees another's state. cache: each sequence's final conv and SSM states are
+        written to cache rows 0..num_seqs-1 (every sequence starts from zero states)."""
+        batch, seqlen, _ = hidden.shape
+        zxbcdt = self.in_proj(hidden)
+        z0, x0, z, xBC, dt = torch.split(zxbcdt, [self.d_mlp, self.d_mlp, self.d_ssm, self.conv_dim, self.nheads],
+                                         dim=-1)
+        keep = cache is not None
+        conv = causal_conv1d(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
+                             cu_seqlens=cu_seqlens, return_final_states=keep)
+        conv, conv_final = conv if keep else (conv, None)
+        x, B, C = torch.split(conv.transpose(1, 2), [self.d_ssm, self.ngroups * self.d_state,
+                                                     self.ngroups * self.d_state], dim=-1)
+        A, D, dt_bias = self._ssm_params()
+        y = ssd_scan(x.unflatten(-1, (self.nheads, self.headdim)), dt, A,
+                     B.unflatten(-1, (self.ngroups, self.d_state)), C.unflatten(-1, (self.ngroups, self.d_state)),
+                     chunk_size=self.chunk_size, D=D,
+                     z=None if self.rmsnorm else z.unflatten(-1, (self.nheads, self.headdim)),
+                     dt_bias=dt_bias, dt_softplus=True, dt_limit=self.dt_limit, cu_seqlens=cu_seqlens,
+                     return_final_states=keep)
+        if keep:
+            y, final = y
+            state = cache.layers[self.layer_idx]
+            state.ssm[:final.shape[0]].copy_(final)
+            state.conv[:final.shape[0]].copy_(conv_final)
+        return self._output(y.flatten(-2), z, z0, x0)
+
+    def step(self, hidden: torch.Tensor, cache: InferenceCache) -> torch.Tensor:
+        """One token per batch row: hidden (batch, d_model) -> (batch, d_model); the states of the rows
+        cache.batch_indices names (rows 0..batch-1 without) advance in place. No host synchronisation
+        while a CUDA graph is captured."""
+        batch = hidden.shape[0]
+        state = cache.layers[self.layer_idx]
+        zxbcdt = self.in_proj(hidden)
+        z0, x0, z, xBC, dt = torch.split(zxbcdt, [self.d_mlp, self.d_mlp, self.d_ssm, self.conv_dim, self.nheads],
+                                         dim=-1)
+        xBC = causal_conv1d_update(xBC, state.conv, self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
+                                   conv_state_indices=cache.batch_indices)
+        x, B, C = torch.split(xBC, [self.d_ssm, self.ngroups * self.d_state, self.ngroups * self.d_state], dim=-1)
+        A, D, dt_bias = self._ssm_params()
+        y = ssd_step(state.ssm, x.reshape(batch, self.nheads, self.headdim), dt, A,
+                     B.reshape(batch, self.ngroups, self.d_state), C.reshape(batch, self.ngroups, self.d_state), D=D,
+                     z=None if self.rmsnorm else z.reshape(batch, self.nheads, self.headdim), dt_bias=dt_bias,
+                     dt_softplus=True, dt_limit=self.dt_limit, state_batch_indices=cache.batch_indices)
+        return self._output(y.flatten(-2), z, z0, x0)
+
+    def allocate_state(self, batch: int, dtype: torch.dtype, device) -> MambaState:
+        return MambaState(conv=torch.zeros(batch, self.conv_dim, self.d_conv - 1, dtype=self.in_proj.weight.dtype,
+                                           device=device),
+                          ssm=torch.zeros(batch, self.nheads, self.headdim, self.d_state, dtype=dtype, device=device))

@@ -6,13 +6,24 @@
 # (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
-# figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+# transformers and its dependencies (for the model tests and bench), one wheel at a time: a wheel
+# built for another Python, or a package the machine already has, must not stop the rest
+if ls .whl/extra/*.whl >/dev/null 2>&1; then
+  for w in .whl/extra/*.whl; do
+    name=$(basename "$w" | cut -d- -f1)
+    python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${name,,}'.replace('_py','').replace('pyyaml','yaml')) is None)" 2>/dev/null \
+      || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$w" 2>/dev/null \
+      || echo "could not install $w"
+  done
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 steps=()
@@ -43,6 +54,10 @@ for step in "${steps[@]}"; do
     tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescansweep) timeout 560 python3 benchmarks/tune_selective_scan.py --sweep 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
+    models) timeout 400 python3 -m pytest -p no:cacheprovider -s -m "gpu or not gpu" tests/models 2>&1 \
+              | tee "$OUT/tests-models.txt" | grep -E "relative error|passed|failed|Error" | tail -30 ;;
+    benchmodel) timeout 560 python3 -m flashssm bench model --json "$OUT/bench-model.json" "$@" 2>&1 \
+                  | tee "$OUT/bench-model.txt" ;;
     gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;

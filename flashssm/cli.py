@@ -1,4 +1,4 @@
-"""The `flashssm` command."""
+"""The `flashssm` command: `bench` (kernels), `bench model` (end to end), `generate`."""
 
 from __future__ import annotations
 
@@ -7,14 +7,29 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["bench", "model"]:
+        from flashssm.bench import model as model_bench
+
+        parser = argparse.ArgumentParser(prog="flashssm bench model", description=model_bench.__doc__,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        model_bench.add_arguments(parser)
+        return model_bench.main(parser.parse_args(argv[2:]))
+
     from flashssm.bench import cli as bench_cli
+    from flashssm.generation import cli as generate_cli
 
     parser = argparse.ArgumentParser(prog="flashssm", description="flashssm: fused Triton kernels for state-space "
                                      "models, and the tools to measure them.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    bench = commands.add_parser("bench", help="time ssd_scan against its peers and the hardware floor",
+    bench = commands.add_parser("bench", help="time the kernels against their peers and the hardware floor "
+                                "(`flashssm bench model`: whole models)",
                                 description=bench_cli.DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     bench_cli.add_arguments(bench)
+    generate = commands.add_parser("generate", help="generate text or token ids from a local checkpoint directory",
+                                   description=generate_cli.DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    generate_cli.add_arguments(generate)
     args = parser.parse_args(argv)
     return args.func(args)
 

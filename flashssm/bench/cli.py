@@ -21,6 +21,9 @@ never compared. Times are medians of triton.testing.do_bench (L2 flushed before 
 
 With no GPU, the small CPU workload runs through the Triton interpreter and the references:
 that checks the harness, and the times say nothing about speed.
+
+`flashssm bench model` times whole models instead (prefill, decoding, training) against mamba_ssm
+and transformers; `flashssm bench model -h` lists its scenarios.
 """
 
 

@@ -177,6 +177,9 @@ def generate(model, prompts, max_new_tokens: int, *, temperature: float = 1.0, t
         generator = torch.Generator(device=device)
         generator.manual_seed(seed)
     cache, graphs = _session(model, n, max(map(len, prompts)) + max_new_tokens, state_dtype, use_graphs)
+    for module in model.modules():  # weights changed since the graphs were captured reach them
+        if hasattr(module, "step_params"):
+            module.step_params()
     graphs_before = len(graphs.graphs) if graphs else 0
 
     def sync():

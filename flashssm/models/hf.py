@@ -3,8 +3,8 @@
 Each `Mamba2Mixer` keeps its parameters, its cache handling and its outputs; only its forward
 changes: the causal conv1d, the SSD scan (prefill and training), the decoding step and the gated
 RMSNorm run flashssm's kernels. transformers' forward, training and `generate` then run through
-them. Written against transformers 5's Mamba2 (the cache's get/update_conv_state and
-get/update_recurrent_state); transformers is never imported here.
+them. Both cache APIs are handled: transformers 5's and 4.4x's Mamba2Cache; transformers is never
+imported here.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import types
 
 import torch
+import torch.nn.functional as F
 
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.norm import rmsnorm_gated
@@ -27,46 +28,76 @@ def _masked(hidden, attention_mask):
     return hidden
 
 
+class _Cache:
+    """transformers' Mamba2 cache, either API: transformers 5 (get/update_conv_state,
+    get/update_recurrent_state) or 4.4x's Mamba2Cache (conv_states / ssm_states tensors per layer,
+    a decoding step recognised by cache_position > 0)."""
+
+    def __init__(self, cache, layer, kwargs):
+        self.cache, self.layer = cache, layer
+        self.v5 = all(hasattr(cache, m) for m in _CACHE_API)
+        if not self.v5 and not (hasattr(cache, "conv_states") and hasattr(cache, "ssm_states")):
+            raise TypeError(f"use_flashssm_kernels: {type(cache).__name__} is neither transformers 5's cache nor "
+                            f"4.x's Mamba2Cache")
+        if self.v5:
+            self.conv = cache.get_conv_state(layer)
+            self.ssm = cache.get_recurrent_state(layer)
+            recording = getattr(cache, "is_recording_past", lambda i: False)(layer)
+            self.decoding = self.conv is not None and self.ssm is not None and not recording
+        else:
+            position = kwargs.get("cache_position")
+            self.conv, self.ssm = cache.conv_states[layer], cache.ssm_states[layer]
+            self.decoding = position is not None and int(position[0]) > 0
+
+    def conv_input(self, xBC, kernel):
+        """(batch, dim, seqlen) inputs of a prefill -> the inputs the conv must see; caches the last ones."""
+        if self.v5:
+            return self.cache.update_conv_state(xBC, self.layer, conv_kernel_size=kernel)
+        self.conv.copy_(F.pad(xBC, (self.conv.shape[-1] - xBC.shape[-1], 0)))
+        return xBC
+
+    def initial_state(self):
+        return self.ssm.float() if self.v5 and self.ssm is not None else None
+
+    def store_state(self, final):
+        if self.v5:
+            self.cache.update_recurrent_state(final, layer_idx=self.layer)
+        else:
+            self.ssm.copy_(final)
+
+
 def _mamba2_forward(self, hidden_states, cache_params=None, attention_mask=None, **kwargs):
     batch, seqlen, _ = hidden_states.shape
     dtype = hidden_states.dtype
-    conv_state = recurrent = None
-    if cache_params is not None:
-        missing = [m for m in _CACHE_API if not hasattr(cache_params, m)]
-        if missing:
-            raise TypeError(f"use_flashssm_kernels: this transformers cache has no {', '.join(missing)}; it supports "
-                            f"the Mamba2 cache API of transformers 5")
-        conv_state = cache_params.get_conv_state(self.layer_idx)
-        recurrent = cache_params.get_recurrent_state(self.layer_idx)
+    cache = None if cache_params is None else _Cache(cache_params, self.layer_idx, kwargs)
     heads, hd, groups, n = self.num_heads, self.head_dim, self.n_groups, self.ssm_state_size
     projected = self.in_proj(_masked(hidden_states, attention_mask))
-    gate, xBC, dt = projected.split([self.intermediate_size, self.conv_dim, heads], dim=-1)
+    d_mlp = (projected.shape[-1] - 2 * self.intermediate_size - 2 * groups * n - heads) // 2
+    _, _, gate, xBC, dt = projected.split([d_mlp, d_mlp, self.intermediate_size, self.conv_dim, heads], dim=-1)
     A = -torch.exp(self.A_log.float())
     weight = self.conv1d.weight.squeeze(1)
     D, dt_bias = self.D.float(), self.dt_bias.float()
-    recording = cache_params is not None and getattr(cache_params, "is_recording_past", lambda i: False)(self.layer_idx)
+    limit = tuple(float(v) for v in self.time_step_limit)
     sizes = [self.intermediate_size, groups * n, groups * n]
-    if conv_state is not None and recurrent is not None and seqlen == 1 and not recording:
-        xBC = causal_conv1d_update(xBC[:, 0], conv_state, weight, self.conv1d.bias, self.activation)
+    if cache is not None and cache.decoding and seqlen == 1:
+        xBC = causal_conv1d_update(xBC[:, 0], cache.conv, weight, self.conv1d.bias, self.activation)
         x, B, C = xBC.split(sizes, dim=-1)
-        y = ssd_step(recurrent, x.reshape(batch, heads, hd), dt[:, 0], A, B.reshape(batch, groups, n),
-                     C.reshape(batch, groups, n), D=D, dt_bias=dt_bias, dt_softplus=True,
-                     dt_limit=tuple(self.time_step_limit))
+        y = ssd_step(cache.ssm, x.reshape(batch, heads, hd), dt[:, 0], A, B.reshape(batch, groups, n),
+                     C.reshape(batch, groups, n), D=D, dt_bias=dt_bias, dt_softplus=True, dt_limit=limit)
         y = y.reshape(batch, 1, -1)
     else:
         xBC = xBC.transpose(1, 2)
-        if cache_params is not None:  # past inputs the conv must see, if any (transformers' own logic)
-            xBC = cache_params.update_conv_state(xBC, self.layer_idx, conv_kernel_size=self.conv_kernel_size)
+        if cache is not None:  # past inputs the conv must see, if any (transformers' own logic)
+            xBC = cache.conv_input(xBC, self.conv_kernel_size)
         xBC = causal_conv1d(xBC, weight, self.conv1d.bias, self.activation)[:, :, -seqlen:]
         x, B, C = _masked(xBC.transpose(1, 2), attention_mask).split(sizes, dim=-1)
         y = ssd_scan(x.unflatten(-1, (heads, hd)), dt, A, B.unflatten(-1, (groups, n)), C.unflatten(-1, (groups, n)),
-                     chunk_size=self.chunk_size, D=D, dt_bias=dt_bias, dt_softplus=True,
-                     dt_limit=tuple(self.time_step_limit),
-                     initial_states=None if recurrent is None else recurrent.float(),
-                     return_final_states=cache_params is not None)
-        if cache_params is not None:
+                     chunk_size=self.chunk_size, D=D, dt_bias=dt_bias, dt_softplus=True, dt_limit=limit,
+                     initial_states=None if cache is None else cache.initial_state(),
+                     return_final_states=cache is not None)
+        if cache is not None:
             y, final = y
-            cache_params.update_recurrent_state(final, layer_idx=self.layer_idx)
+            cache.store_state(final)
         y = y.flatten(-2)
     y = rmsnorm_gated(y, self.norm.weight, gate, eps=self.norm.variance_epsilon,
                       group_size=getattr(self.norm, "group_size", None))

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
-from flashssm.modules.norm import init_dt_bias
+from flashssm.modules.norm import cached_step_params, init_dt_bias
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.selective_scan import selective_scan, selective_scan_step
 
@@ -53,6 +53,10 @@ class MambaMixer(nn.Module):
     def _ssm_params(self):
         return -torch.exp(self.A_log.float()), self.D.float(), self.dt_proj.bias.float()
 
+    def step_params(self):
+        """(A, D, delta_bias) in fp32 for decoding, as Mamba2Mixer.step_params."""
+        return cached_step_params(self, (self.A_log, self.D, self.dt_proj.bias), self._ssm_params)
+
     def forward(self, hidden: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
                 cache: InferenceCache | None = None) -> torch.Tensor:
         """hidden: (batch, seqlen, d_model) -> (batch, seqlen, d_model); cu_seqlens and cache as for
@@ -82,7 +86,7 @@ class MambaMixer(nn.Module):
         x = causal_conv1d_update(x, state.conv, self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                                  conv_state_indices=cache.batch_indices)
         dt, B, C = torch.split(self.x_proj(x), [self.dt_rank, self.d_state, self.d_state], dim=-1)
-        A, D, delta_bias = self._ssm_params()
+        A, D, delta_bias = self._ssm_params() if torch.is_grad_enabled() else self.step_params()
         y = selective_scan_step(state.ssm, x, F.linear(dt, self.dt_proj.weight), A, B, C, D=D, z=z,
                                 delta_bias=delta_bias, delta_softplus=True, state_batch_indices=cache.batch_indices)
         return self.out_proj(y)

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
-from flashssm.modules.norm import init_dt_bias
+from flashssm.modules.norm import cached_step_params, init_dt_bias
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.norm import rmsnorm_gated
 from flashssm.ops.ssd import ssd_scan, ssd_step
@@ -73,6 +73,12 @@ class Mamba2Mixer(nn.Module):
             D = D.view(self.nheads, self.headdim)
         return A, D, self.dt_bias.float()
 
+    def step_params(self):
+        """(A, D, dt_bias) in fp32 for decoding, kept in buffers and recomputed in place only when a
+        parameter changed: a decoding step launches none of these small conversions (a captured graph
+        reads the buffers; generate() calls this before replaying, so updated weights reach it)."""
+        return cached_step_params(self, (self.A_log, self.D, self.dt_bias), self._ssm_params)
+
     def _output(self, y, z, z0, x0):
         """Gated norm (or the plain gate), the MLP part, out_proj. y, z: (..., d_ssm)."""
         if self.rmsnorm:
@@ -123,7 +129,7 @@ class Mamba2Mixer(nn.Module):
         xBC = causal_conv1d_update(xBC, state.conv, self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                                    conv_state_indices=cache.batch_indices)
         x, B, C = torch.split(xBC, [self.d_ssm, self.ngroups * self.d_state, self.ngroups * self.d_state], dim=-1)
-        A, D, dt_bias = self._ssm_params()
+        A, D, dt_bias = self._ssm_params() if torch.is_grad_enabled() else self.step_params()
         y = ssd_step(state.ssm, x.reshape(batch, self.nheads, self.headdim), dt, A,
                      B.reshape(batch, self.ngroups, self.d_state), C.reshape(batch, self.ngroups, self.d_state), D=D,
                      z=None if self.rmsnorm else z.reshape(batch, self.nheads, self.headdim), dt_bias=dt_bias,

@@ -28,3 +28,21 @@ def init_dt_bias(n: int, dt_min: float, dt_max: float, dt_floor: float, device) 
     dt = torch.exp(torch.rand(n, device=device) * (math.log(dt_max) - math.log(dt_min)) + math.log(dt_min))
     dt = dt.clamp(min=dt_floor)
     return dt + torch.log(-torch.expm1(-dt))
+
+
+def cached_step_params(module, params, compute):
+    """compute()'s tensors, cached on `module` and recomputed (in place, so their addresses stay fixed
+    for captured CUDA graphs) only when one of `params` changed (its version counter, data pointer or
+    dtype). No device work when nothing changed."""
+    key = tuple((p._version, p.data_ptr(), p.dtype, p.device) for p in params)
+    cached = getattr(module, "_step_cache", None)
+    if cached is None or cached[0] != key:
+        with torch.no_grad():
+            fresh = compute()
+            if cached is not None and all(a.shape == b.shape for a, b in zip(cached[1], fresh)) \
+                    and cached[1][0].device == fresh[0].device:
+                for old, new in zip(cached[1], fresh):
+                    old.copy_(new)
+                fresh = cached[1]
+        module._step_cache = (key, fresh)
+    return module._step_cache[1]

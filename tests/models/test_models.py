@@ -97,7 +97,8 @@ def test_packed_prefill_equals_each_alone(name, reference_ops):
                         a, b = getattr(mine, key)[i], getattr(theirs, key)[0]
                         if key in ("k", "v"):
                             a, b = a[:len(p)], b[:len(p)]
-                        assert torch.allclose(a, b, atol=1e-5, rtol=1e-5), (i, key)
+                        tol = 1e-4 if HAS_GPU else 1e-5  # GPU kernels tile a packed input differently
+                        assert torch.allclose(a, b, atol=tol, rtol=tol), (i, key)
 
 
 @pytest.mark.parametrize("name", ["mamba2", "hybrid"])
@@ -164,6 +165,15 @@ def test_mamba_ssm_bin_format(tmp_path, reference_ops):
 
 # ---- transformers ----
 
+def _hf_norm_per_group():
+    """transformers 5 normalises Mamba2's gated norm per group, 4.x over the whole width."""
+    import inspect
+
+    from transformers.models.mamba2 import modeling_mamba2
+
+    return "group_size" in inspect.signature(modeling_mamba2.MambaRMSNormGated.__init__).parameters
+
+
 def _hf_mamba2(n_groups):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(2)
@@ -179,7 +189,7 @@ def test_logits_equal_transformers_mamba2(n_groups, tmp_path, reference_ops):
     ids = torch.randint(0, VOCAB, (2, 37), device=DEVICE)
     with torch.no_grad():
         want = hf(ids).logits
-        got = MambaLM.from_pretrained(tmp_path, device=DEVICE, hf_norm_per_group=True)(ids)
+        got = MambaLM.from_pretrained(tmp_path, device=DEVICE, hf_norm_per_group=_hf_norm_per_group())(ids)
     assert rel(got, want) < 1e-5
     if n_groups == 1:  # SEMANTICS' whole-width norm is the same model with one group
         with torch.no_grad():
@@ -189,7 +199,10 @@ def test_logits_equal_transformers_mamba2(n_groups, tmp_path, reference_ops):
 def test_transformers_loads_what_we_save(tmp_path, reference_ops):
     transformers = pytest.importorskip("transformers")
     model = make("mamba2")
-    model.config.ssm_cfg["norm_group_size"] = 32  # per group, as transformers 5 normalises
+    group = 64 if _hf_norm_per_group() else 128  # what this transformers normalises over
+    model.config.ssm_cfg["norm_group_size"] = group
+    for layer in model.backbone.layers:
+        layer.mixer.norm_group_size = group
     model.save_pretrained(tmp_path, format="hf-mamba2")
     hf = transformers.Mamba2ForCausalLM.from_pretrained(tmp_path).to(DEVICE).eval()
     ids = torch.randint(0, VOCAB, (1, 19), device=DEVICE)
@@ -426,7 +439,7 @@ def test_logits_equal_mamba_ssm():
 
     from flashssm.models.config import config_to_dict
 
-    for dtype, tol in ((torch.float32, 1e-4), (torch.bfloat16, 3e-2)):
+    for dtype, tol in ((torch.float32, 2e-3), (torch.bfloat16, 3e-2)):  # mamba_ssm's fp32 dots run in TF32
         model = make("mamba2", dtype)
         cfg = config_to_dict(model.config)
         cfg["ssm_cfg"] = dict(cfg["ssm_cfg"], use_mem_eff_path=False)
@@ -437,3 +450,21 @@ def test_logits_equal_mamba_ssm():
             err = rel(model(ids), peer(ids).logits[..., :VOCAB])
         print(f"logits vs mamba_ssm's MambaLMHeadModel, {dtype}: relative error {err:.2e}")
         assert err < tol
+
+
+def test_decoding_sees_updated_weights(reference_ops):
+    """The decoding parameters cached for the step (and read by captured graphs) follow weight updates."""
+    model = make("mamba2")
+    ids = torch.randint(0, VOCAB, (1, 8), device=DEVICE)
+    before = model.generate(ids, 4, temperature=0)
+    with torch.no_grad():
+        for layer in model.backbone.layers:
+            layer.mixer.A_log.add_(1.0)
+            layer.mixer.dt_bias.sub_(2.0)
+        cache = model.allocate_cache(1, 16, torch.float32)
+        model(ids[:, :7], cache=cache)
+        assert rel(model.step(ids[:, 7], cache), model(ids)[:, -1]) < 1e-5
+    fresh = MambaLM(model.config, device=DEVICE).eval()
+    fresh.load_state_dict(model.state_dict())
+    assert model.generate(ids, 4, temperature=0) == fresh.generate(ids, 4, temperature=0)
+    assert isinstance(before, list)

@@ -37,7 +37,8 @@ def _rmsnorm_fwd_kernel(
         gate = b_z * tl.sigmoid(b_z)
         if not NORM_BEFORE_GATE:
             b_x = b_x * gate
-    rstd = 1.0 / tl.sqrt(tl.sum(b_x * b_x, axis=1) / group_size + eps)  # [BLOCK_M]
+    # [BLOCK_M]; under torch.compile (inductor) eps arrives as fp64: back to fp32 before it spreads
+    rstd = 1.0 / tl.sqrt((tl.sum(b_x * b_x, axis=1) / group_size + eps).to(tl.float32))
     b_y = b_x * rstd[:, None] * b_w[None, :]
     if HAS_Z:
         if NORM_BEFORE_GATE:
@@ -71,7 +72,7 @@ def _rmsnorm_bwd_kernel(
             dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
             if not NORM_BEFORE_GATE:
                 b_h = b_x * gate
-        rstd = 1.0 / tl.sqrt(tl.sum(b_h * b_h, axis=1) / group_size + eps)
+        rstd = 1.0 / tl.sqrt((tl.sum(b_h * b_h, axis=1) / group_size + eps).to(tl.float32))
         b_hn = b_h * rstd[:, None]  # the normalised input, [BLOCK_M, BLOCK_N]
         b_a = b_dy * b_w[None, :]  # dL/d(normalised input)
         if HAS_Z:

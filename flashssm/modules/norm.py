@@ -37,7 +37,8 @@ def cached_step_params(module, params, compute):
     key = tuple((p._version, p.data_ptr(), p.dtype, p.device) for p in params)
     cached = getattr(module, "_step_cache", None)
     if cached is None or cached[0] != key:
-        with torch.no_grad():
+        inference = cached is not None and cached[1][0].is_inference()  # made under generate()'s inference_mode
+        with torch.inference_mode() if inference else torch.no_grad():
             fresh = compute()
             if cached is not None and all(a.shape == b.shape for a, b in zip(cached[1], fresh)) \
                     and cached[1][0].device == fresh[0].device:

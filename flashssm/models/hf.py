@@ -3,7 +3,7 @@
 Each `Mamba2Mixer` keeps its parameters, its cache handling and its outputs; only its forward
 changes: the causal conv1d, the SSD scan (prefill and training), the decoding step and the gated
 RMSNorm run flashssm's kernels. transformers' forward, training and `generate` then run through
-them. Both cache APIs are handled: transformers 5's and 4.4x's Mamba2Cache; transformers is never
+them. The cache APIs of transformers 5.2x, 5.1x and 4.4x's Mamba2Cache are handled; transformers is never
 imported here.
 """
 
@@ -29,25 +29,32 @@ def _masked(hidden, attention_mask):
 
 
 class _Cache:
-    """transformers' Mamba2 cache, either API: transformers 5 (get/update_conv_state,
-    get/update_recurrent_state) or 4.4x's Mamba2Cache (conv_states / ssm_states tensors per layer,
+    """transformers' Mamba2 cache, any of its APIs: transformers 5.2x (get/update_conv_state,
+    get/update_recurrent_state), 5.1x (has_previous_state, layers[i].conv_states) or 4.4x's Mamba2Cache (conv_states / ssm_states tensors per layer,
     a decoding step recognised by cache_position > 0)."""
 
     def __init__(self, cache, layer, kwargs):
         self.cache, self.layer = cache, layer
-        self.v5 = all(hasattr(cache, m) for m in _CACHE_API)
-        if not self.v5 and not (hasattr(cache, "conv_states") and hasattr(cache, "ssm_states")):
-            raise TypeError(f"use_flashssm_kernels: {type(cache).__name__} is neither transformers 5's cache nor "
-                            f"4.x's Mamba2Cache")
-        if self.v5:
+        self.v5 = hasattr(cache, "update_conv_state") and hasattr(cache, "update_recurrent_state")
+        if self.v5 and all(hasattr(cache, m) for m in _CACHE_API):  # transformers >= 5.2x
             self.conv = cache.get_conv_state(layer)
             self.ssm = cache.get_recurrent_state(layer)
             recording = getattr(cache, "is_recording_past", lambda i: False)(layer)
             self.decoding = self.conv is not None and self.ssm is not None and not recording
-        else:
+        elif self.v5 and hasattr(cache, "has_previous_state") and hasattr(cache, "layers"):  # transformers 5.1x
+            entry = cache.layers[layer]
+            previous = cache.has_previous_state(layer)
+            self.conv = entry.conv_states[0] if previous else None
+            self.ssm = entry.recurrent_states[0] if previous else None
+            self.decoding = previous and not getattr(entry, "record_past", False)
+        elif hasattr(cache, "conv_states") and hasattr(cache, "ssm_states"):  # transformers 4.4x
+            self.v5 = False
             position = kwargs.get("cache_position")
             self.conv, self.ssm = cache.conv_states[layer], cache.ssm_states[layer]
             self.decoding = position is not None and int(position[0]) > 0
+        else:
+            raise TypeError(f"use_flashssm_kernels: {type(cache).__name__} is neither transformers 5's cache nor "
+                            f"4.x's Mamba2Cache")
 
     def conv_input(self, xBC, kernel):
         """(batch, dim, seqlen) inputs of a prefill -> the inputs the conv must see; caches the last ones."""

@@ -150,17 +150,13 @@ def _generate_fn(impl, peer, ids, new):
     return lambda: peer.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
 
 
-def _train_fn(impl, peer, ids, device):
+def _train_fn(peer, ids, device):
     opt = torch.optim.AdamW(peer.parameters(), lr=1e-4, fused=device.type == "cuda")
 
     def step():
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            if impl == "flashssm":
-                logits = peer(ids)
-            elif impl == "mamba_ssm":
-                logits = peer(ids).logits
-            else:
-                logits = peer(ids).logits
+            out = peer(ids)  # flashssm returns the logits, the peers an output holding them
+            logits = out if isinstance(out, torch.Tensor) else out.logits
         loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
         loss.backward()
         opt.step()
@@ -205,7 +201,7 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
                 res.extra["prefill_seconds"] = pre
             else:
                 peer.train()
-                res.seconds, res.peak_mib = _timed(_train_fn(impl, peer, ids, device), device, repeat)
+                res.seconds, res.peak_mib = _timed(_train_fn(peer, ids, device), device, repeat)
                 res.tokens_per_second = ids.numel() / res.seconds
         except Unavailable as err:
             res.note = f"unavailable: {err}"

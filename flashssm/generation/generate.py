@@ -13,11 +13,12 @@ state), so a whole generation captures at most log2(batch) + 1 graphs, reused ac
 from __future__ import annotations
 
 import math
-import operator
 import time
 from dataclasses import dataclass
 
 import torch
+
+from flashssm.ops.checks import as_int
 
 
 @dataclass
@@ -59,12 +60,7 @@ def _prompts(prompts, vocab_size: int) -> list[list[int]]:
 
 
 def _check_options(max_new_tokens, temperature, top_k, top_p, eos_token_id):
-    try:
-        if isinstance(max_new_tokens, bool):
-            raise TypeError
-        max_new_tokens = operator.index(max_new_tokens)
-    except TypeError:
-        raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}") from None
+    max_new_tokens = as_int("max_new_tokens", max_new_tokens)
     if max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     if not (isinstance(temperature, (int, float)) and temperature >= 0):

@@ -114,7 +114,7 @@ def preset(name: str) -> ModelConfig:
     return copy.deepcopy(PRESETS[name])
 
 
-def _fields_of(d: dict, names, where: str) -> dict:
+def _fields_of(d: dict, names) -> dict:
     return {k: d[k] for k in names if k in d}
 
 
@@ -131,7 +131,7 @@ def config_from_dict(d: dict, *, hf_norm_per_group: bool = False) -> ModelConfig
         unknown = [k for k in d if k not in names]
         if unknown:
             raise ValueError(f"config.json has keys mamba_ssm's MambaConfig does not: {unknown}")
-        return ModelConfig(**_fields_of(d, names, "config.json"), source_format="mamba_ssm")
+        return ModelConfig(**_fields_of(d, names), source_format="mamba_ssm")
     if model_type == "mamba2":
         return _from_hf_mamba2(d, hf_norm_per_group)
     if model_type == "mamba":

@@ -19,6 +19,11 @@ class MambaState:
     conv: torch.Tensor  # (cache_batch, conv_dim, width - 1), the last inputs to the conv
     ssm: torch.Tensor   # Mamba-2: (cache_batch, nheads, headdim, dstate); Mamba-1: (cache_batch, d_inner, dstate)
 
+    def store(self, ssm: torch.Tensor, conv: torch.Tensor) -> None:
+        """A prefill's final states of num_seqs sequences into rows 0..num_seqs-1."""
+        self.ssm[:ssm.shape[0]].copy_(ssm)
+        self.conv[:conv.shape[0]].copy_(conv)
+
 
 @dataclass
 class AttentionState:

@@ -74,9 +74,7 @@ class MambaMixer(nn.Module):
                            cu_seqlens=cu_seqlens)
         if keep:
             y, last = y
-            state = cache.layers[self.layer_idx]
-            state.ssm[:last.shape[0]].copy_(last)
-            state.conv[:last.shape[0]].copy_(conv_final)
+            cache.layers[self.layer_idx].store(last, conv_final)
         return self.out_proj(y.transpose(1, 2))
 
     def step(self, hidden: torch.Tensor, cache: InferenceCache) -> torch.Tensor:

@@ -112,9 +112,7 @@ class Mamba2Mixer(nn.Module):
                      return_final_states=keep)
         if keep:
             y, final = y
-            state = cache.layers[self.layer_idx]
-            state.ssm[:final.shape[0]].copy_(final)
-            state.conv[:final.shape[0]].copy_(conv_final)
+            cache.layers[self.layer_idx].store(final, conv_final)
         return self._output(y.flatten(-2), z, z0, x0)
 
     def step(self, hidden: torch.Tensor, cache: InferenceCache) -> torch.Tensor:

@@ -54,13 +54,18 @@ def check_bool(name: str, value) -> None:
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 
 
-def check_chunk_size(chunk_size) -> int:
+def as_int(name: str, value, expected: str = "an int") -> int:
+    """value as an int (anything with __index__ but bool), else a TypeError naming the argument."""
     try:
-        if isinstance(chunk_size, bool):
+        if isinstance(value, bool):
             raise TypeError
-        q = operator.index(chunk_size)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"chunk_size must be an int, got {type(chunk_size).__name__}") from None
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}") from None
+
+
+def check_chunk_size(chunk_size) -> int:
+    q = as_int("chunk_size", chunk_size)
     if not (16 <= q <= 256 and q & (q - 1) == 0):
         raise ValueError(f"chunk_size must be a power of two from 16 to 256, got {q}")
     return q
@@ -404,12 +409,7 @@ def check_rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_be
         raise ValueError(f"eps must be >= 0, got {eps}")
     if group_size is None:
         return dim
-    try:
-        if isinstance(group_size, bool):
-            raise TypeError
-        group_size = operator.index(group_size)
-    except TypeError:
-        raise TypeError(f"group_size must be an int or None, got {type(group_size).__name__}") from None
+    group_size = as_int("group_size", group_size, "an int or None")
     if group_size < 1 or dim % group_size != 0:
         raise ValueError(f"group_size must divide dim ({dim}), got {group_size}")
     return group_size

@@ -133,8 +133,10 @@ class StepGraphs:
 
 
 def _session(model, batch: int, max_seqlen: int, state_dtype, use_graphs: bool):
-    """The model's cache (and graphs) if it fits this request, else new ones kept for the next call."""
-    key = (state_dtype, use_graphs, model.device)
+    """The model's cache (and graphs) if it fits this request, else new ones kept for the next call.
+    Graphs read the weights where they were at capture: a model moved or cast since (new storage)
+    gets a new session."""
+    key = (state_dtype, use_graphs, model.device, model.dtype, tuple(p.data_ptr() for p in model.parameters()))
     s = getattr(model, "_flashssm_decode", None)
     if s is None or s["key"] != key or s["cache"].batch < batch or s["cache"].max_seqlen < max_seqlen:
         cache = model.allocate_cache(batch, max_seqlen, state_dtype)

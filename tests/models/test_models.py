@@ -468,3 +468,15 @@ def test_decoding_sees_updated_weights(reference_ops):
     fresh.load_state_dict(model.state_dict())
     assert model.generate(ids, 4, temperature=0) == fresh.generate(ids, 4, temperature=0)
     assert isinstance(before, list)
+
+
+def test_generate_after_the_model_is_cast(reference_ops):
+    """A cast gives the weights new storage: the cached decoding session (and on CUDA its graphs,
+    which read the old storage) must not be reused. Only the GPU run can fail without that: on the
+    CPU there are no graphs and the old fp32 cache happens to give the same tokens."""
+    model = make("mamba2")
+    model.generate([[1, 2, 3]], 3, temperature=0)
+    model.to(torch.bfloat16)
+    fresh = MambaLM(model.config, device=DEVICE, dtype=torch.bfloat16).eval()
+    fresh.load_state_dict(model.state_dict())
+    assert model.generate([[1, 2, 3]], 3, temperature=0) == fresh.generate([[1, 2, 3]], 3, temperature=0)

@@ -6,7 +6,8 @@
 # (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
-# figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model), profilecheck (a small flashssm profile of every kernel set with --ncu),
+# profile (flashssm profile with BENCH ARGS into prof-out/$PROFILE_NAME), profilencu (adds ncu counters to it). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -59,6 +60,16 @@ for step in "${steps[@]}"; do
     benchmodel) timeout 560 python3 -m flashssm bench model --json "$OUT/bench-model.json" "$@" 2>&1 \
                   | tee "$OUT/bench-model.txt" ;;
     gputests) timeout 300 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
+    profilecheck) timeout 400 python3 -m flashssm profile --model mamba2-130m --mode train --batch 2 --seqlen 1024 \
+                    --layers 2 --kernels flashssm mamba_ssm reference --ncu --ncu-timeout 200 --out prof-out/check \
+                    2>&1 | tail -30
+                  tar czf "$OUT/profile-check.tgz" -C prof-out check ;;
+    # profiles live in prof-out/ (kept between calls on a warm machine, so that profilencu can add
+    # counters to one); each call's copy comes back as one archive
+    profile) timeout 560 python3 -m flashssm profile --out "prof-out/${PROFILE_NAME:-run}" "$@" 2>&1 | tail -30
+             tar czf "$OUT/profile-${PROFILE_NAME:-run}.tgz" -C prof-out "${PROFILE_NAME:-run}" ;;
+    profilencu) timeout 560 python3 -m flashssm profile --from "prof-out/${PROFILE_NAME:-run}" --ncu 2>&1 | tail -30
+                tar czf "$OUT/profile-${PROFILE_NAME:-run}.tgz" -C prof-out "${PROFILE_NAME:-run}" ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

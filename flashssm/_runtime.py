@@ -29,9 +29,27 @@ def kernel_device(t: torch.Tensor) -> bool:
     return t.is_cuda or (t.device.type == "cpu" and interpreter_enabled())
 
 
+_force_reference = 0
+
+
+@contextlib.contextmanager
+def use_reference():
+    """Run every op's plain-PyTorch reference inside the block, GPU or not (what `flashssm profile
+    --kernels reference` measures). Not thread-safe; nests."""
+    global _force_reference
+    _force_reference += 1
+    try:
+        yield
+    finally:
+        _force_reference -= 1
+
+
 def device_blocker(x: torch.Tensor) -> str | None:
-    """Why no Triton kernel runs on x's device and dtype, or None: no GPU and no interpreter, or bf16
-    under the interpreter (its bf16 dot products are wrong and its fp32 -> bf16 rounding truncates)."""
+    """Why no Triton kernel runs on x's device and dtype, or None: no GPU and no interpreter, bf16
+    under the interpreter (its bf16 dot products are wrong and its fp32 -> bf16 rounding truncates),
+    or use_reference() active."""
+    if _force_reference:
+        return "flashssm._runtime.use_reference() is active"
     if not kernel_device(x):
         return "no GPU and no Triton interpreter"
     if x.device.type == "cpu" and x.dtype == torch.bfloat16:

@@ -1,4 +1,4 @@
-"""The `flashssm` command: `bench` (kernels), `bench model` (end to end), `generate`."""
+"""The `flashssm` command: `bench` (kernels), `bench model` (end to end), `generate`, `profile`."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from flashssm.bench import cli as bench_cli
     from flashssm.generation import cli as generate_cli
+    from flashssm.profile import cli as profile_cli
 
     parser = argparse.ArgumentParser(prog="flashssm", description="flashssm: fused Triton kernels for state-space "
                                      "models, and the tools to measure them.")
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
                                    description=generate_cli.DESCRIPTION,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     generate_cli.add_arguments(generate)
+    profile = commands.add_parser("profile", help="characterise a model workload on the GPU: operator breakdown, "
+                                  "roofline, per-kernel table, Chrome trace",
+                                  description=profile_cli.DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    profile_cli.add_arguments(profile)
     args = parser.parse_args(argv)
     return args.func(args)
 

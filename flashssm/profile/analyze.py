@@ -98,6 +98,8 @@ def launch_costs(launches: list[Launch], modules: dict, shape: Shape) -> list[Co
             by_op[l.op_id].append(i)
     for idx in by_op.values():
         first = launches[idx[0]]
+        kernels = [i for i in idx if launches[i].kind == "kernel"]
+        idx = kernels or idx      # a memset inside a matrix product (a cuBLAS workspace) does none of its FLOPs
         c = op_cost(first.op, first.op_dims, first.op_types)
         if c is None:
             continue

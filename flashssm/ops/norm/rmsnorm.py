@@ -96,6 +96,89 @@ def _rmsnorm_bwd_kernel(
     tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols, dw_acc, mask=m_n)
 
 
+@triton.jit
+def _rmsnorm_bwd_wide_kernel(
+    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr,
+    n_rows, dim, group_size, eps, n_blocks, n_splits,
+    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+):
+    """The backward for groups wider than one tile: a first sweep over the group's column chunks
+    sums h² and a·h per row, a second recomputes each chunk and writes dx (dz) and this split's dw
+    partial (dw_ptr zeroed; each split owns its row of it: no atomics). Reads x, z, dy twice (the
+    second time mostly from L2) instead of holding a whole 5120-wide row set in registers."""
+    i_split = tl.program_id(0)
+    col0 = tl.program_id(1) * group_size
+    o_n = tl.arange(0, BLOCK_N)
+    for it in range(0, tl.cdiv(n_blocks - i_split, n_splits)):
+        o_m = (i_split + it * n_splits).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        m_m = o_m < n_rows
+        ss = tl.zeros((BLOCK_M,), dtype=tl.float32)
+        sah = tl.zeros((BLOCK_M,), dtype=tl.float32)
+        for c in range(0, group_size, BLOCK_N):
+            cols = col0 + c + o_n
+            m_n = (c + o_n) < group_size
+            m = m_m[:, None] & m_n[None, :]
+            b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
+            b_h = b_x
+            b_a = b_dy * b_w[None, :]
+            if HAS_Z:
+                b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+                gate = b_z * tl.sigmoid(b_z)
+                if NORM_BEFORE_GATE:
+                    b_a = b_a * gate
+                else:
+                    b_h = b_x * gate
+            ss += tl.sum(b_h * b_h, axis=1)
+            sah += tl.sum(b_a * b_h, axis=1)
+        rstd = 1.0 / tl.sqrt((ss / group_size + eps).to(tl.float32))
+        mean_ahn = rstd * sah / group_size          # mean(a · hn) over the group
+        for c in range(0, group_size, BLOCK_N):
+            cols = col0 + c + o_n
+            m_n = (c + o_n) < group_size
+            m = m_m[:, None] & m_n[None, :]
+            b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
+            b_h = b_x
+            b_a = b_dy * b_w[None, :]
+            if HAS_Z:
+                b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+                sig = tl.sigmoid(b_z)
+                gate = b_z * sig
+                dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
+                if not NORM_BEFORE_GATE:
+                    b_h = b_x * gate
+            b_hn = b_h * rstd[:, None]
+            if HAS_Z:
+                if NORM_BEFORE_GATE:
+                    dw = tl.sum(b_dy * b_hn * gate, axis=0)
+                    tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                             (b_a * b_hn * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+                    b_a = b_a * gate
+                else:
+                    dw = tl.sum(b_dy * b_hn, axis=0)
+            else:
+                dw = tl.sum(b_dy * b_hn, axis=0)
+            b_dh = rstd[:, None] * (b_a - b_hn * mean_ahn[:, None])
+            if HAS_Z:
+                if not NORM_BEFORE_GATE:
+                    tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                             (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+                    b_dh = b_dh * gate
+            tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+            p_dw = dw_ptr + i_split.to(tl.int64) * dim + cols
+            tl.store(p_dw, tl.load(p_dw, mask=m_n, other=0.0) + dw, mask=m_n)
+
+
+# Groups wider than this take the two-sweep backward (benchmarks/notes/rmsnorm_gated.md: the one-tile
+# backward of a 5120-wide gated group spilled and ran at ~100 GB/s in a 2.7B training profile).
+WIDE_GROUP = 2048
+WIDE_BLOCKS = (4, 1024, 8)   # BLOCK_M rows, BLOCK_N column chunk, num_warps
+
+
 @functools.lru_cache(maxsize=64)
 def pick_blocks(group_size: int) -> tuple[int, int, int]:
     """(BLOCK_M rows, BLOCK_N channels, num_warps): two rows of a wide group on 16 warps, else
@@ -132,22 +215,28 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
     return y
 
 
-def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool):
+def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool, wide_blocks=None):
+    """wide_blocks: (BLOCK_M, BLOCK_N, num_warps) of the two-sweep kernel, forcing it (tests run it at
+    small widths); by default it serves groups wider than WIDE_GROUP."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
     dy2 = _rows(dy, dim)
     n_rows = x2.shape[0]
-    block_m, block_n, warps = pick_blocks(group_size)
+    if wide_blocks is None and group_size > WIDE_GROUP:
+        wide_blocks = WIDE_BLOCKS
+    kernel = _rmsnorm_bwd_kernel if wide_blocks is None else _rmsnorm_bwd_wide_kernel
+    block_m, block_n, warps = pick_blocks(group_size) if wide_blocks is None else wide_blocks
     n_blocks = triton.cdiv(n_rows, block_m)
     n_groups = dim // group_size
     n_splits = max(1, min(n_blocks, (4 * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
     dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
-    dw_part = torch.empty((n_splits, dim), dtype=torch.float32, device=x.device)
+    dw_part = (torch.empty if wide_blocks is None else torch.zeros)((n_splits, dim), dtype=torch.float32,
+                                                                    device=x.device)
     dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
     with _runtime.on_device(x.device):
-        _rmsnorm_bwd_kernel[(n_splits, n_groups)](
+        kernel[(n_splits, n_groups)](
             x2, z2, weight, dy2, dx2, dz2, dw_part, n_rows, dim, group_size, eps, n_blocks, n_splits,
             x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0),
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,

@@ -41,6 +41,24 @@ SSD_OPTION_NAMES = "D,z,dt_bias,dt_softplus,dt_limit,initial_states"
 SSD_OPTION_IDS = [f"D{d}-z{int(z)}-bias{int(b)}-sp{int(s)}-lim{int(lim)}-init{int(i)}"
                   for d, z, b, s, lim, i in SSD_OPTIONS]
 
+
+def _pairwise(rows: list[tuple]) -> list[tuple]:
+    """A subset of `rows` (a full product) holding every pair of values of every two options:
+    greedy, deterministic. The CPU runs it where the full product is too slow under the interpreter."""
+    def pairs(r):
+        return {(i, r[i], j, r[j]) for i in range(len(r)) for j in range(i + 1, len(r))}
+    todo = set().union(*(pairs(r) for r in rows))
+    chosen = []
+    while todo:
+        best = max(rows, key=lambda r: len(pairs(r) & todo))
+        chosen.append(best)
+        todo -= pairs(best)
+    return chosen
+
+
+SSD_OPTIONS_PAIRWISE = _pairwise(SSD_OPTIONS)
+SSD_OPTION_IDS_PAIRWISE = [SSD_OPTION_IDS[SSD_OPTIONS.index(r)] for r in SSD_OPTIONS_PAIRWISE]
+
 # Packed sequence lengths: single tokens, empty sequences, chunk-aligned and ragged ones.
 VARLEN_PACKS = [[1], [5, 1, 40], [0, 17, 1, 0, 33], [64, 64], [1, 1, 1], [130, 3, 0]]
 VARLEN_IDS = ["-".join(map(str, p)) for p in VARLEN_PACKS]

@@ -80,7 +80,7 @@ def _variant(launch: Launch, layer: dict | None) -> str:
     if name == "_ssd_fwd_kernel" and launch.phase == "backward":
         return " [state recompute]"
     if layer is not None and name in ("_layer_norm_fwd_1pass_kernel", "_layer_norm_bwd_kernel",
-                                      "_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel"):
+                                      "_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_rmsnorm_bwd_wide_kernel"):
         return " [gated]" if layer.get("gated") else " [block]"
     return ""
 

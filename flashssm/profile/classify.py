@@ -29,7 +29,7 @@ _KERNEL_RULES: tuple[tuple[str, str], ...] = (
     # flashssm's kernels
     (r"^_(ssd|scan)_(fwd|bwd|step)_kernel", "SSM scan"),
     (r"^_conv_(fwd|bwd|update)_kernel", "conv1d"),
-    (r"^_rmsnorm_(fwd|bwd)_kernel", "norm"),
+    (r"^_rmsnorm_(fwd|bwd)", "norm"),
     # mamba_ssm's Triton SSD and its CUDA selective scan
     (r"^_(chunk_cumsum|bmm_chunk|chunk_state|state_passing|chunk_scan|chunk_scan_chunk_state)_", "SSM scan"),
     (r"selective_scan|selective_state_update|ssd_", "SSM scan"),

@@ -154,7 +154,8 @@ def _norm_cost(kernel: str, d: dict, s: Shape) -> Cost:
 
 
 _SSD_NAMES = frozenset(name for name, _ in SSD_KERNELS)
-_NORM_KERNELS = ("_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_layer_norm_fwd_1pass_kernel", "_layer_norm_bwd_kernel")
+_NORM_KERNELS = ("_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_rmsnorm_bwd_wide_kernel", "_layer_norm_fwd_1pass_kernel",
+                 "_layer_norm_bwd_kernel")
 
 
 def formula_cost(kernel: str, layer: dict | None, shape: Shape, phase: str | None) -> Cost | None:

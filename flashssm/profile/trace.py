@@ -61,7 +61,14 @@ def short_kernel_name(name: str) -> str:
 
 
 def load(path: str) -> dict:
-    with open(path) as f:
+    """A Chrome trace, plain or gzipped (path.gz is tried when path is missing)."""
+    import gzip
+    import os
+
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path += ".gz"
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
         return json.load(f)
 
 

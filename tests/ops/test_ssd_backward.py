@@ -9,7 +9,8 @@ import torch
 import flashssm
 from flashssm.ops.ssd import reference as ref
 from flashssm.ops.ssd.autograd import ssd_scan_fwd
-from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
+from tests.conftest import HAS_GPU
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_IDS_PAIRWISE, SSD_OPTION_NAMES, SSD_OPTIONS, SSD_OPTIONS_PAIRWISE, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
                            assert_close, rel_err, ssd_id, ssd_inputs)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
@@ -100,7 +101,9 @@ def test_gradients_match_reference(shape, device):
     check_gradients(kw, torch.float32, chunk_size=64, what=ssd_id(*shape))
 
 
-@pytest.mark.parametrize(SSD_OPTION_NAMES, SSD_OPTIONS, ids=SSD_OPTION_IDS)
+# Every combination on the GPU; on the CPU (interpreter, ~2.5 s each) a subset holding every pair of options.
+@pytest.mark.parametrize(SSD_OPTION_NAMES, SSD_OPTIONS if HAS_GPU else SSD_OPTIONS_PAIRWISE,
+                         ids=SSD_OPTION_IDS if HAS_GPU else SSD_OPTION_IDS_PAIRWISE)
 def test_every_option(D, z, dt_bias, dt_softplus, dt_limit, initial_states, device):
     kw = ssd_inputs(2, 45, 4, 32, 16, 2, dtype=torch.float32, device=device, D=D, z=z, dt_bias=dt_bias,
                     dt_softplus=dt_softplus, initial_states=initial_states)

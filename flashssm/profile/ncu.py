@@ -142,7 +142,7 @@ def run(args, out_dir: str, kernels: str) -> dict:
     for r in rows:
         r["kernels"] = kernels
     return {"columns": [t for t, _ in columns], "metrics": dict(columns), "rows": rows,
-            "note": f"`{' '.join(cmd[:6])} ...` on one layer; report file `ncu-{kernels}.ncu-rep`."}
+            "note": f"`{' '.join(cmd[:6])} ...` on one layer; report files `ncu-<kernels>.ncu-rep` (raw: `ncu-<kernels>.csv`)."}
 
 
 def child_step(args) -> int:

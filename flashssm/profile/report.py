@@ -181,6 +181,8 @@ def write_report(out_dir: str, meta: dict, analyses: list[Analysis], ncu: dict |
                          + (f", peak memory {peak:.0f} MiB" if peak is not None else "")
                          + f", {a.total_us / 1e3:.2f} ms of GPU activity in the profiled step"
                          + f" ({len(a.rows)} distinct kernels).")
+    for label, why in (meta.get("errors") or {}).items():
+        lines.append(f"- {label}: not run: {why}")
     if not any(a.total_us for a in analyses):
         lines.append("- The trace holds no GPU activity (a CPU run): the tables below are empty.")
     lines += ["", "Trace: `trace-<kernels>.json` (chrome://tracing or https://ui.perfetto.dev).", "",

@@ -281,3 +281,18 @@ def test_command_errors():
         main(["profile", "--batch", "0", "--from", "nowhere"])
     with pytest.raises(SystemExit):
         main(["profile", "--kernels", "cuDNN"])
+
+
+def test_a_kernel_set_that_cannot_run_is_reported_and_the_others_kept(tmp_path):
+    import argparse
+
+    from flashssm.profile import run as prun
+    from flashssm.profile.cli import report_from
+
+    args = argparse.Namespace(model="tiny-mamba1", mode="prefill", batch=1, seqlen=16, layers=None, dtype="fp32",
+                              decode_steps=1, warmup=0, repeat=1, checkpoint=None, device="cpu",
+                              kernels=["reference", "mamba_ssm"])
+    meta = prun.run(args, str(tmp_path))
+    assert list(meta["runs"]) == ["reference"]
+    assert "selective_scan" in meta["errors"]["mamba_ssm"]
+    assert "- mamba_ssm: not run:" in open(report_from(str(tmp_path))).read()

@@ -105,7 +105,8 @@ def plot_breakdown(analyses: list[Analysis], path: str) -> bool:
             bottoms = [b + v for b, v in zip(bottoms, vals)]
     ax.set_ylabel("GPU time per step (ms)")
     ax.set_title("Operator breakdown")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    if any(bottoms):
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

@@ -47,12 +47,64 @@ def _rmsnorm_fwd_kernel(
 
 
 @triton.jit
+def _bwd_inputs(x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_row, stride_dy_row,
+                HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr):
+    """One tile's backward inputs in fp32: x; dy; h, what is normalised (x, or x·silu(z) when the gate
+    comes first); a = dy·w; a_g, the gradient of the normalised h (a, times the gate when it comes
+    after the norm); the gate silu(z) and its derivative (x in their place without z: unused)."""
+    b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_h = b_x
+    b_a = b_dy * b_w[None, :]
+    b_ag = b_a
+    gate = b_x
+    dgate = b_x
+    if HAS_Z:
+        b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+        sig = tl.sigmoid(b_z)
+        gate = b_z * sig
+        dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
+        if NORM_BEFORE_GATE:
+            b_ag = b_a * gate
+        else:
+            b_h = b_x * gate
+    return b_x, b_dy, b_h, b_a, b_ag, gate, dgate
+
+
+@triton.jit
+def _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag, gate, dgate,
+                 rstd, mean_ahn, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr):
+    """Write one tile's dx (and dz) from `_bwd_inputs`, the rows' rstd and mean(a_g · hn) over the
+    group; returns the tile's weight-gradient column sums."""
+    b_hn = b_h * rstd[:, None]  # the normalised input
+    if HAS_Z:
+        if NORM_BEFORE_GATE:
+            dw = tl.sum(b_dy * b_hn * gate, axis=0)
+            tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                     (b_a * b_hn * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+        else:
+            dw = tl.sum(b_dy * b_hn, axis=0)
+    else:
+        dw = tl.sum(b_dy * b_hn, axis=0)
+    # d/dh of h·rstd(h): rstd (a_g − hn · mean(a_g · hn))
+    b_dh = rstd[:, None] * (b_ag - b_hn * mean_ahn[:, None])
+    if HAS_Z:
+        if not NORM_BEFORE_GATE:
+            tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
+                     (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
+            b_dh = b_dh * gate
+    tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+    return dw
+
+
+@triton.jit
 def _rmsnorm_bwd_kernel(
     x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr,
     n_rows, dim, group_size, eps, n_blocks, n_splits,
     stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
 ):
+    """The backward of groups that fit one tile: the whole group of BLOCK_M rows in registers."""
     i_split = tl.program_id(0)
     o_n = tl.arange(0, BLOCK_N)
     cols = tl.program_id(1) * group_size + o_n
@@ -62,37 +114,12 @@ def _rmsnorm_bwd_kernel(
     for it in range(0, tl.cdiv(n_blocks - i_split, n_splits)):
         o_m = (i_split + it * n_splits).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
         m = (o_m < n_rows)[:, None] & m_n[None, :]
-        b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-        b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-        b_h = b_x
-        if HAS_Z:
-            b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-            sig = tl.sigmoid(b_z)
-            gate = b_z * sig
-            dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
-            if not NORM_BEFORE_GATE:
-                b_h = b_x * gate
+        b_x, b_dy, b_h, b_a, b_ag, gate, dgate = _bwd_inputs(
+            x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_row, stride_dy_row, HAS_Z, NORM_BEFORE_GATE)
         rstd = 1.0 / tl.sqrt((tl.sum(b_h * b_h, axis=1) / group_size + eps).to(tl.float32))
-        b_hn = b_h * rstd[:, None]  # the normalised input, [BLOCK_M, BLOCK_N]
-        b_a = b_dy * b_w[None, :]  # dL/d(normalised input)
-        if HAS_Z:
-            if NORM_BEFORE_GATE:
-                dw_acc += tl.sum(b_dy * b_hn * gate, axis=0)
-                tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
-                         (b_a * b_hn * dgate).to(dz_ptr.dtype.element_ty), mask=m)
-                b_a = b_a * gate
-            else:
-                dw_acc += tl.sum(b_dy * b_hn, axis=0)
-        else:
-            dw_acc += tl.sum(b_dy * b_hn, axis=0)
-        # d/dh of h·rstd(h): rstd (a − hn · mean(a · hn))
-        b_dh = rstd[:, None] * (b_a - b_hn * (tl.sum(b_a * b_hn, axis=1) / group_size)[:, None])
-        if HAS_Z:
-            if not NORM_BEFORE_GATE:
-                tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
-                         (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
-                b_dh = b_dh * gate
-        tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+        mean_ahn = tl.sum(b_ag * b_h, axis=1) * rstd / group_size
+        dw_acc += _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag,
+                               gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE)
     tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols, dw_acc, mask=m_n)
 
 
@@ -104,7 +131,7 @@ def _rmsnorm_bwd_wide_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
 ):
     """The backward for groups wider than one tile: a first sweep over the group's column chunks
-    sums h² and a·h per row, a second recomputes each chunk and writes dx (dz) and this split's dw
+    sums h² and a_g·h per row, a second recomputes each chunk and writes dx (dz) and this split's dw
     partial (dw_ptr zeroed; each split owns its row of it: no atomics). Reads x, z, dy twice (the
     second time mostly from L2) instead of holding a whole 5120-wide row set in registers."""
     i_split = tl.program_id(0)
@@ -118,57 +145,24 @@ def _rmsnorm_bwd_wide_kernel(
         for c in range(0, group_size, BLOCK_N):
             cols = col0 + c + o_n
             m_n = (c + o_n) < group_size
-            m = m_m[:, None] & m_n[None, :]
-            b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-            b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
             b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
-            b_h = b_x
-            b_a = b_dy * b_w[None, :]
-            if HAS_Z:
-                b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-                gate = b_z * tl.sigmoid(b_z)
-                if NORM_BEFORE_GATE:
-                    b_a = b_a * gate
-                else:
-                    b_h = b_x * gate
+            b_x, b_dy, b_h, b_a, b_ag, gate, dgate = _bwd_inputs(
+                x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m_m[:, None] & m_n[None, :], stride_x_row, stride_z_row,
+                stride_dy_row, HAS_Z, NORM_BEFORE_GATE)
             ss += tl.sum(b_h * b_h, axis=1)
-            sah += tl.sum(b_a * b_h, axis=1)
+            sah += tl.sum(b_ag * b_h, axis=1)
         rstd = 1.0 / tl.sqrt((ss / group_size + eps).to(tl.float32))
-        mean_ahn = rstd * sah / group_size          # mean(a · hn) over the group
+        mean_ahn = rstd * sah / group_size          # mean(a_g · hn) over the group
         for c in range(0, group_size, BLOCK_N):
             cols = col0 + c + o_n
             m_n = (c + o_n) < group_size
             m = m_m[:, None] & m_n[None, :]
-            b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-            b_dy = tl.load(dy_ptr + o_m[:, None] * stride_dy_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
             b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
-            b_h = b_x
-            b_a = b_dy * b_w[None, :]
-            if HAS_Z:
-                b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
-                sig = tl.sigmoid(b_z)
-                gate = b_z * sig
-                dgate = sig * (1.0 + b_z * (1.0 - sig))  # silu'(z)
-                if not NORM_BEFORE_GATE:
-                    b_h = b_x * gate
-            b_hn = b_h * rstd[:, None]
-            if HAS_Z:
-                if NORM_BEFORE_GATE:
-                    dw = tl.sum(b_dy * b_hn * gate, axis=0)
-                    tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
-                             (b_a * b_hn * dgate).to(dz_ptr.dtype.element_ty), mask=m)
-                    b_a = b_a * gate
-                else:
-                    dw = tl.sum(b_dy * b_hn, axis=0)
-            else:
-                dw = tl.sum(b_dy * b_hn, axis=0)
-            b_dh = rstd[:, None] * (b_a - b_hn * mean_ahn[:, None])
-            if HAS_Z:
-                if not NORM_BEFORE_GATE:
-                    tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
-                             (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
-                    b_dh = b_dh * gate
-            tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+            b_x, b_dy, b_h, b_a, b_ag, gate, dgate = _bwd_inputs(
+                x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_row, stride_dy_row, HAS_Z,
+                NORM_BEFORE_GATE)
+            dw = _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag,
+                              gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE)
             p_dw = dw_ptr + i_split.to(tl.int64) * dim + cols
             tl.store(p_dw, tl.load(p_dw, mask=m_n, other=0.0) + dw, mask=m_n)
 

@@ -68,7 +68,7 @@ class BenchRun:
                     impls=self.impls, workloads=[w.as_dict() for w in self.workloads])
 
 
-def _versions() -> dict:
+def versions() -> dict:
     versions = {"python": platform.python_version(), "torch": torch.__version__}
     for label, dist in (("triton", "triton"), ("mamba_ssm", "mamba_ssm"), ("fla", "fla-core")):
         try:
@@ -144,7 +144,7 @@ def run_benchmark(workloads: list[Workload], impl_names: list[str], device: torc
         ceilings = measure_ceilings(device)
     else:
         name, ceilings = f"CPU ({platform.processor() or platform.machine()})", None
-    run = BenchRun(name, _versions(), ceilings, list(impl_names))
+    run = BenchRun(name, versions(), ceilings, list(impl_names))
     if on_start is not None:
         on_start(run)
     for w in workloads:

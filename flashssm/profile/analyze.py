@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from flashssm.profile.classify import CLASSES, classify
-from flashssm.profile.counts import Cost, Shape, formula_cost, op_cost
+from flashssm.profile.counts import NORM_KERNELS, Cost, Shape, formula_cost, op_cost
 from flashssm.profile.trace import Launch
 
 
@@ -79,8 +79,7 @@ def _variant(launch: Launch, layer: dict | None) -> str:
     name = launch.short_name
     if name == "_ssd_fwd_kernel" and launch.phase == "backward":
         return " [state recompute]"
-    if layer is not None and name in ("_layer_norm_fwd_1pass_kernel", "_layer_norm_bwd_kernel",
-                                      "_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_rmsnorm_bwd_wide_kernel"):
+    if layer is not None and name in NORM_KERNELS:
         return " [gated]" if layer.get("gated") else " [block]"
     return ""
 

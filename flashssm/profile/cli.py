@@ -74,16 +74,20 @@ def _check(args) -> None:
         args.dtype = "bf16"
 
 
+def _load_meta(out_dir: str) -> dict:
+    path = os.path.join(out_dir, "profile.json")
+    if not os.path.exists(path):
+        raise SystemExit(f"flashssm profile: {path} not found (expected the --out of an earlier run)")
+    with open(path) as f:
+        return json.load(f)
+
+
 def report_from(out_dir: str, ncu: dict | None = None) -> str:
     """Analyse the traces of a profile directory and write its report; returns report.md's path."""
     from flashssm.profile import analyze, report, trace
     from flashssm.profile.counts import Shape
 
-    path = os.path.join(out_dir, "profile.json")
-    if not os.path.exists(path):
-        raise SystemExit(f"flashssm profile: {path} not found (expected the --out of an earlier run)")
-    with open(path) as f:
-        meta = json.load(f)
+    meta = _load_meta(out_dir)
     if ncu is None and os.path.exists(os.path.join(out_dir, "ncu.json")):
         with open(os.path.join(out_dir, "ncu.json")) as f:
             ncu = json.load(f)
@@ -91,9 +95,10 @@ def report_from(out_dir: str, ncu: dict | None = None) -> str:
     analyses = []
     for label, run in meta["runs"].items():
         launches = trace.launches(trace.load(os.path.join(out_dir, run["trace"])))
-        shape = Shape(w["batch"], w["seqlen"] if w["mode"] != "decode" else 1, run.get("elem_bytes", 2))
-        if w["mode"] == "decode":
+        if w["mode"] == "decode":   # decode_steps single-token steps of every sequence
             shape = Shape(w["batch"] * w.get("decode_steps", 1), 1, run.get("elem_bytes", 2))
+        else:
+            shape = Shape(w["batch"], w["seqlen"], run.get("elem_bytes", 2))
         analyses.append(analyze.analyze(launches, run["modules"], shape, label))
     if not analyses:
         raise SystemExit("flashssm profile: no kernel set ran: " + json.dumps(meta.get("errors", {})))
@@ -129,11 +134,7 @@ def main(args) -> int:
     if args.from_dir:
         ncu = None
         if args.ncu:   # add hardware counters to an earlier profile: its workload, its kernel sets
-            path = os.path.join(args.from_dir, "profile.json")
-            if not os.path.exists(path):
-                raise SystemExit(f"flashssm profile: {path} not found (expected the --out of an earlier run)")
-            with open(path) as f:
-                meta = json.load(f)
+            meta = _load_meta(args.from_dir)
             for key, value in meta["workload"].items():
                 if key != "layers":
                     setattr(args, key, value)

@@ -154,7 +154,7 @@ def _norm_cost(kernel: str, d: dict, s: Shape) -> Cost:
 
 
 _SSD_NAMES = frozenset(name for name, _ in SSD_KERNELS)
-_NORM_KERNELS = ("_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_rmsnorm_bwd_wide_kernel", "_layer_norm_fwd_1pass_kernel",
+NORM_KERNELS = ("_rmsnorm_fwd_kernel", "_rmsnorm_bwd_kernel", "_rmsnorm_bwd_wide_kernel", "_layer_norm_fwd_1pass_kernel",
                  "_layer_norm_bwd_kernel")
 
 
@@ -177,7 +177,7 @@ def formula_cost(kernel: str, layer: dict | None, shape: Shape, phase: str | Non
             return _scan_cost(kernel, layer, shape)
         if kernel in ("_conv_fwd_kernel", "_conv_bwd_kernel"):
             return _conv_cost(kernel, layer, shape)
-        if kernel in _NORM_KERNELS:
+        if kernel in NORM_KERNELS:
             return _norm_cost(kernel, layer, shape)
     except KeyError:
         return None

@@ -153,8 +153,7 @@ def child_step(args) -> int:
 
     device = torch.device("cuda")
     config = prun.model_config(args.model, 1).replace(attn_layer_idx=[])
-    amp = args.mode == "train" and args.dtype == "amp"
-    dtype = {"amp": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    dtype, amp = prun.weights(args, device)
     model, is_peer = prun.build(args.kernels[0], config, device, dtype, args.checkpoint)
     ids = torch.randint(0, config.vocab_size, (args.batch, args.seqlen), device=device)
     step = prun.make_step(args.mode, model, is_peer, ids, False, amp, args.decode_steps)

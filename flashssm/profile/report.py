@@ -40,8 +40,7 @@ def phase_table(a: Analysis) -> str:
 
 
 def kernel_table(a: Analysis, ceilings: dict | None, classes=None, limit: int | None = None) -> str:
-    bw = ceilings["copy_bytes_per_s"] if ceilings else None
-    peak = ceilings["gemm_flops_per_s"] if ceilings else None
+    bw, peak = _ceilings(ceilings)
     lines = ["| class | kernel | launches | ms | share | µs/launch | GB/s | TFLOP/s | FLOP/B | tensor:vector | "
              "of ceiling |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     rows = [r for r in a.rows if classes is None or r.cls in classes]
@@ -58,8 +57,7 @@ def kernel_table(a: Analysis, ceilings: dict | None, classes=None, limit: int | 
 
 
 def write_csv(a: Analysis, path: str, ceilings: dict | None) -> None:
-    bw = ceilings["copy_bytes_per_s"] if ceilings else None
-    peak = ceilings["gemm_flops_per_s"] if ceilings else None
+    bw, peak = _ceilings(ceilings)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["class", "kernel", "launches", "time_us", "share", "bytes", "tensor_flops", "vector_flops",
@@ -72,8 +70,7 @@ def write_csv(a: Analysis, path: str, ceilings: dict | None) -> None:
 
 
 def summary(a: Analysis, ceilings: dict | None) -> dict:
-    bw = ceilings["copy_bytes_per_s"] if ceilings else None
-    peak = ceilings["gemm_flops_per_s"] if ceilings else None
+    bw, peak = _ceilings(ceilings)
     b, f, t = a.costed()
     return {
         "label": a.label, "total_ms": a.total_us / 1e3,
@@ -89,12 +86,25 @@ def summary(a: Analysis, ceilings: dict | None) -> dict:
     }
 
 
-def plot_breakdown(analyses: list[Analysis], path: str) -> bool:
+def _ceilings(ceilings: dict | None):
+    """(copy bytes/s, GEMM FLOP/s) measured in the run, or (None, None) on the CPU."""
+    return (ceilings["copy_bytes_per_s"], ceilings["gemm_flops_per_s"]) if ceilings else (None, None)
+
+
+def _pyplot():
+    """matplotlib's pyplot on the file-only backend, or None when matplotlib is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def plot_breakdown(analyses: list[Analysis], path: str) -> bool:
+    plt = _pyplot()
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(analyses), 4.5))
     bottoms = [0.0] * len(analyses)
@@ -114,13 +124,10 @@ def plot_breakdown(analyses: list[Analysis], path: str) -> bool:
 
 
 def plot_roofline(analyses: list[Analysis], ceilings: dict, path: str, min_share: float = 0.002) -> bool:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = _pyplot()
+    if plt is None:
         return False
-    bw, peak = ceilings["copy_bytes_per_s"], ceilings["gemm_flops_per_s"]
+    bw, peak = _ceilings(ceilings)
     fig, axes = plt.subplots(1, len(analyses), figsize=(6.5 * len(analyses), 5), squeeze=False)
     for ax, a in zip(axes[0], analyses):
         xs = [r.intensity() for r in a.rows if r.intensity()]

@@ -224,26 +224,23 @@ def make_step(mode: str, model, is_peer: bool, ids: torch.Tensor, nvtx: bool, am
     return decode_step_flash
 
 
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def versions() -> str:
-    import triton
-
-    return f"torch {torch.__version__}, triton {triton.__version__}, python {platform.python_version()}"
+def weights(args, device: torch.device) -> tuple[torch.dtype, bool]:
+    """The weights' dtype and whether a train step runs under bf16 autocast, from --dtype (on the CPU:
+    fp32, no autocast: bf16 under the interpreter is unreliable, and a CPU run is a check)."""
+    if device.type == "cpu":
+        return torch.float32, False
+    dtype = {"amp": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    return dtype, args.mode == "train" and args.dtype == "amp"
 
 
 def profile_one(kernels: str, args, out_dir: str, device: torch.device) -> dict:
     """Profile one step with one kernel set; write its trace; return its run entry."""
     from flashssm import _runtime
 
+    from flashssm.bench.model import _sync
+
     config = model_config(args.model, args.layers)
-    amp = args.mode == "train" and args.dtype == "amp"
-    dtype = {"amp": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
-    if device.type == "cpu":
-        dtype, amp = torch.float32, False   # bf16 under the interpreter is unreliable; the CPU run is a check
+    dtype, amp = weights(args, device)
     ref = _runtime.use_reference() if kernels == "reference" else contextlib.nullcontext()
     with ref, warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -290,6 +287,7 @@ def profile_one(kernels: str, args, out_dir: str, device: torch.device) -> dict:
 def run(args, out_dir: str) -> dict:
     """Profile every requested kernel set; write profile.json; return the meta dict."""
     from flashssm.bench.measure import measure_ceilings
+    from flashssm.bench.run import versions
 
     os.makedirs(out_dir, exist_ok=True)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -297,7 +295,7 @@ def run(args, out_dir: str) -> dict:
                          "layers": args.layers, "dtype": args.dtype, "decode_steps": args.decode_steps,
                          "checkpoint": args.checkpoint},
             "device": torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({platform.machine()})",
-            "versions": versions(), "runs": {}, "errors": {}}
+            "versions": ", ".join(f"{k} {v}" for k, v in versions().items() if v), "runs": {}, "errors": {}}
     meta["ceilings"] = vars(measure_ceilings(device)) if device.type == "cuda" else None
     for kernels in args.kernels:
         try:

@@ -72,6 +72,15 @@ def _check(args) -> None:
         args.kernels = list(dict.fromkeys(args.compare))
     if args.mode != "train" and args.dtype == "amp":
         args.dtype = "bf16"
+    if args.from_dir is None and not args.ncu_child:   # before the run measures anything
+        from flashssm.profile.run import model_config
+
+        try:
+            model_config(args.model, args.layers)
+        except ValueError as err:
+            raise SystemExit(f"flashssm profile: {err}") from None
+        if args.checkpoint is not None and not os.path.isdir(args.checkpoint):
+            raise SystemExit(f"flashssm profile: --checkpoint: {args.checkpoint!r} is not a directory")
 
 
 def _load_meta(out_dir: str) -> dict:

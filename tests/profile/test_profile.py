@@ -281,6 +281,13 @@ def test_command_errors():
         main(["profile", "--batch", "0", "--from", "nowhere"])
     with pytest.raises(SystemExit):
         main(["profile", "--kernels", "cuDNN"])
+    # checked before the run measures or builds anything
+    with pytest.raises(SystemExit, match="--model: expected one of"):
+        main(["profile", "--model", "mamba3-1b"])
+    with pytest.raises(SystemExit, match="--layers"):
+        main(["profile", "--model", "tiny", "--layers", "-1"])
+    with pytest.raises(SystemExit, match="--checkpoint: '/nonexistent' is not a directory"):
+        main(["profile", "--model", "tiny", "--checkpoint", "/nonexistent"])
 
 
 def test_a_kernel_set_that_cannot_run_is_reported_and_the_others_kept(tmp_path):

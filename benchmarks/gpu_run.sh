@@ -7,7 +7,8 @@
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
 # figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model), profilecheck (a small flashssm profile of every kernel set with --ncu),
-# profile (flashssm profile with BENCH ARGS into prof-out/$PROFILE_NAME), profilencu (adds ncu counters to it). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# profile (flashssm profile with BENCH ARGS into prof-out/$PROFILE_NAME), profilencu (adds ncu counters to it),
+# fuzz (tests/fuzz/fuzz.py for FUZZ_BUDGET seconds, default 240, seed FUZZ_SEED). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -70,6 +71,8 @@ for step in "${steps[@]}"; do
              tar czf "$OUT/profile-${PROFILE_NAME:-run}.tgz" -C prof-out "${PROFILE_NAME:-run}" ;;
     profilencu) timeout 560 python3 -m flashssm profile --from "prof-out/${PROFILE_NAME:-run}" --ncu 2>&1 | tail -30
                 tar czf "$OUT/profile-${PROFILE_NAME:-run}.tgz" -C prof-out "${PROFILE_NAME:-run}" ;;
+    fuzz) timeout $(( ${FUZZ_BUDGET:-240} + 120 )) python3 -m tests.fuzz.fuzz --seed "${FUZZ_SEED:-1}" \
+            --budget "${FUZZ_BUDGET:-240}" 2>&1 | grep -v Warning | tee "$OUT/fuzz.txt" | tail -20 ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

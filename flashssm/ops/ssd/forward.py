@@ -148,8 +148,7 @@ def _ssd_fwd_kernel(
                           mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
-            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-            S = tl.dot(tl.trans(B_s), xw, acc=S * tl.exp(last), input_precision=DOT_PRECISION)
+            S = _state_update(S, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
             total += last
     # B. the state entering this chunk
     if k > 0:
@@ -213,12 +212,26 @@ def _ssd_fwd_kernel(
                      y.to(y_ptr.dtype.element_ty), mask=mask_tp)
             # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
             # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
-            xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(in_dtype)
-            H = tl.dot(tl.trans(B_s), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+            H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     release_tickets(counter_ptr, n_programs)
+
+
+@triton.jit
+def _state_update(H, B_s, x_s, w, decay, DOT_PRECISION: tl.constexpr):
+    """decay H + B^T (w x): the state after a sub-chunk [BLOCK_N, BLOCK_P], the product in the
+    input dtype. With fp16 inputs, w x (dt near 0: w ~ 1e-6) would fall into fp16's subnormals
+    (below 6e-5) and lose its digits (fuzzing found 2e-2 errors in the final states), so w is
+    scaled by its largest value before the rounding and the product by it after."""
+    in_dtype = x_s.dtype
+    if in_dtype == tl.float16:
+        w_max = tl.maximum(tl.max(w, axis=0), 1e-30)
+        xw = (x_s.to(tl.float32) * (w / w_max)[:, None]).to(in_dtype)
+        return H * decay + w_max * tl.dot(tl.trans(B_s), xw, input_precision=DOT_PRECISION)
+    xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)
+    return tl.dot(tl.trans(B_s), xw, acc=H * decay, input_precision=DOT_PRECISION)
 
 
 @triton.jit

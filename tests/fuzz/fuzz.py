@@ -1,0 +1,568 @@
+"""Differential fuzzing of every public op against its float64 reference, forward and gradients.
+
+Each case is drawn from one 32-bit case seed: shapes (batch, seqlen 1 / around the chunk / random,
+packed varlen batches mixing empty, single-token and long sequences, nheads/ngroups splits,
+headdim, dstate, chunk sizes), dtypes and state dtypes, every optional argument on or off,
+non-contiguous inputs and extreme values (dt near 0, dt*A near -80, zero rows of B and C).
+The kernel's outputs (and, for the differentiable ops, its gradients for random incoming
+gradients) are compared with the reference run in float64 on the same inputs.
+
+    python -m tests.fuzz.fuzz --seed 1 --budget 600           # cases until the budget (seconds) is spent
+    python -m tests.fuzz.fuzz --op ssd_scan --case 123456789  # one case again (the reproducer)
+
+On the CPU set TRITON_INTERPRET=1 (done here when no GPU is present) before flashssm is imported.
+bf16 inputs are drawn only on a GPU: the interpreter's bf16 tl.dot is wrong (Triton 3.9).
+Every failure prints one line that replays it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import flashssm  # noqa: E402
+from flashssm.ops.conv1d import reference as conv_ref  # noqa: E402
+from flashssm.ops.norm import reference as norm_ref  # noqa: E402
+from flashssm.ops.selective_scan import reference as scan_ref  # noqa: E402
+from flashssm.ops.ssd import reference as ssd_ref  # noqa: E402
+
+# relative error (norm of the difference over the reference's norm) allowed per input dtype, as in
+# tests/helpers.py; gradients summed over every token (dA, dt_bias, D, delta_bias) 4x, as in the tests
+TOL = {torch.float32: 2e-3, torch.float16: 5e-3, torch.bfloat16: 3e-2}
+REDUCED = {"A", "dt_bias", "D", "delta_bias", "weight", "bias"}
+
+
+@dataclass
+class Outcome:
+    checks: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def rel_err(got: torch.Tensor, want: torch.Tensor) -> float:
+    return float((got.double() - want).norm() / want.norm().clamp_min(1e-300))
+
+
+def compare(out: Outcome, name: str, got, want, tol: float, scale_free: float = 1e-6):
+    """One output against the float64 reference: no NaN/inf where the reference is finite, and
+    the relative error within `tol` (or, where the reference is ~0, an absolute bound)."""
+    out.checks += 1
+    if got is None or want is None:
+        if (got is None) != (want is None):
+            out.failures.append(f"{name}: {'missing' if got is None else 'unexpected'}")
+        return
+    if got.shape != want.shape:
+        out.failures.append(f"{name}: shape {tuple(got.shape)} != {tuple(want.shape)}")
+        return
+    bad = ~torch.isfinite(got.double()) & torch.isfinite(want)
+    if bad.any():
+        out.failures.append(f"{name}: {int(bad.sum())} non-finite values where the reference is finite")
+        return
+    if want.norm() < 1e-9:
+        if got.double().abs().max() > scale_free:
+            out.failures.append(f"{name}: {float(got.abs().max()):.2e} where the reference is 0")
+        return
+    err = rel_err(got, want)
+    # what rounding the reference to the output's dtype alone costs (16-bit subnormals: dt near 0)
+    floor = rel_err(want.to(got.dtype), want) if got.dtype != torch.float64 else 0.0
+    if not err <= tol + 2 * floor:
+        out.failures.append(f"{name}: relative error {err:.3e} > {tol:.0e}" + (f" + 2 x {floor:.1e}" if floor > tol / 10 else ""))
+
+
+# ---- input helpers ----
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(g, *shape, dtype=torch.float32):
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def rand(g, *shape):
+    return torch.rand(*shape, generator=g)
+
+
+def place(t: torch.Tensor | None, device, strided: bool, rng: random.Random):
+    """t on the device; with `strided`, as a non-contiguous view (every other element of its last
+    dimension, or a transposed layout) holding the same values."""
+    if t is None:
+        return None
+    if not strided or t.dim() == 0:
+        return t.to(device)
+    if t.dim() >= 2 and rng.random() < 0.5:
+        # the last two dimensions stored swapped
+        base = t.transpose(-1, -2).contiguous().to(device)
+        return base.transpose(-1, -2)
+    wide = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+    wide[..., ::2] = t
+    return wide.to(device)[..., ::2]
+
+
+def float64(kw: dict) -> dict:
+    return {k: v.detach().double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in kw.items()}
+
+
+def leaves(kw: dict, names) -> dict:
+    out = dict(kw)
+    for k in names:
+        if torch.is_tensor(kw.get(k)) and kw[k].is_floating_point():
+            out[k] = kw[k].detach().clone().requires_grad_()
+    return out
+
+
+def grads_of(outputs, grads_in, kw: dict, names) -> dict:
+    pairs = [(o, g) for o, g in zip(outputs, grads_in) if o is not None]
+    torch.autograd.backward([o for o, _ in pairs], [g.to(o.dtype) for o, g in pairs])
+    return {k: kw[k].grad for k in names if torch.is_tensor(kw.get(k)) and kw[k].requires_grad}
+
+
+def lengths_mix(rng: random.Random, long: int) -> list[int]:
+    """Packed sequence lengths: empty, single-token and longer ones, at least one token in all."""
+    n = rng.randint(1, 4)
+    pick = [rng.choice([0, 1, 1, rng.randint(2, long), rng.randint(2, long)]) for _ in range(n)]
+    if sum(pick) == 0:
+        pick[-1] = rng.randint(1, long)
+    return pick
+
+
+def seqlen_near(rng: random.Random, chunk: int, longest: int) -> int:
+    return rng.choice([1, 2, chunk - 1, chunk, chunk + 1, 2 * chunk + 3, rng.randint(1, longest)])
+
+
+def input_dtypes(on_gpu: bool):
+    return [torch.float32, torch.float16] + ([torch.bfloat16] if on_gpu else [])
+
+
+# ---- ssd_scan ----
+
+def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    on_gpu = device.type == "cuda"
+    dtype = rng.choice(input_dtypes(on_gpu))
+    chunk = rng.choice([16, 32, 64])
+    ngroups = rng.choice([1, 1, 2, 3])
+    nheads = ngroups * rng.choice([1, 2])
+    headdim = rng.choice([4, 7, 16, 24, 33, 64])
+    dstate = rng.choice([1, 5, 16, 17, 32, 64])
+    varlen = rng.random() < 0.3
+    if varlen:
+        lens = lengths_mix(rng, 3 * chunk)
+        batch, seqlen = 1, sum(lens)
+        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
+    else:
+        lens, cu = None, None
+        batch, seqlen = rng.randint(1, 2), seqlen_near(rng, chunk, 3 * chunk)
+    num_seqs = len(lens) if varlen else batch
+    opts = dict(D=rng.choice([None, "h", "hp"]), z=rng.random() < 0.5, dt_bias=rng.random() < 0.5,
+                dt_softplus=rng.random() < 0.5, dt_limit=rng.random() < 0.3, init=rng.random() < 0.5,
+                state_dtype=rng.choice([None, None, torch.float16, torch.bfloat16]),
+                extreme=rng.choice(["none", "none", "dt_tiny", "decay80", "zero_bc"]),
+                strided=rng.random() < 0.3, grads=rng.random() < 0.5)
+    desc = dict(op="ssd_scan", dtype=str(dtype), chunk=chunk, batch=batch, seqlen=seqlen, lens=lens, nheads=nheads,
+                ngroups=ngroups, headdim=headdim, dstate=dstate, **{k: str(v) for k, v in opts.items()})
+
+    x = randn(g, batch, seqlen, nheads, headdim, dtype=dtype)
+    B = randn(g, batch, seqlen, ngroups, dstate, dtype=dtype)
+    C = randn(g, batch, seqlen, ngroups, dstate, dtype=dtype)
+    A = -torch.exp(rand(g, nheads) * 2.5)
+    if opts["dt_softplus"]:
+        dt = randn(g, batch, seqlen, nheads) - 3.0
+    else:
+        dt = torch.exp(rand(g, batch, seqlen, nheads) * 4.6 - 6.9)
+    if opts["extreme"] == "dt_tiny":
+        dt = torch.full_like(dt, -14.0 if opts["dt_softplus"] else 1e-6)
+    elif opts["extreme"] == "decay80":
+        # some tokens decay the state by exp(-80): dt * A = -80 (no clamp or softplus in the way)
+        opts["dt_softplus"], opts["dt_limit"], opts["dt_bias"] = False, False, False
+        desc.update(dt_softplus="False", dt_limit="False", dt_bias="False")
+        hit = rand(g, batch, seqlen, 1) < 0.2
+        dt = torch.where(hit, 80.0 / -A, torch.exp(rand(g, batch, seqlen, nheads) * 4.6 - 6.9))
+    elif opts["extreme"] == "zero_bc":
+        B[rand(g, batch, seqlen) < 0.3] = 0
+        C[rand(g, batch, seqlen) < 0.3] = 0
+    kw = dict(x=x, dt=dt, A=A, B=B, C=C)
+    if opts["D"] == "h":
+        kw["D"] = randn(g, nheads)
+    elif opts["D"] == "hp":
+        kw["D"] = randn(g, nheads, headdim)
+    if opts["z"]:
+        kw["z"] = randn(g, batch, seqlen, nheads, headdim, dtype=dtype)
+    if opts["dt_bias"]:
+        kw["dt_bias"] = randn(g, nheads) * 0.5
+    if opts["init"]:
+        kw["initial_states"] = randn(g, num_seqs, nheads, headdim, dstate)
+    for k in list(kw):
+        kw[k] = place(kw[k], device, opts["strided"] and kw[k].dim() >= 3, rng)
+    options = dict(chunk_size=chunk, dt_softplus=opts["dt_softplus"], return_final_states=True,
+                   cu_seqlens=None if cu is None else cu.to(device))
+    if opts["dt_limit"]:
+        options["dt_limit"] = (1e-3, 0.5)
+    ref_options = dict(options)
+    del ref_options["return_final_states"]
+
+    out = Outcome()
+    worst = max([dtype, opts["state_dtype"] or torch.float32], key=lambda d: TOL[d])
+    tol = TOL[worst] * (4 if opts["extreme"] == "decay80" else 1)
+    names = [k for k in kw if k != "cu_seqlens"]
+    dy = randn(g, batch, seqlen, nheads, headdim).to(device)
+    dfinal = randn(g, num_seqs, nheads, headdim, dstate).to(device)
+    got_kw = leaves(kw, names) if opts["grads"] else kw
+    y, final = flashssm.ssd_scan(**got_kw, state_dtype=opts["state_dtype"], **options)
+    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
+    y_ref, final_ref = ssd_ref.ssd_scan_chunked(**ref_kw, **ref_options)
+    compare(out, "y", y, y_ref, tol)
+    compare(out, "final_states", final, final_ref, tol)
+    if opts["grads"]:
+        got = grads_of([y, final], [dy, dfinal], got_kw, names)
+        want = grads_of([y_ref, final_ref], [dy.double(), dfinal.double()], ref_kw, names)
+        for k in names:
+            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED or k == "dt" else 1), 1e-5)
+    return desc, out
+
+
+def itertools_accumulate(values):
+    total = 0
+    for v in values:
+        total += v
+        yield total
+
+
+# ---- selective_scan ----
+
+def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype = rng.choice(input_dtypes(device.type == "cuda"))
+    dim = rng.choice([1, 3, 8, 16, 37])
+    dstate = rng.choice([1, 4, 16, 23])
+    grouped = rng.random() < 0.4
+    ngroups = rng.choice([d for d in (1, 2, 3) if dim % d == 0]) if grouped else None
+    varlen = rng.random() < 0.3
+    if varlen:
+        lens = lengths_mix(rng, 80)
+        batch, seqlen = 1, sum(lens)
+        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
+    else:
+        lens, cu = None, None
+        batch, seqlen = rng.randint(1, 2), seqlen_near(rng, 32, 100)
+    opts = dict(D=rng.random() < 0.5, z=rng.random() < 0.5, delta_bias=rng.random() < 0.5,
+                delta_softplus=rng.random() < 0.5, last_state=rng.random() < 0.5,
+                extreme=rng.choice(["none", "none", "dt_tiny", "decay80", "zero_bc"]),
+                strided=rng.random() < 0.3, grads=rng.random() < 0.5)
+    desc = dict(op="selective_scan", dtype=str(dtype), batch=batch, dim=dim, seqlen=seqlen, lens=lens, dstate=dstate,
+                ngroups=ngroups, **{k: str(v) for k, v in opts.items()})
+    bc = (batch, dstate, seqlen) if ngroups is None else (batch, ngroups, dstate, seqlen)
+    A = -torch.exp(rand(g, dim, dstate) * 2.5)
+    kw = dict(u=randn(g, batch, dim, seqlen, dtype=dtype), A=A, B=randn(g, *bc, dtype=dtype),
+              C=randn(g, *bc, dtype=dtype))
+    if opts["delta_softplus"]:
+        delta = randn(g, batch, dim, seqlen) - 3.0
+    else:
+        delta = torch.exp(rand(g, batch, dim, seqlen) * 4.6 - 6.9)
+    if opts["extreme"] == "dt_tiny":
+        delta = torch.full_like(delta, -14.0 if opts["delta_softplus"] else 1e-6)
+    elif opts["extreme"] == "decay80":
+        opts["delta_softplus"], opts["delta_bias"] = False, False
+        desc.update(delta_softplus="False", delta_bias="False")
+        hit = rand(g, batch, 1, seqlen) < 0.2
+        base = torch.exp(rand(g, batch, dim, seqlen) * 4.6 - 6.9)
+        delta = torch.where(hit, 80.0 / A.abs().max(), base)  # the fastest-decaying state at exp(-80)
+    elif opts["extreme"] == "zero_bc":
+        mask = rand(g, seqlen) < 0.3
+        kw["B"][..., mask] = 0
+        kw["C"][..., mask] = 0
+    kw["delta"] = delta.to(dtype)
+    if opts["D"]:
+        kw["D"] = randn(g, dim)
+    if opts["z"]:
+        kw["z"] = randn(g, batch, dim, seqlen, dtype=dtype)
+    if opts["delta_bias"]:  # without softplus, delta + bias stays >= 0 (Mamba's domain: decays <= 1)
+        kw["delta_bias"] = randn(g, dim) * 0.5 if opts["delta_softplus"] else rand(g, dim) * 0.5
+    for k in list(kw):
+        kw[k] = place(kw[k], device, opts["strided"] and kw[k].dim() >= 3, rng)
+    options = dict(delta_softplus=opts["delta_softplus"], return_last_state=opts["last_state"],
+                   cu_seqlens=None if cu is None else cu.to(device))
+    out = Outcome()
+    tol = TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1)
+    names = list(kw)
+    got_kw = leaves(kw, names) if opts["grads"] else kw
+    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
+    res = flashssm.selective_scan(**got_kw, **options)
+    res_ref = scan_ref.selective_scan_reference(**ref_kw, **options)
+    y, last = res if opts["last_state"] else (res, None)
+    y_ref, last_ref = res_ref if opts["last_state"] else (res_ref, None)
+    compare(out, "out", y, y_ref, tol)
+    compare(out, "last_state", last, last_ref, tol)
+    if opts["grads"]:
+        dy = randn(g, *y.shape).to(device)
+        got = grads_of([y], [dy], got_kw, names)
+        want = grads_of([y_ref], [dy.double()], ref_kw, names)
+        for k in names:
+            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED or k == "delta" else 1), 1e-5)
+    return desc, out
+
+
+# ---- decoding steps ----
+
+def case_ssd_step(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype = rng.choice(input_dtypes(device.type == "cuda"))
+    state_dtype = rng.choice([torch.float32, torch.float16] + ([torch.bfloat16] if device.type == "cuda" else []))
+    ngroups = rng.choice([1, 2])
+    nheads = ngroups * rng.choice([1, 3])
+    headdim, dstate = rng.choice([4, 16, 33, 64]), rng.choice([1, 16, 17, 64])
+    batch = rng.randint(1, 5)
+    indexed = rng.random() < 0.4
+    cache = batch + (rng.randint(0, 3) if indexed else 0)
+    opts = dict(D=rng.choice([None, "h", "hp"]), z=rng.random() < 0.5, dt_bias=rng.random() < 0.5,
+                dt_softplus=rng.random() < 0.5, dt_limit=rng.random() < 0.3, indexed=indexed)
+    desc = dict(op="ssd_step", dtype=str(dtype), state_dtype=str(state_dtype), batch=batch, cache=cache, nheads=nheads,
+                ngroups=ngroups, headdim=headdim, dstate=dstate, **{k: str(v) for k, v in opts.items()})
+    state = randn(g, cache, nheads, headdim, dstate).to(state_dtype)
+    kw = dict(x=randn(g, batch, nheads, headdim, dtype=dtype), A=-torch.exp(rand(g, nheads) * 2.5),
+              B=randn(g, batch, ngroups, dstate, dtype=dtype), C=randn(g, batch, ngroups, dstate, dtype=dtype))
+    kw["dt"] = randn(g, batch, nheads) - 3.0 if opts["dt_softplus"] else torch.exp(rand(g, batch, nheads) * 4.6 - 6.9)
+    if opts["D"] == "h":
+        kw["D"] = randn(g, nheads)
+    elif opts["D"] == "hp":
+        kw["D"] = randn(g, nheads, headdim)
+    if opts["z"]:
+        kw["z"] = randn(g, batch, nheads, headdim, dtype=dtype)
+    if opts["dt_bias"]:
+        kw["dt_bias"] = randn(g, nheads) * 0.5
+    if indexed:
+        rows = list(range(cache))
+        rng.shuffle(rows)
+        idx = torch.tensor(rows[:batch], dtype=torch.int64)
+        if batch > 1 and rng.random() < 0.5:
+            idx[rng.randrange(batch)] = -1  # a padding row
+        kw["state_batch_indices"] = idx
+    extra = dict(dt_softplus=opts["dt_softplus"])
+    if opts["dt_limit"]:
+        extra["dt_limit"] = (1e-3, 0.5)
+    kw = {k: v.to(device) for k, v in kw.items()}
+    st = state.to(device)
+    st_ref = state.double().to(device)
+    y = flashssm.ssd_step(st, **kw, **extra)
+    y_ref = ssd_ref.ssd_step_reference(st_ref, **float64(kw), **extra)
+    out = Outcome()
+    tol = max(TOL[dtype], TOL[state_dtype])
+    compare(out, "y", y, y_ref, tol)
+    compare(out, "state", st, st_ref.to(state_dtype).double(), tol)
+    return desc, out
+
+
+def case_selective_scan_step(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype = rng.choice(input_dtypes(device.type == "cuda"))
+    state_dtype = rng.choice([torch.float32, torch.float16])
+    dim, dstate = rng.choice([1, 8, 37, 64]), rng.choice([1, 4, 16, 23])
+    batch = rng.randint(1, 5)
+    ngroups = rng.choice([None] + [d for d in (1, 2) if dim % d == 0])
+    opts = dict(D=rng.random() < 0.5, z=rng.random() < 0.5, delta_bias=rng.random() < 0.5,
+                delta_softplus=rng.random() < 0.5)
+    desc = dict(op="selective_scan_step", dtype=str(dtype), state_dtype=str(state_dtype), batch=batch, dim=dim,
+                dstate=dstate, ngroups=ngroups, **{k: str(v) for k, v in opts.items()})
+    bc = (batch, dstate) if ngroups is None else (batch, ngroups, dstate)
+    state = randn(g, batch, dim, dstate).to(state_dtype)
+    kw = dict(u=randn(g, batch, dim, dtype=dtype), A=-torch.exp(rand(g, dim, dstate) * 2.5),
+              B=randn(g, *bc, dtype=dtype), C=randn(g, *bc, dtype=dtype))
+    delta = randn(g, batch, dim) - 3.0 if opts["delta_softplus"] else torch.exp(rand(g, batch, dim) * 4.6 - 6.9)
+    kw["delta"] = delta.to(dtype)
+    if opts["D"]:
+        kw["D"] = randn(g, dim)
+    if opts["z"]:
+        kw["z"] = randn(g, batch, dim, dtype=dtype)
+    if opts["delta_bias"]:
+        kw["delta_bias"] = randn(g, dim) * 0.5 if opts["delta_softplus"] else rand(g, dim) * 0.5
+    kw = {k: v.to(device) for k, v in kw.items()}
+    st, st_ref = state.to(device), state.double().to(device)
+    y = flashssm.selective_scan_step(st, **kw, delta_softplus=opts["delta_softplus"])
+    y_ref = scan_ref.selective_scan_step_reference(st_ref, **float64(kw), delta_softplus=opts["delta_softplus"])
+    out = Outcome()
+    tol = max(TOL[dtype], TOL[state_dtype])
+    compare(out, "y", y, y_ref, tol)
+    compare(out, "state", st, st_ref.to(state_dtype).double(), tol)
+    return desc, out
+
+
+# ---- conv1d and the gated norm ----
+
+def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype = rng.choice(input_dtypes(device.type == "cuda"))
+    dim, width = rng.choice([1, 5, 16, 48]), rng.randint(2, 4)
+    varlen = rng.random() < 0.3
+    if varlen:
+        lens = lengths_mix(rng, 50)
+        batch, seqlen = 1, sum(lens)
+        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
+    else:
+        lens, cu = None, None
+        batch, seqlen = rng.randint(1, 3), rng.choice([1, 2, width, rng.randint(1, 90)])
+    num_seqs = len(lens) if varlen else batch
+    opts = dict(bias=rng.random() < 0.5, silu=rng.random() < 0.5, init=rng.random() < 0.4,
+                final=rng.random() < 0.4, channels_last=rng.random() < 0.4, grads=rng.random() < 0.6)
+    desc = dict(op="causal_conv1d", dtype=str(dtype), batch=batch, dim=dim, seqlen=seqlen, lens=lens, width=width,
+                **{k: str(v) for k, v in opts.items()})
+    x = randn(g, batch, dim, seqlen, dtype=dtype)
+    if opts["channels_last"]:
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    kw = dict(x=x, weight=randn(g, dim, width, dtype=dtype))
+    if opts["bias"]:
+        kw["bias"] = randn(g, dim, dtype=dtype)
+    if opts["init"]:
+        kw["initial_states"] = randn(g, num_seqs, dim, width - 1, dtype=dtype)
+    kw = {k: v.to(device) for k, v in kw.items()}
+    options = dict(activation="silu" if opts["silu"] else None, return_final_states=opts["final"],
+                   cu_seqlens=None if cu is None else cu.to(device))
+    names = list(kw)
+    got_kw = leaves(kw, names) if opts["grads"] else kw
+    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
+    res = flashssm.causal_conv1d(**got_kw, **options)
+    res_ref = conv_ref.causal_conv1d_reference(**ref_kw, **options)
+    y, fin = res if opts["final"] else (res, None)
+    y_ref, fin_ref = res_ref if opts["final"] else (res_ref, None)
+    out = Outcome()
+    tol = TOL[dtype]
+    compare(out, "out", y, y_ref, tol)
+    compare(out, "final_states", fin, fin_ref, tol)
+    if opts["grads"]:
+        dy = randn(g, *y.shape).to(device)
+        got = grads_of([y], [dy], got_kw, names)
+        want = grads_of([y_ref], [dy.double()], ref_kw, names)
+        for k in names:
+            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED else 1), 1e-5)
+    return desc, out
+
+
+def case_rmsnorm_gated(seed: int, device) -> tuple[dict, Outcome]:
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype = rng.choice(input_dtypes(device.type == "cuda"))
+    groups = rng.choice([1, 1, 2, 4])
+    # (groups of one element are left out: their gradient eps / (x^2 + eps)^1.5 is a cancellation
+    # that fp32 cannot resolve to the tolerance, in any implementation)
+    dim = groups * rng.choice([3, 16, 40, 128])
+    rows = rng.choice([(1,), (3,), (2, 5), (rng.randint(1, 40),)])
+    opts = dict(z=rng.random() < 0.6, before=rng.random() < 0.5, zero_rows=rng.random() < 0.2,
+                grads=rng.random() < 0.6)
+    desc = dict(op="rmsnorm_gated", dtype=str(dtype), rows=rows, dim=dim, groups=groups,
+                **{k: str(v) for k, v in opts.items()})
+    x = randn(g, *rows, dim, dtype=dtype)
+    if opts["zero_rows"]:
+        x[..., 0, :] = 0
+    kw = dict(x=x, weight=randn(g, dim, dtype=dtype))
+    if opts["z"]:
+        kw["z"] = randn(g, *rows, dim, dtype=dtype)
+    kw = {k: v.to(device) for k, v in kw.items()}
+    options = dict(eps=1e-5, group_size=dim // groups, norm_before_gate=opts["before"])
+    names = list(kw)
+    got_kw = leaves(kw, names) if opts["grads"] else kw
+    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
+    y = flashssm.rmsnorm_gated(**got_kw, **options)
+    y_ref = norm_ref.rmsnorm_gated_reference(**ref_kw, **options)
+    out = Outcome()
+    tol = TOL[dtype]
+    compare(out, "y", y, y_ref, tol)
+    if opts["grads"]:
+        dy = randn(g, *y.shape).to(device)
+        got = grads_of([y], [dy], got_kw, names)
+        want = grads_of([y_ref], [dy.double()], ref_kw, names)
+        for k in names:
+            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED else 1), 1e-5)
+    return desc, out
+
+
+CASES = {
+    "ssd_scan": case_ssd_scan,
+    "selective_scan": case_selective_scan,
+    "ssd_step": case_ssd_step,
+    "selective_scan_step": case_selective_scan_step,
+    "causal_conv1d": case_causal_conv1d,
+    "rmsnorm_gated": case_rmsnorm_gated,
+}
+
+
+def case_seed(seed: int, index: int) -> int:
+    return random.Random(f"{seed}:{index}").getrandbits(32)
+
+
+def reproducer(op: str, seed: int, device) -> str:
+    prefix = "" if device.type == "cuda" else "TRITON_INTERPRET=1 "
+    return f"{prefix}python -m tests.fuzz.fuzz --op {op} --case {seed}"
+
+
+def run_case(op: str, seed: int, device) -> tuple[dict, list[str]]:
+    """One case; its failures (an exception is one)."""
+    try:
+        desc, out = CASES[op](seed, device)
+    except Exception as err:  # a crash inside the op is a finding, not the end of the run
+        return {"op": op}, [f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                            f" at {traceback.extract_tb(err.__traceback__)[-1].name}"]
+    return desc, out.failures
+
+
+def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | None = None, log=print) -> dict:
+    """Cases round-robin over `ops` until `budget_s` seconds (or max_cases) are spent; returns
+    {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}."""
+    start = time.monotonic()
+    report = {"cases": 0, "failed": [], "per_op": {op: 0 for op in ops}}
+    index = 0
+    while time.monotonic() - start < budget_s and (max_cases is None or index < max_cases):
+        op = ops[index % len(ops)]
+        cs = case_seed(seed, index)
+        desc, failures = run_case(op, cs, device)
+        report["cases"] += 1
+        report["per_op"][op] += 1
+        if failures:
+            report["failed"].append((op, cs, desc, failures))
+            log(f"FAIL {op} case {cs}: {'; '.join(failures)}  |  {desc}  |  replay: {reproducer(op, cs, device)}")
+        index += 1
+    return report
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds")
+    parser.add_argument("--max-cases", type=int, default=None)
+    parser.add_argument("--ops", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
+    parser.add_argument("--op", help="with --case: replay one case")
+    parser.add_argument("--case", type=int, help="a case seed from a failure line")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args(argv)
+    device = torch.device(args.device)
+    if args.case is not None:
+        op = args.op or "ssd_scan"
+        desc, failures = run_case(op, args.case, device)
+        print(desc)
+        print("\n".join(failures) if failures else "ok")
+        return 1 if failures else 0
+    ops = [o for o in args.ops.split(",") if o]
+    for o in ops:
+        if o not in CASES:
+            parser.error(f"--ops: unknown op {o!r}; expected some of {', '.join(CASES)}")
+    print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}", flush=True)
+    report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True))
+    per_op = ", ".join(f"{k} {v}" for k, v in report["per_op"].items())
+    print(f"{report['cases']} cases ({per_op}), {len(report['failed'])} failed")
+    return 1 if report["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

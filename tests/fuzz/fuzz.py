@@ -226,8 +226,12 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
     if opts["grads"]:
         got = grads_of([y, final], [dy, dfinal], got_kw, names)
         want = grads_of([y_ref, final_ref], [dy.double(), dfinal.double()], ref_kw, names)
+        # where the reference's dA is 0 (single tokens from a zero state), the kernel's is a difference
+        # of terms of size dt <dfinal, final>, each rounded to the state dtype: the bound scales with them
+        zero_scale = {"A": float(dt.abs().max()) * float(dfinal.norm()) * float(final_ref.detach().norm())}
         for k in names:
-            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED or k == "dt" else 1), 1e-5)
+            k_tol = tol * (4 if k in REDUCED or k == "dt" else 1)
+            compare(out, f"d{k}", got.get(k), want.get(k), k_tol, 1e-5 + k_tol * zero_scale.get(k, 0.0))
     return desc, out
 
 

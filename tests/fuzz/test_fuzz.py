@@ -1,6 +1,9 @@
-"""The short fuzz budget of CI (tests/fuzz/fuzz.py has the long one): a fixed number of cases per
-op, drawn from the run's seed (fresh every run; FLASHSSM_TEST_SEED replays it), against the float64
-references. A failure names the one-line command that replays its case."""
+"""The short fuzz budget of CI (tests/fuzz/fuzz.py has the long one, with fresh seeds): a fixed
+number of cases per op from a fixed seed (FLASHSSM_FUZZ_SEED picks others), so that CI never turns
+red on a case nobody changed; against the float64 references. A failure names the one-line command
+that replays its case."""
+
+import os
 
 import pytest
 import torch
@@ -13,7 +16,7 @@ CASES_PER_OP = 8
 
 @pytest.mark.parametrize("op", list(fuzz.CASES))
 def test_fuzz_short_budget(op):
-    seed = int(torch.randint(2**31, ()))  # from the test's torch seed (the run's seed and the test id)
+    seed = int(os.environ.get("FLASHSSM_FUZZ_SEED", "20261122"))
     report = fuzz.fuzz(seed, budget_s=float("inf"), ops=[op], device=torch.device(DEVICE),
                        max_cases=CASES_PER_OP, log=lambda line: None)
     lines = [f"{'; '.join(fails)}  |  replay: {fuzz.reproducer(o, cs, torch.device(DEVICE))}"

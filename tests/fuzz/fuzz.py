@@ -18,6 +18,7 @@ Every failure prints one line that replays it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import sys
@@ -75,7 +76,8 @@ def compare(out: Outcome, name: str, got, want, tol: float, scale_free: float = 
     # what rounding the reference to the output's dtype alone costs (16-bit subnormals: dt near 0)
     floor = rel_err(want.to(got.dtype), want) if got.dtype != torch.float64 else 0.0
     if not err <= tol + 2 * floor:
-        out.failures.append(f"{name}: relative error {err:.3e} > {tol:.0e}" + (f" + 2 x {floor:.1e}" if floor > tol / 10 else ""))
+        allowance = f" + 2 x {floor:.1e}" if floor > tol / 10 else ""
+        out.failures.append(f"{name}: relative error {err:.3e} > {tol:.0e}{allowance}")
 
 
 # ---- input helpers ----
@@ -135,6 +137,61 @@ def lengths_mix(rng: random.Random, long: int) -> list[int]:
     return pick
 
 
+def packing(rng: random.Random, long: int, plain):
+    """(batch, seqlen, lengths, cu_seqlens): 30 % of cases one packed batch of `lengths_mix`
+    sequences, the others plain() -> (batch, seqlen) and no packing."""
+    if rng.random() < 0.3:
+        lens = lengths_mix(rng, long)
+        return 1, sum(lens), lens, torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32)
+    batch, seqlen = plain()
+    return batch, seqlen, None, None
+
+
+def rates(g, shape, softplus: bool) -> torch.Tensor:
+    """dt (delta) before its bias: N(-3, 1) ahead of a softplus (about 0.05), else 0.001 .. 0.1."""
+    return randn(g, *shape) - 3.0 if softplus else torch.exp(rand(g, *shape) * 4.6 - 6.9)
+
+
+def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, backprop, grads: bool, tol: float,
+                 also_reduced=(), zero_scale=None):
+    """fn(**kw) against ref_fn on kw in float64: every output named in `outputs` (what the calls
+    return, a tensor or a tuple), then, with `grads`, the gradients of every input of kw for
+    random incoming gradients of the outputs named in `backprop`. Gradients summed over tokens
+    (REDUCED, also_reduced) get 4x the tolerance; where a reference gradient is 0,
+    zero_scale(incoming, want) -> {input: size of the terms that cancel there} bounds it."""
+    names = list(kw)
+    got_kw = leaves(kw, names) if grads else kw
+    ref_kw = leaves(float64(kw), names) if grads else float64(kw)
+    got = _named(fn(**got_kw), outputs)
+    want = _named(ref_fn(**ref_kw), outputs)
+    for name in outputs:
+        compare(out, name, got[name], want[name], tol)
+    if not grads:
+        return
+    incoming = {name: randn(g, *got[name].shape).to(device) for name in backprop}
+    got_grads = grads_of([got[n] for n in backprop], list(incoming.values()), got_kw, names)
+    want_grads = grads_of([want[n] for n in backprop], [d.double() for d in incoming.values()], ref_kw, names)
+    scale = zero_scale(incoming, want) if zero_scale else {}
+    for k in names:
+        k_tol = tol * (4 if k in REDUCED or k in also_reduced else 1)
+        compare(out, f"d{k}", got_grads.get(k), want_grads.get(k), k_tol, 1e-5 + k_tol * scale.get(k, 0.0))
+
+
+def _named(result, names) -> dict:
+    parts = result if isinstance(result, tuple) else (result,)
+    return {name: parts[i] if i < len(parts) else None for i, name in enumerate(names)}
+
+
+def step_check(out: Outcome, fn, ref_fn, state: torch.Tensor, kw: dict, options: dict, device, tol: float):
+    """A decoding step on a copy of `state` against the reference on it in float64: y, and the
+    state updated in place (the reference's rounded to the state's dtype)."""
+    st, st_ref = state.to(device), state.double().to(device)
+    y = fn(st, **kw, **options)
+    y_ref = ref_fn(st_ref, **float64(kw), **options)
+    compare(out, "y", y, y_ref, tol)
+    compare(out, "state", st, st_ref.to(state.dtype).double(), tol)
+
+
 def seqlen_near(rng: random.Random, chunk: int, longest: int) -> int:
     return rng.choice([1, 2, chunk - 1, chunk, chunk + 1, 2 * chunk + 3, rng.randint(1, longest)])
 
@@ -155,15 +212,9 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
     nheads = ngroups * rng.choice([1, 2])
     headdim = rng.choice([4, 7, 16, 24, 33, 64])
     dstate = rng.choice([1, 5, 16, 17, 32, 64])
-    varlen = rng.random() < 0.3
-    if varlen:
-        lens = lengths_mix(rng, 3 * chunk)
-        batch, seqlen = 1, sum(lens)
-        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
-    else:
-        lens, cu = None, None
-        batch, seqlen = rng.randint(1, 2), seqlen_near(rng, chunk, 3 * chunk)
-    num_seqs = len(lens) if varlen else batch
+    batch, seqlen, lens, cu = packing(rng, 3 * chunk,
+                                      lambda: (rng.randint(1, 2), seqlen_near(rng, chunk, 3 * chunk)))
+    num_seqs = len(lens) if lens else batch
     opts = dict(D=rng.choice([None, "h", "hp"]), z=rng.random() < 0.5, dt_bias=rng.random() < 0.5,
                 dt_softplus=rng.random() < 0.5, dt_limit=rng.random() < 0.3, init=rng.random() < 0.5,
                 state_dtype=rng.choice([None, None, torch.float16, torch.bfloat16]),
@@ -176,10 +227,7 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
     B = randn(g, batch, seqlen, ngroups, dstate, dtype=dtype)
     C = randn(g, batch, seqlen, ngroups, dstate, dtype=dtype)
     A = -torch.exp(rand(g, nheads) * 2.5)
-    if opts["dt_softplus"]:
-        dt = randn(g, batch, seqlen, nheads) - 3.0
-    else:
-        dt = torch.exp(rand(g, batch, seqlen, nheads) * 4.6 - 6.9)
+    dt = rates(g, (batch, seqlen, nheads), opts["dt_softplus"])
     if opts["extreme"] == "dt_tiny":
         dt = torch.full_like(dt, -14.0 if opts["dt_softplus"] else 1e-6)
     elif opts["extreme"] == "decay80":
@@ -187,7 +235,7 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
         opts["dt_softplus"], opts["dt_limit"], opts["dt_bias"] = False, False, False
         desc.update(dt_softplus="False", dt_limit="False", dt_bias="False")
         hit = rand(g, batch, seqlen, 1) < 0.2
-        dt = torch.where(hit, 80.0 / -A, torch.exp(rand(g, batch, seqlen, nheads) * 4.6 - 6.9))
+        dt = torch.where(hit, 80.0 / -A, rates(g, (batch, seqlen, nheads), False))
     elif opts["extreme"] == "zero_bc":
         B[rand(g, batch, seqlen) < 0.3] = 0
         C[rand(g, batch, seqlen) < 0.3] = 0
@@ -204,42 +252,25 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
         kw["initial_states"] = randn(g, num_seqs, nheads, headdim, dstate)
     for k in list(kw):
         kw[k] = place(kw[k], device, opts["strided"] and kw[k].dim() >= 3, rng)
-    options = dict(chunk_size=chunk, dt_softplus=opts["dt_softplus"], return_final_states=True,
-                   cu_seqlens=None if cu is None else cu.to(device))
+    options = dict(chunk_size=chunk, dt_softplus=opts["dt_softplus"], cu_seqlens=None if cu is None else cu.to(device))
     if opts["dt_limit"]:
         options["dt_limit"] = (1e-3, 0.5)
-    ref_options = dict(options)
-    del ref_options["return_final_states"]
+
+    def zero_scale(incoming, want):
+        # where the reference's dA is 0 (single tokens from a zero state), the kernel's is a difference
+        # of terms of size dt <dfinal, final>, each rounded to the state dtype: the bound scales with them
+        return {"A": float(dt.abs().max()) * float(incoming["final_states"].norm())
+                * float(want["final_states"].detach().norm())}
 
     out = Outcome()
     worst = max([dtype, opts["state_dtype"] or torch.float32], key=lambda d: TOL[d])
-    tol = TOL[worst] * (4 if opts["extreme"] == "decay80" else 1)
-    names = [k for k in kw if k != "cu_seqlens"]
-    dy = randn(g, batch, seqlen, nheads, headdim).to(device)
-    dfinal = randn(g, num_seqs, nheads, headdim, dstate).to(device)
-    got_kw = leaves(kw, names) if opts["grads"] else kw
-    y, final = flashssm.ssd_scan(**got_kw, state_dtype=opts["state_dtype"], **options)
-    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
-    y_ref, final_ref = ssd_ref.ssd_scan_chunked(**ref_kw, **ref_options)
-    compare(out, "y", y, y_ref, tol)
-    compare(out, "final_states", final, final_ref, tol)
-    if opts["grads"]:
-        got = grads_of([y, final], [dy, dfinal], got_kw, names)
-        want = grads_of([y_ref, final_ref], [dy.double(), dfinal.double()], ref_kw, names)
-        # where the reference's dA is 0 (single tokens from a zero state), the kernel's is a difference
-        # of terms of size dt <dfinal, final>, each rounded to the state dtype: the bound scales with them
-        zero_scale = {"A": float(dt.abs().max()) * float(dfinal.norm()) * float(final_ref.detach().norm())}
-        for k in names:
-            k_tol = tol * (4 if k in REDUCED or k == "dt" else 1)
-            compare(out, f"d{k}", got.get(k), want.get(k), k_tol, 1e-5 + k_tol * zero_scale.get(k, 0.0))
+    differential(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=opts["state_dtype"], return_final_states=True,
+                                                    **options),
+                 lambda **k: ssd_ref.ssd_scan_chunked(**k, **options), kw, g, device,
+                 outputs=["y", "final_states"], backprop=["y", "final_states"], grads=opts["grads"],
+                 tol=TOL[worst] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"dt"},
+                 zero_scale=zero_scale)
     return desc, out
-
-
-def itertools_accumulate(values):
-    total = 0
-    for v in values:
-        total += v
-        yield total
 
 
 # ---- selective_scan ----
@@ -252,14 +283,7 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
     dstate = rng.choice([1, 4, 16, 23])
     grouped = rng.random() < 0.4
     ngroups = rng.choice([d for d in (1, 2, 3) if dim % d == 0]) if grouped else None
-    varlen = rng.random() < 0.3
-    if varlen:
-        lens = lengths_mix(rng, 80)
-        batch, seqlen = 1, sum(lens)
-        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
-    else:
-        lens, cu = None, None
-        batch, seqlen = rng.randint(1, 2), seqlen_near(rng, 32, 100)
+    batch, seqlen, lens, cu = packing(rng, 80, lambda: (rng.randint(1, 2), seqlen_near(rng, 32, 100)))
     opts = dict(D=rng.random() < 0.5, z=rng.random() < 0.5, delta_bias=rng.random() < 0.5,
                 delta_softplus=rng.random() < 0.5, last_state=rng.random() < 0.5,
                 extreme=rng.choice(["none", "none", "dt_tiny", "decay80", "zero_bc"]),
@@ -270,18 +294,15 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
     A = -torch.exp(rand(g, dim, dstate) * 2.5)
     kw = dict(u=randn(g, batch, dim, seqlen, dtype=dtype), A=A, B=randn(g, *bc, dtype=dtype),
               C=randn(g, *bc, dtype=dtype))
-    if opts["delta_softplus"]:
-        delta = randn(g, batch, dim, seqlen) - 3.0
-    else:
-        delta = torch.exp(rand(g, batch, dim, seqlen) * 4.6 - 6.9)
+    delta = rates(g, (batch, dim, seqlen), opts["delta_softplus"])
     if opts["extreme"] == "dt_tiny":
         delta = torch.full_like(delta, -14.0 if opts["delta_softplus"] else 1e-6)
     elif opts["extreme"] == "decay80":
         opts["delta_softplus"], opts["delta_bias"] = False, False
         desc.update(delta_softplus="False", delta_bias="False")
         hit = rand(g, batch, 1, seqlen) < 0.2
-        base = torch.exp(rand(g, batch, dim, seqlen) * 4.6 - 6.9)
-        delta = torch.where(hit, 80.0 / A.abs().max(), base)  # the fastest-decaying state at exp(-80)
+        # the fastest-decaying state at exp(-80)
+        delta = torch.where(hit, 80.0 / A.abs().max(), rates(g, (batch, dim, seqlen), False))
     elif opts["extreme"] == "zero_bc":
         mask = rand(g, seqlen) < 0.3
         kw["B"][..., mask] = 0
@@ -298,22 +319,10 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
     options = dict(delta_softplus=opts["delta_softplus"], return_last_state=opts["last_state"],
                    cu_seqlens=None if cu is None else cu.to(device))
     out = Outcome()
-    tol = TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1)
-    names = list(kw)
-    got_kw = leaves(kw, names) if opts["grads"] else kw
-    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
-    res = flashssm.selective_scan(**got_kw, **options)
-    res_ref = scan_ref.selective_scan_reference(**ref_kw, **options)
-    y, last = res if opts["last_state"] else (res, None)
-    y_ref, last_ref = res_ref if opts["last_state"] else (res_ref, None)
-    compare(out, "out", y, y_ref, tol)
-    compare(out, "last_state", last, last_ref, tol)
-    if opts["grads"]:
-        dy = randn(g, *y.shape).to(device)
-        got = grads_of([y], [dy], got_kw, names)
-        want = grads_of([y_ref], [dy.double()], ref_kw, names)
-        for k in names:
-            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED or k == "delta" else 1), 1e-5)
+    differential(out, lambda **k: flashssm.selective_scan(**k, **options),
+                 lambda **k: scan_ref.selective_scan_reference(**k, **options), kw, g, device,
+                 outputs=["out", "last_state"], backprop=["out"], grads=opts["grads"],
+                 tol=TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"delta"})
     return desc, out
 
 
@@ -337,7 +346,7 @@ def case_ssd_step(seed: int, device) -> tuple[dict, Outcome]:
     state = randn(g, cache, nheads, headdim, dstate).to(state_dtype)
     kw = dict(x=randn(g, batch, nheads, headdim, dtype=dtype), A=-torch.exp(rand(g, nheads) * 2.5),
               B=randn(g, batch, ngroups, dstate, dtype=dtype), C=randn(g, batch, ngroups, dstate, dtype=dtype))
-    kw["dt"] = randn(g, batch, nheads) - 3.0 if opts["dt_softplus"] else torch.exp(rand(g, batch, nheads) * 4.6 - 6.9)
+    kw["dt"] = rates(g, (batch, nheads), opts["dt_softplus"])
     if opts["D"] == "h":
         kw["D"] = randn(g, nheads)
     elif opts["D"] == "hp":
@@ -356,15 +365,9 @@ def case_ssd_step(seed: int, device) -> tuple[dict, Outcome]:
     extra = dict(dt_softplus=opts["dt_softplus"])
     if opts["dt_limit"]:
         extra["dt_limit"] = (1e-3, 0.5)
-    kw = {k: v.to(device) for k, v in kw.items()}
-    st = state.to(device)
-    st_ref = state.double().to(device)
-    y = flashssm.ssd_step(st, **kw, **extra)
-    y_ref = ssd_ref.ssd_step_reference(st_ref, **float64(kw), **extra)
     out = Outcome()
-    tol = max(TOL[dtype], TOL[state_dtype])
-    compare(out, "y", y, y_ref, tol)
-    compare(out, "state", st, st_ref.to(state_dtype).double(), tol)
+    step_check(out, flashssm.ssd_step, ssd_ref.ssd_step_reference, state, {k: v.to(device) for k, v in kw.items()},
+               extra, device, max(TOL[dtype], TOL[state_dtype]))
     return desc, out
 
 
@@ -384,22 +387,17 @@ def case_selective_scan_step(seed: int, device) -> tuple[dict, Outcome]:
     state = randn(g, batch, dim, dstate).to(state_dtype)
     kw = dict(u=randn(g, batch, dim, dtype=dtype), A=-torch.exp(rand(g, dim, dstate) * 2.5),
               B=randn(g, *bc, dtype=dtype), C=randn(g, *bc, dtype=dtype))
-    delta = randn(g, batch, dim) - 3.0 if opts["delta_softplus"] else torch.exp(rand(g, batch, dim) * 4.6 - 6.9)
-    kw["delta"] = delta.to(dtype)
+    kw["delta"] = rates(g, (batch, dim), opts["delta_softplus"]).to(dtype)
     if opts["D"]:
         kw["D"] = randn(g, dim)
     if opts["z"]:
         kw["z"] = randn(g, batch, dim, dtype=dtype)
     if opts["delta_bias"]:
         kw["delta_bias"] = randn(g, dim) * 0.5 if opts["delta_softplus"] else rand(g, dim) * 0.5
-    kw = {k: v.to(device) for k, v in kw.items()}
-    st, st_ref = state.to(device), state.double().to(device)
-    y = flashssm.selective_scan_step(st, **kw, delta_softplus=opts["delta_softplus"])
-    y_ref = scan_ref.selective_scan_step_reference(st_ref, **float64(kw), delta_softplus=opts["delta_softplus"])
     out = Outcome()
-    tol = max(TOL[dtype], TOL[state_dtype])
-    compare(out, "y", y, y_ref, tol)
-    compare(out, "state", st, st_ref.to(state_dtype).double(), tol)
+    step_check(out, flashssm.selective_scan_step, scan_ref.selective_scan_step_reference, state,
+               {k: v.to(device) for k, v in kw.items()}, dict(delta_softplus=opts["delta_softplus"]), device,
+               max(TOL[dtype], TOL[state_dtype]))
     return desc, out
 
 
@@ -410,15 +408,9 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
     g = _gen(seed)
     dtype = rng.choice(input_dtypes(device.type == "cuda"))
     dim, width = rng.choice([1, 5, 16, 48]), rng.randint(2, 4)
-    varlen = rng.random() < 0.3
-    if varlen:
-        lens = lengths_mix(rng, 50)
-        batch, seqlen = 1, sum(lens)
-        cu = torch.tensor([0] + list(itertools_accumulate(lens)), dtype=torch.int32)
-    else:
-        lens, cu = None, None
-        batch, seqlen = rng.randint(1, 3), rng.choice([1, 2, width, rng.randint(1, 90)])
-    num_seqs = len(lens) if varlen else batch
+    batch, seqlen, lens, cu = packing(rng, 50,
+                                      lambda: (rng.randint(1, 3), rng.choice([1, 2, width, rng.randint(1, 90)])))
+    num_seqs = len(lens) if lens else batch
     opts = dict(bias=rng.random() < 0.5, silu=rng.random() < 0.5, init=rng.random() < 0.4,
                 final=rng.random() < 0.4, channels_last=rng.random() < 0.4, grads=rng.random() < 0.6)
     desc = dict(op="causal_conv1d", dtype=str(dtype), batch=batch, dim=dim, seqlen=seqlen, lens=lens, width=width,
@@ -434,23 +426,10 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
     kw = {k: v.to(device) for k, v in kw.items()}
     options = dict(activation="silu" if opts["silu"] else None, return_final_states=opts["final"],
                    cu_seqlens=None if cu is None else cu.to(device))
-    names = list(kw)
-    got_kw = leaves(kw, names) if opts["grads"] else kw
-    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
-    res = flashssm.causal_conv1d(**got_kw, **options)
-    res_ref = conv_ref.causal_conv1d_reference(**ref_kw, **options)
-    y, fin = res if opts["final"] else (res, None)
-    y_ref, fin_ref = res_ref if opts["final"] else (res_ref, None)
     out = Outcome()
-    tol = TOL[dtype]
-    compare(out, "out", y, y_ref, tol)
-    compare(out, "final_states", fin, fin_ref, tol)
-    if opts["grads"]:
-        dy = randn(g, *y.shape).to(device)
-        got = grads_of([y], [dy], got_kw, names)
-        want = grads_of([y_ref], [dy.double()], ref_kw, names)
-        for k in names:
-            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED else 1), 1e-5)
+    differential(out, lambda **k: flashssm.causal_conv1d(**k, **options),
+                 lambda **k: conv_ref.causal_conv1d_reference(**k, **options), kw, g, device,
+                 outputs=["out", "final_states"], backprop=["out"], grads=opts["grads"], tol=TOL[dtype])
     return desc, out
 
 
@@ -475,20 +454,10 @@ def case_rmsnorm_gated(seed: int, device) -> tuple[dict, Outcome]:
         kw["z"] = randn(g, *rows, dim, dtype=dtype)
     kw = {k: v.to(device) for k, v in kw.items()}
     options = dict(eps=1e-5, group_size=dim // groups, norm_before_gate=opts["before"])
-    names = list(kw)
-    got_kw = leaves(kw, names) if opts["grads"] else kw
-    ref_kw = leaves(float64(kw), names) if opts["grads"] else float64(kw)
-    y = flashssm.rmsnorm_gated(**got_kw, **options)
-    y_ref = norm_ref.rmsnorm_gated_reference(**ref_kw, **options)
     out = Outcome()
-    tol = TOL[dtype]
-    compare(out, "y", y, y_ref, tol)
-    if opts["grads"]:
-        dy = randn(g, *y.shape).to(device)
-        got = grads_of([y], [dy], got_kw, names)
-        want = grads_of([y_ref], [dy.double()], ref_kw, names)
-        for k in names:
-            compare(out, f"d{k}", got.get(k), want.get(k), tol * (4 if k in REDUCED else 1), 1e-5)
+    differential(out, lambda **k: flashssm.rmsnorm_gated(**k, **options),
+                 lambda **k: norm_ref.rmsnorm_gated_reference(**k, **options), kw, g, device,
+                 outputs=["y"], backprop=["y"], grads=opts["grads"], tol=TOL[dtype])
     return desc, out
 
 
@@ -552,8 +521,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     if args.case is not None:
-        op = args.op or "ssd_scan"
-        desc, failures = run_case(op, args.case, device)
+        if args.op not in CASES:
+            parser.error(f"--case needs --op, one of {', '.join(CASES)} (got {args.op!r})")
+        desc, failures = run_case(args.op, args.case, device)
         print(desc)
         print("\n".join(failures) if failures else "ok")
         return 1 if failures else 0

@@ -44,14 +44,58 @@ def use_reference():
         _force_reference -= 1
 
 
+# The kernels use bf16 tensor-core products, cp.async-era shared memory and acquire/release
+# atomics: Ampere (compute capability 8.0) and newer. Triton compiles for older GPUs, but what it
+# makes there is untested (and bf16 dots do not exist on them).
+MIN_CAPABILITY = (8, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_capability(index: int) -> tuple[tuple[int, int], str]:
+    return tuple(torch.cuda.get_device_capability(index)), torch.cuda.get_device_name(index)
+
+
+def gpu_blocker(device: torch.device) -> str | None:
+    """Why the kernels do not run on this CUDA device (older than MIN_CAPABILITY), or None."""
+    if torch.version.hip is not None:  # ROCm reports its own numbering; Triton targets it
+        return None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    capability, name = _cuda_capability(index)
+    if capability < MIN_CAPABILITY:
+        return (f"{name} has compute capability {capability[0]}.{capability[1]}; the Triton kernels need "
+                f"{MIN_CAPABILITY[0]}.{MIN_CAPABILITY[1]} (Ampere) or newer")
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def interpreter_blocker() -> str | None:
+    """Why Triton's interpreter cannot run the kernels here, or None. Triton 3.6's interpreter turns
+    a one-element array into an int in a way NumPy 2.4 refuses (fixed in Triton 3.7)."""
+    import numpy
+    import triton
+
+    def version(text: str) -> tuple[int, int]:
+        major, minor = text.split(".")[:2]
+        return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+    if version(triton.__version__) < (3, 7) and version(numpy.__version__) >= (2, 4):
+        return (f"Triton {triton.__version__}'s interpreter does not run with NumPy {numpy.__version__} "
+                f"(install numpy<2.4 or triton>=3.7)")
+    return None
+
+
 def device_blocker(x: torch.Tensor) -> str | None:
-    """Why no Triton kernel runs on x's device and dtype, or None: no GPU and no interpreter, bf16
-    under the interpreter (its bf16 dot products are wrong and its fp32 -> bf16 rounding truncates),
-    or use_reference() active."""
+    """Why no Triton kernel runs on x's device and dtype, or None: no GPU and no interpreter, a GPU
+    older than the kernels support, bf16 under the interpreter (its bf16 dot products are wrong and
+    its fp32 -> bf16 rounding truncates), or use_reference() active."""
     if _force_reference:
         return "flashssm._runtime.use_reference() is active"
     if not kernel_device(x):
         return "no GPU and no Triton interpreter"
+    if x.is_cuda:
+        return gpu_blocker(x.device)
+    if interpreter_blocker() is not None:
+        return interpreter_blocker()
     if x.device.type == "cpu" and x.dtype == torch.bfloat16:
         return "the Triton interpreter's bf16 is unreliable (wrong dot products, truncating rounding)"
     return None

@@ -5,6 +5,9 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+import torch
+
 SCRIPT = textwrap.dedent("""
     import warnings
     import torch
@@ -31,3 +34,45 @@ def test_cpu_without_interpreter_runs_the_reference():
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "reference path ok" in out.stdout
+
+
+def test_an_old_gpu_is_refused_with_its_name_and_capability(monkeypatch):
+    from flashssm import _runtime
+
+    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: ((7, 5), "Tesla T4"))
+    monkeypatch.setattr(torch.version, "hip", None)
+    why = _runtime.gpu_blocker(torch.device("cuda", 0))
+    assert why is not None and "Tesla T4" in why and "7.5" in why and "8.0" in why
+    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: ((9, 0), "NVIDIA H100"))
+    assert _runtime.gpu_blocker(torch.device("cuda", 0)) is None
+
+
+@pytest.mark.gpu
+def test_an_unsupported_gpu_falls_back_to_the_reference_with_one_warning(monkeypatch):
+    """Every public op on a GPU the kernels do not support: the reference's answer and one warning
+    per op, not a failure (the capability floor is raised past this GPU's to pretend it is old)."""
+    import warnings
+
+    import flashssm
+    from flashssm import _runtime
+    from flashssm.ops.ssd import reference
+    from tests.helpers import rel_err, ssd_inputs, to_float64
+
+    monkeypatch.setattr(_runtime, "MIN_CAPABILITY", (99, 0))
+    monkeypatch.setattr(_runtime, "_warned", set())
+    kw = ssd_inputs(2, 70, 4, 16, 8, 2, dtype=torch.float32, D="h", z=True, initial_states=True, device="cuda")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            y, h = flashssm.ssd_scan(**kw, chunk_size=32, return_final_states=True)
+            u = torch.randn(2, 8, 40, device="cuda")
+            flashssm.selective_scan(u, torch.rand_like(u), -torch.rand(8, 4, device="cuda"),
+                                    torch.randn(2, 4, 40, device="cuda"), torch.randn(2, 4, 40, device="cuda"))
+            flashssm.causal_conv1d(u, torch.randn(8, 4, device="cuda"), activation="silu")
+            flashssm.rmsnorm_gated(torch.randn(3, 16, device="cuda"), torch.ones(16, device="cuda"))
+    y_ref, h_ref = reference.ssd_scan_sequential(**to_float64(kw))
+    assert rel_err(y, y_ref) < 1e-5 and rel_err(h, h_ref) < 1e-5
+    texts = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+    for op in ("ssd_scan", "selective_scan", "causal_conv1d", "rmsnorm_gated"):
+        mine = [t for t in texts if t.startswith(f"flashssm.{op}:")]
+        assert len(mine) == 1 and "compute capability" in mine[0], (op, texts)

@@ -198,7 +198,7 @@ def _ssd_fwd_kernel(
                 y = tl.dot(m_hi, x_s, acc=y)
                 y = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=y)  # [SUB, BLOCK_P]
             else:
-                y = tl.dot(m, x_s.to(tl.float32), acc=y, input_precision=M_PRECISION)
+                y = tl.dot(m, x_s.to(m.dtype), acc=y, input_precision=M_PRECISION, out_dtype=y.dtype)
             if HAS_D:
                 y += x_s.to(tl.float32) * D[None, :]
             if STORE_YPRE:  # y before the gate, which the backward's dz needs
@@ -456,7 +456,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish or y is None,
             DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
-            M_SPLIT=cfg.m_split and x.dtype != torch.float32,
+            M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )

@@ -3,12 +3,15 @@
 #   bash benchmarks/gpu_run.sh STEP [STEP ...] [-- BENCH ARGS]
 # STEP: tests (the suite on CUDA, then -m gpu), bench (flashssm bench, full registry unless
 # BENCH ARGS say otherwise), tune (benchmarks/tune_ssd_forward.py), check1m
-# (benchmarks/check_1m.py), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
+# (benchmarks/check_huge.py ssd-fwd at 1M tokens), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
 # figures), tunescan / tunescanquick (benchmarks/tune_selective_scan.py [--quick]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model), profilecheck (a small flashssm profile of every kernel set with --ncu),
 # profile (flashssm profile with BENCH ARGS into prof-out/$PROFILE_NAME), profilencu (adds ncu counters to it),
-# fuzz (tests/fuzz/fuzz.py for FUZZ_BUDGET seconds, default 240, seed FUZZ_SEED). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# fuzz (tests/fuzz/fuzz.py for FUZZ_BUDGET seconds, default 240, seed FUZZ_SEED), sanitize
+# (benchmarks/sanitize.sh: compute-sanitizer memcheck/racecheck/synccheck), huge (benchmarks/check_huge.py,
+# inputs past 2^31 elements; BENCH ARGS pick checks), decay80 (benchmarks/analyze_decay80.py), dispatch
+# (tests/ops/test_dispatch.py on CUDA: the unsupported-GPU fallback). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -27,7 +30,7 @@ if ls .whl/extra/*.whl >/dev/null 2>&1; then
   done
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 steps=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do steps+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
@@ -44,7 +47,12 @@ for step in "${steps[@]}"; do
     tunesmall) timeout 300 python3 benchmarks/tune_small_kernels.py 2>&1 | tee "$OUT/tune-small.txt" ;;
     newtests) timeout 300 python3 -m pytest -n 8 -p no:cacheprovider tests/ops/test_step.py tests/ops/test_conv1d.py \
                 tests/ops/test_norm.py 2>&1 | tee "$OUT/tests-new.txt" | tail -15 ;;
-    check1m) timeout 200 python3 benchmarks/check_1m.py 2>&1 | tee "$OUT/check1m.txt" ;;
+    check1m) timeout 200 python3 benchmarks/check_huge.py ssd-fwd --ssd-fwd-tokens 1048576 2>&1 | tee "$OUT/check1m.txt" ;;
+    huge) timeout 560 python3 benchmarks/check_huge.py --json "$OUT/huge.json" "$@" 2>&1 | tee "$OUT/huge.txt" ;;
+    sanitize) OUT=$OUT bash benchmarks/sanitize.sh ${SANITIZE_TOOLS:-} 2>&1 | tail -8 ;;
+    decay80) timeout 300 python3 benchmarks/analyze_decay80.py "$@" 2>&1 | grep -v Warning | tee "$OUT/decay80.txt" ;;
+    dispatch) timeout 200 python3 -m pytest -p no:cacheprovider -m "gpu or not gpu" tests/ops/test_dispatch.py 2>&1 \
+                | tee "$OUT/tests-dispatch.txt" | tail -5 ;;
     ssdtests) timeout 400 python3 -m pytest -n 8 -p no:cacheprovider -m "gpu or not gpu" tests/ops/test_ssd_forward.py \
                 tests/ops/test_ssd_backward.py 2>&1 | tee "$OUT/tests-ssd.txt" | tail -25
               timeout 120 python3 -m pytest -p no:cacheprovider -s -m gpu tests/ops/test_ssd_backward.py \

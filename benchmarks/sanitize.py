@@ -1,0 +1,261 @@
+"""Every kernel at small and boundary shapes, forward and backward, for compute-sanitizer (issue 9).
+
+    bash benchmarks/sanitize.sh            # memcheck, racecheck, synccheck over this script
+    python3 benchmarks/sanitize.py [--fuzz-cases N] [--plant]
+
+The targeted cases sit on the kernels' edges: the largest tiles (headdim 128, dstate 256, chunk
+256), sequences that end mid-chunk, single tokens, packed batches with empty sequences, the
+single-launch SSD's hand-over between blocks over many chunks, the selective scan split across
+blocks on a long sequence, decoding through cache indices with padding rows, deterministic mode.
+Then --fuzz-cases random cases of every op from tests/fuzz (small odd shapes, strides, options).
+Each case is checked against its float64 reference (tests/fuzz's comparison), so a sanitizer run
+that passes has run the real kernels to a right answer. --plant runs only a Triton kernel that
+writes past the end of its output: memcheck must report it (sanitize.sh checks that it does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+sys.path.insert(0, ".")
+from tests.fuzz import fuzz as F  # noqa: E402
+from tests.helpers import scan_inputs, ssd_inputs  # noqa: E402
+
+import flashssm  # noqa: E402
+from flashssm.ops.conv1d import reference as conv_ref  # noqa: E402
+from flashssm.ops.norm import reference as norm_ref  # noqa: E402
+from flashssm.ops.selective_scan import reference as scan_ref  # noqa: E402
+from flashssm.ops.ssd import reference as ssd_ref  # noqa: E402
+
+
+def on_cpu(fn, **options):
+    """fn(**k, **options) run on the CPU (tensors moved there, differentiably), results moved back:
+    the float64 references stay out of the sanitizer's instrumentation (thousands of small launches
+    for the step-by-step ones)."""
+    def cpu(v):
+        return v.cpu() if torch.is_tensor(v) else v
+
+    def run(**k):
+        device = next(v.device for v in k.values() if torch.is_tensor(v))
+        result = fn(**{n: cpu(v) for n, v in k.items()}, **{n: cpu(v) for n, v in options.items()})
+        if isinstance(result, tuple):
+            return tuple(r.to(device) if torch.is_tensor(r) else r for r in result)
+        return result.to(device)
+
+    return run
+
+
+def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, grads=True, **opts):
+    batch, seqlen, h, p, n, ng = dims
+    cu = None
+    if lens is not None:
+        batch, seqlen = 1, sum(lens)
+        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+    kw = ssd_inputs(batch, seqlen, h, p, n, ng, dtype=dtype, device=device,
+                    num_seqs=None if lens is None else len(lens), **opts)
+    softplus = kw.pop("dt_softplus", False)
+    options = dict(chunk_size=chunk, dt_softplus=softplus, cu_seqlens=cu, dt_limit=(1e-3, 0.5))
+    F.differential(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=state_dtype, return_final_states=True,
+                                                      **options),
+                   on_cpu(ssd_ref.ssd_scan_chunked, **options), kw, g, device,
+                   outputs=["y", "final_states"], backprop=["y", "final_states"], grads=grads,
+                   tol=F.TOL[max([dtype, state_dtype or torch.float32], key=lambda d: F.TOL[d])], also_reduced={"dt"})
+
+
+def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, lens=None, grads=True, **opts):
+    cu = None
+    if lens is not None:
+        batch, seqlen = 1, sum(lens)
+        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int64, device=device)
+    kw = scan_inputs(batch, dim, seqlen, dstate, ngroups=ngroups, dtype=dtype, device=device, **opts)
+    options = dict(delta_softplus=kw.pop("delta_softplus", False), return_last_state=True, cu_seqlens=cu)
+    F.differential(out, lambda **k: flashssm.selective_scan(**k, **options),
+                   on_cpu(scan_ref.selective_scan_reference, **options), kw, g, device,
+                   outputs=["out", "last_state"], backprop=["out"], grads=grads, tol=F.TOL[dtype],
+                   also_reduced={"delta"})
+
+
+def case_ssd_big_tiles(out, g, device):
+    """headdim 128, dstate 256, chunk 256, 2 groups, seqlen mid-chunk, every option, bf16."""
+    _ssd(out, g, device, (2, 600, 4, 128, 256, 2), chunk=256, dtype=torch.bfloat16, D="hp", z=True, dt_bias=True,
+         dt_softplus=True, initial_states=True)
+
+
+def case_ssd_varlen(out, g, device):
+    """packed sequences with empty and single-token ones, fp16 states."""
+    _ssd(out, g, device, (1, 0, 2, 64, 128, 1), chunk=128, dtype=torch.float16, lens=[0, 1, 300, 0, 257, 5],
+         state_dtype=torch.float16, D="h", initial_states=True)
+
+
+def case_ssd_small(out, g, device):
+    """seqlen 1, headdim 32, dstate 16, chunk 64, fp32."""
+    _ssd(out, g, device, (3, 1, 2, 32, 16, 1), chunk=64, dtype=torch.float32, z=True)
+
+
+def case_ssd_handover(out, g, device):
+    """one long sequence of 64 chunks: the state passes from block to block 63 times."""
+    _ssd(out, g, device, (1, 4096 + 17, 8, 64, 64, 2), chunk=64, dtype=torch.bfloat16, state_dtype=torch.bfloat16,
+         dt_softplus=True)
+
+
+def case_ssd_deterministic(out, g, device):
+    """the backward without float atomics (torch.use_deterministic_algorithms)."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        _ssd(out, g, device, (2, 333, 6, 64, 128, 3), chunk=128, dtype=torch.float32, D="h", dt_bias=True,
+             initial_states=True)
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def case_scan_big_state(out, g, device):
+    """dstate 256, grouped B/C, every option, bf16."""
+    _scan(out, g, device, 2, 16, 700, 256, dtype=torch.bfloat16, ngroups=2, D=True, z=True, delta_bias=True,
+          delta_softplus=True)
+
+
+def case_scan_long(out, g, device):
+    """a long sequence: the backward's many chunks, each from a state the forward checkpointed."""
+    _scan(out, g, device, 1, 8, 3000, 16, dtype=torch.float32, D=True, delta_softplus=True)
+
+
+def case_scan_varlen(out, g, device):
+    _scan(out, g, device, 1, 24, 0, 16, dtype=torch.float16, lens=[0, 1, 500, 1100], z=True, delta_bias=True,
+          delta_softplus=True)
+
+
+def case_ssd_step(out, g, device):
+    """largest tile, a strided fp16 state cache, cache rows through indices with a padding row."""
+    cache = F.randn(g, 6, 4, 128, 2 * 256).to(torch.float16)[..., ::2]  # every other column: strided
+    idx = torch.tensor([5, -1, 0, 3], device=device)
+    kw = dict(x=F.randn(g, 4, 4, 128, dtype=torch.bfloat16), dt=F.randn(g, 4, 4), A=-torch.rand(4) - 0.5,
+              B=F.randn(g, 4, 2, 256, dtype=torch.bfloat16), C=F.randn(g, 4, 2, 256, dtype=torch.bfloat16),
+              D=F.randn(g, 4, 128), z=F.randn(g, 4, 4, 128, dtype=torch.bfloat16), dt_bias=F.randn(g, 4))
+    kw = {k: v.to(device) for k, v in kw.items()}
+    kw["state_batch_indices"] = idx
+    st = cache.to(device)
+    st_ref = cache.double().to(device)
+    y = flashssm.ssd_step(st, **kw, dt_softplus=True)
+    ref_kw = {k: (v.double() if v.is_floating_point() else v) for k, v in kw.items()}
+    y_ref = ssd_ref.ssd_step_reference(st_ref, **ref_kw, dt_softplus=True)
+    F.compare(out, "y", y, y_ref, F.TOL[torch.bfloat16])
+    F.compare(out, "state", st, st_ref.to(torch.float16).double(), F.TOL[torch.bfloat16])
+
+
+def case_scan_step(out, g, device):
+    """dstate 256, grouped B/C, padding row."""
+    state = F.randn(g, 5, 32, 256)
+    kw = dict(u=F.randn(g, 3, 32, dtype=torch.float16), delta=F.randn(g, 3, 32), A=-torch.rand(32, 256) - 0.1,
+              B=F.randn(g, 3, 2, 256, dtype=torch.float16), C=F.randn(g, 3, 2, 256, dtype=torch.float16),
+              D=F.randn(g, 32), z=F.randn(g, 3, 32, dtype=torch.float16), delta_bias=F.randn(g, 32),
+              state_batch_indices=torch.tensor([4, -1, 1]))
+    F.step_check(out, flashssm.selective_scan_step, scan_ref.selective_scan_step_reference, state,
+                 {k: v.to(device) for k, v in kw.items()}, dict(delta_softplus=True), device, F.TOL[torch.float16])
+
+
+def case_conv1d(out, g, device):
+    """both layouts, widths 2 and 4, packed with empty sequences, initial and final states, gradients."""
+    for width, channels_last in ((4, True), (2, False)):
+        lens = [0, 3, 1, 200, 0, 77]
+        x = F.randn(g, 1, 5376 // 8, sum(lens), dtype=torch.bfloat16)
+        if channels_last:
+            x = x.transpose(1, 2).contiguous().transpose(1, 2)
+        kw = dict(x=x, weight=F.randn(g, x.shape[1], width, dtype=torch.bfloat16),
+                  bias=F.randn(g, x.shape[1], dtype=torch.bfloat16),
+                  initial_states=F.randn(g, len(lens), x.shape[1], width - 1, dtype=torch.bfloat16))
+        kw = {k: v.to(device) for k, v in kw.items()}
+        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device=device)
+        options = dict(activation="silu", return_final_states=True, cu_seqlens=cu)
+        F.differential(out, lambda **k: flashssm.causal_conv1d(**k, **options),
+                       on_cpu(conv_ref.causal_conv1d_reference, **options), kw, g, device,
+                       outputs=["out", "final_states"], backprop=["out"], grads=True, tol=F.TOL[torch.bfloat16])
+
+
+def case_conv1d_update(out, g, device):
+    """three new tokens into a cache with more rows than the batch, one padding row."""
+    state = F.randn(g, 5, 40, 4).to(device)
+    want_state = state.double().clone()
+    x = F.randn(g, 3, 40, 3).to(device)
+    w, b = F.randn(g, 40, 4).to(device), F.randn(g, 40).to(device)
+    idx = torch.tensor([2, -1, 4], device=device)
+    y = flashssm.causal_conv1d_update(x, state, w, b, "silu", conv_state_indices=idx)
+    y_ref = conv_ref.causal_conv1d_update_reference(x.double(), want_state, w.double(), b.double(), "silu",
+                                                    conv_state_indices=idx)
+    F.compare(out, "y", y, y_ref, F.TOL[torch.float32])
+    F.compare(out, "state", state, want_state, F.TOL[torch.float32])
+
+
+def case_rmsnorm(out, g, device):
+    """Mamba-2 2.7B's width in 8 groups, and an odd width; both gate orders; gradients."""
+    for rows, dim, group, before in (((3, 7), 5120, 640, False), ((5,), 33, 33, True)):
+        kw = dict(x=F.randn(g, *rows, dim, dtype=torch.bfloat16), weight=F.randn(g, dim, dtype=torch.bfloat16),
+                  z=F.randn(g, *rows, dim, dtype=torch.bfloat16))
+        kw = {k: v.to(device) for k, v in kw.items()}
+        options = dict(eps=1e-5, group_size=group, norm_before_gate=before)
+        F.differential(out, lambda **k: flashssm.rmsnorm_gated(**k, **options),
+                       on_cpu(norm_ref.rmsnorm_gated_reference, **options), kw, g, device,
+                       outputs=["y"], backprop=["y"], grads=True, tol=F.TOL[torch.bfloat16])
+
+
+CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
+         case_scan_big_state, case_scan_long, case_scan_varlen, case_ssd_step, case_scan_step, case_conv1d,
+         case_conv1d_update, case_rmsnorm]
+
+
+def plant(device):
+    """A kernel that writes 64 elements past the end of its 1000-element output."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _past_the_end(out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, 1.0, mask=offs < n + 64)
+
+    out = torch.empty(1000, device=device)
+    _past_the_end[(1,)](out, 1000, BLOCK=2048)
+    torch.cuda.synchronize()
+    print("planted kernel ran (memcheck must have reported an invalid write above)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fuzz-cases", type=int, default=24)
+    parser.add_argument("--fuzz-seed", type=int, default=91)
+    parser.add_argument("--plant", action="store_true")
+    parser.add_argument("--device", default="cuda", help="cpu runs the driver under the Triton interpreter")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    if args.plant:
+        plant(device)
+        return 0
+    failed = 0
+    for i, case in enumerate(CASES):
+        start = time.perf_counter()
+        out = F.Outcome()
+        try:
+            case(out, F._gen(1000 + i), device)
+        except Exception as err:  # report and go on: the sanitizer's findings matter more than one case
+            out.failures.append(f"raised {type(err).__name__}: {err}")
+        sync()
+        failed += bool(out.failures)
+        print(f"{case.__name__}: {'; '.join(out.failures) or 'ok'} ({time.perf_counter() - start:.1f} s)", flush=True)
+    if args.fuzz_cases:
+        report = F.fuzz(args.fuzz_seed, float("inf"), list(F.CASES), device, max_cases=args.fuzz_cases,
+                        log=lambda s: print(s, flush=True))
+        failed += len(report["failed"])
+        print(f"fuzz seed {args.fuzz_seed}: {report['cases']} cases, {len(report['failed'])} failed", flush=True)
+    print(f"sanitize driver: {len(CASES)} targeted cases + {args.fuzz_cases} fuzz cases, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

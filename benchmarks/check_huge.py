@@ -38,7 +38,8 @@ import torch
 
 import flashssm
 from flashssm.bench.workloads import ScanStepWorkload, ScanWorkload, SSDStepWorkload, SSDWorkload
-from flashssm.ops.selective_scan.reference import process_delta, selective_scan_reference
+from flashssm.ops.selective_scan.reference import (process_delta, selective_scan_reference,
+                                                   selective_scan_step_reference)
 from flashssm.ops.ssd.reference import ssd_scan_chunked, ssd_step_reference
 
 TWO31 = 2 ** 31
@@ -265,8 +266,6 @@ def check_decode(batch: int, results: dict) -> bool:
     y = flashssm.selective_scan_step(inp["state"], *(inp[k] for k in names), D=inp["D"], z=inp["z"],
                                      delta_bias=inp["delta_bias"], delta_softplus=True)
     errors = {"y": ErrorSum(), "state": ErrorSum()}
-    from flashssm.ops.selective_scan.reference import selective_scan_step_reference
-
     for sl in pieces(batch, 256):
         st = state_before[sl].double()
         y_ref = selective_scan_step_reference(st, *(inp[k][sl].double() if k != "A" else inp[k].double()

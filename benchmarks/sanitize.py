@@ -16,6 +16,7 @@ writes past the end of its output: memcheck must report it (sanitize.sh checks t
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -52,12 +53,17 @@ def on_cpu(fn, **options):
     return run
 
 
+def offsets(lens: list[int], dtype: torch.dtype, device) -> torch.Tensor:
+    """cu_seqlens of packed sequences of these lengths."""
+    return torch.tensor([0, *itertools.accumulate(lens)], dtype=dtype, device=device)
+
+
 def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, grads=True, **opts):
     batch, seqlen, h, p, n, ng = dims
     cu = None
     if lens is not None:
         batch, seqlen = 1, sum(lens)
-        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+        cu = offsets(lens, torch.int32, device)
     kw = ssd_inputs(batch, seqlen, h, p, n, ng, dtype=dtype, device=device,
                     num_seqs=None if lens is None else len(lens), **opts)
     softplus = kw.pop("dt_softplus", False)
@@ -73,7 +79,7 @@ def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, le
     cu = None
     if lens is not None:
         batch, seqlen = 1, sum(lens)
-        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int64, device=device)
+        cu = offsets(lens, torch.int64, device)
     kw = scan_inputs(batch, dim, seqlen, dstate, ngroups=ngroups, dtype=dtype, device=device, **opts)
     options = dict(delta_softplus=kw.pop("delta_softplus", False), return_last_state=True, cu_seqlens=cu)
     F.differential(out, lambda **k: flashssm.selective_scan(**k, **options),
@@ -133,20 +139,13 @@ def case_scan_varlen(out, g, device):
 
 def case_ssd_step(out, g, device):
     """largest tile, a strided fp16 state cache, cache rows through indices with a padding row."""
-    cache = F.randn(g, 6, 4, 128, 2 * 256).to(torch.float16)[..., ::2]  # every other column: strided
-    idx = torch.tensor([5, -1, 0, 3], device=device)
+    cache = F.randn(g, 6, 4, 128, 2 * 256).to(torch.float16).to(device)[..., ::2]  # every other column: strided
     kw = dict(x=F.randn(g, 4, 4, 128, dtype=torch.bfloat16), dt=F.randn(g, 4, 4), A=-torch.rand(4) - 0.5,
               B=F.randn(g, 4, 2, 256, dtype=torch.bfloat16), C=F.randn(g, 4, 2, 256, dtype=torch.bfloat16),
-              D=F.randn(g, 4, 128), z=F.randn(g, 4, 4, 128, dtype=torch.bfloat16), dt_bias=F.randn(g, 4))
-    kw = {k: v.to(device) for k, v in kw.items()}
-    kw["state_batch_indices"] = idx
-    st = cache.to(device)
-    st_ref = cache.double().to(device)
-    y = flashssm.ssd_step(st, **kw, dt_softplus=True)
-    ref_kw = {k: (v.double() if v.is_floating_point() else v) for k, v in kw.items()}
-    y_ref = ssd_ref.ssd_step_reference(st_ref, **ref_kw, dt_softplus=True)
-    F.compare(out, "y", y, y_ref, F.TOL[torch.bfloat16])
-    F.compare(out, "state", st, st_ref.to(torch.float16).double(), F.TOL[torch.bfloat16])
+              D=F.randn(g, 4, 128), z=F.randn(g, 4, 4, 128, dtype=torch.bfloat16), dt_bias=F.randn(g, 4),
+              state_batch_indices=torch.tensor([5, -1, 0, 3]))
+    F.step_check(out, flashssm.ssd_step, ssd_ref.ssd_step_reference, cache, {k: v.to(device) for k, v in kw.items()},
+                 dict(dt_softplus=True), device, F.TOL[torch.bfloat16])
 
 
 def case_scan_step(out, g, device):
@@ -171,7 +170,7 @@ def case_conv1d(out, g, device):
                   bias=F.randn(g, x.shape[1], dtype=torch.bfloat16),
                   initial_states=F.randn(g, len(lens), x.shape[1], width - 1, dtype=torch.bfloat16))
         kw = {k: v.to(device) for k, v in kw.items()}
-        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device=device)
+        cu = offsets(lens, torch.int64, device)
         options = dict(activation="silu", return_final_states=True, cu_seqlens=cu)
         F.differential(out, lambda **k: flashssm.causal_conv1d(**k, **options),
                        on_cpu(conv_ref.causal_conv1d_reference, **options), kw, g, device,

@@ -94,9 +94,9 @@ def device_blocker(x: torch.Tensor) -> str | None:
         return "no GPU and no Triton interpreter"
     if x.is_cuda:
         return gpu_blocker(x.device)
-    if interpreter_blocker() is not None:
+    if interpreter_blocker() is not None:  # x is on the CPU from here
         return interpreter_blocker()
-    if x.device.type == "cpu" and x.dtype == torch.bfloat16:
+    if x.dtype == torch.bfloat16:
         return "the Triton interpreter's bf16 is unreliable (wrong dot products, truncating rounding)"
     return None
 

@@ -297,12 +297,13 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
         decay = torch.exp(torch.where(causal, cs[..., :, None] - cs[..., None, :], -torch.inf))
         size = (dyx * cb * decay * dtp.permute(0, 2, 1)[..., None, :]).sum((-1, -2))  # (b, h)
         df = incoming["final_states"].double()
-        seq_of_batch = df[:batch] if cu is None else df.abs().sum(0, keepdim=True)
+        per_row = df if cu is None else df.abs().sum(0, keepdim=True)  # varlen: every sequence on row 0
         to_end = torch.exp(cs[..., -1:] - cs)  # (b, h, l)
         size = size + torch.einsum("bjhp,bjhn,bhpn->bhj", k64["x"].abs(), Bh.abs(),
-                                   seq_of_batch.abs()).mul(to_end * dtp.permute(0, 2, 1)).sum(-1)
+                                   per_row.abs()).mul(to_end * dtp.permute(0, 2, 1)).sum(-1)
         if "initial_states" in k64:
-            init = k64["initial_states"][:batch] if cu is None else k64["initial_states"].abs().sum(0, keepdim=True)
+            init = k64["initial_states"]
+            init = init if cu is None else init.abs().sum(0, keepdim=True)
             size = size + torch.einsum("bihp,bihn,bhpn->bhi", dy.abs(), Ch.abs(), init.abs()).mul(
                 torch.exp(cs)).sum(-1)
         allowance = 2.0 ** -11 * 8 * (dtp.sum(1) * size).sum(0)  # (h,)

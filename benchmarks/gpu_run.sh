@@ -42,7 +42,8 @@ for step in "${steps[@]}"; do
     tests) timeout 400 python3 -m pytest -n 8 -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -15
            timeout 200 python3 -m pytest -n 4 -p no:cacheprovider -m gpu 2>&1 | tee "$OUT/tests-gpu.txt" | tail -15 ;;
     bench) timeout 500 python3 -m flashssm bench --json "$OUT/bench.json" --plot "$OUT/bench.png" "$@" 2>&1 | tee "$OUT/bench.txt" ;;
-    tunebwd) timeout 300 python3 benchmarks/tune_ssd_backward.py 2>&1 | tee "$OUT/tune-bwd.txt" ;;
+    tunebwd) timeout 540 python3 benchmarks/tune_ssd_backward.py 2>&1 | tee "$OUT/tune-bwd.txt" ;;
+    tunebwdquick) timeout 300 python3 benchmarks/tune_ssd_backward.py --quick 2>&1 | tee "$OUT/tune-bwd.txt" ;;
     tune) timeout 300 python3 benchmarks/tune_ssd_forward.py "$@" 2>&1 | tee "$OUT/tune.txt" ;;
     tunesmall) timeout 300 python3 benchmarks/tune_small_kernels.py 2>&1 | tee "$OUT/tune-small.txt" ;;
     newtests) timeout 300 python3 -m pytest -n 8 -p no:cacheprovider tests/ops/test_step.py tests/ops/test_conv1d.py \

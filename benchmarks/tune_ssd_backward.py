@@ -1,50 +1,165 @@
-"""Time the parts of ssd_scan's backward on the GPU: the state recompute launch alone, the whole
-backward (recompute + gradient launch + sums) in each variant (tf32 or 16-bit operands, early or
-late hand-over, atomics or deterministic), against the forward. The 2.7B mixer shape, bf16.
-Run: python benchmarks/tune_ssd_backward.py   (writes nothing; the table goes to stdout)"""
+"""Time ssd_scan's chunk-parallel backward on the GPU, launch by launch and as a whole, over its
+knobs (how products with a computed operand are taken, the tile, warps per launch, heads summed per
+program of the dB/dC launch), on the 2.7B mixer shape in bf16, with every option of a Mamba-2 layer
+(D, z, dt_bias, softplus). Each variant's gradients are compared with the first variant's and
+with a float64 reference at 1x2K (errors relative to the reference's norm).
+Run: python benchmarks/tune_ssd_backward.py [--quick]   (the table goes to stdout)"""
+
+import argparse
+import itertools
 
 import torch
 from triton.testing import do_bench
 
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.checks import check_ssd_scan
-from flashssm.ops.ssd.backward import ssd_backward
-from flashssm.ops.ssd.forward import entering_states, ssd_forward
+from flashssm.ops.ssd import backward
+from flashssm.ops.ssd.forward import entering_states, launch
+
+NAMES = ("dx", "ddt", "dA", "dB", "dC", "dD", "dz", "ddt_bias")
+
+
+def inputs(name):
+    w = WORKLOADS[name]
+    inp = w.make_inputs("cuda")
+    x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
+    h = x.shape[2]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    extra = dict(D=torch.randn(h, device="cuda", generator=g), z=torch.randn_like(x),
+                 dt_bias=torch.rand(h, device="cuda", generator=g) - 4.0)
+    dims = check_ssd_scan(x, dt, A, B, C, chunk_size=w.chunk_size, D=extra["D"], z=extra["z"],
+                          dt_bias=extra["dt_bias"], dt_softplus=True)
+    return dims, x, dt, A, B, C, extra
+
+
+def reference_grads(dims, x, dt, A, B, C, extra, dy):
+    from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+    leaves = [t.detach().double().requires_grad_() for t in (x, dt, A, B, C, extra["D"], extra["z"], extra["dt_bias"])]
+    y, _ = ssd_scan_chunked(*leaves[:5], chunk_size=dims.chunk_size, D=leaves[5], z=leaves[6], dt_bias=leaves[7],
+                            dt_softplus=True)
+    y.backward(dy.double())
+    return [t.grad for t in leaves]
 
 
 def main():
-    from flashssm.ops.ssd import backward
-
-    for name in ("2.7b-8x4K", "2.7b-1x32K", "2.7b-1x2K"):
-        w = WORKLOADS[name]
-        inp = w.make_inputs("cuda")
-        x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
-        dims = check_ssd_scan(x, dt, A, B, C, chunk_size=w.chunk_size)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="the default knobs and a few neighbours only")
+    ap.add_argument("--launches", action="store_true", help="only the time of each launch (profiler), default knobs")
+    ap.add_argument("--forms", action="store_true", help="the parallel and chain forms over batch x seqlen")
+    args = ap.parse_args()
+    if args.launches:
+        return launches()
+    if args.forms:
+        return forms()
+    for name in ("2.7b-1x2K", "2.7b-8x4K", "2.7b-1x32K"):
+        dims, x, dt, A, B, C, extra = inputs(name)
         dy = torch.randn_like(x)
-        t_fwd = do_bench(lambda: ssd_forward(dims, x, dt, A, B, C), warmup=25, rep=100)
-        t_states = do_bench(lambda: entering_states(dims, x, dt, A, B), warmup=25, rep=100)
-        print(f"{name}: forward {t_fwd:.3f} ms, state recompute {t_states:.3f} ms", flush=True)
-        ref = None
-        for tf32 in (True, False):
-            for num_warps in (4, 8):
-                for sub in (16, 32, 64):
-                    def run():
-                        return ssd_backward(dims, dy, None, x, dt, A, B, C, tf32_grads=tf32, sub=sub,
-                                            num_warps=num_warps)
-                    try:
-                        g = run()
-                        t = do_bench(run, warmup=10, rep=50)
-                    except Exception as err:
-                        print(f"  tf32={tf32} warps={num_warps} sub={sub}: {type(err).__name__}: {err}"[:200])
-                        continue
-                    k = backward.last_compiled
-                    if ref is None:
-                        ref = g
-                    diff = max(((a.float() - b.float()).norm() / b.float().norm()).item()
-                               for a, b in zip(g, ref) if a is not None)
-                    print(f"  tf32={tf32!s:5} warps={num_warps} sub={sub:2d}: backward {t:.3f} ms "
-                          f"(fwd+bwd {t + t_fwd:.3f}) regs {k.n_regs} spills {k.n_spills} smem {k.metadata.shared}; "
-                          f"rel diff to the first {diff:.1e}", flush=True)
+        kw = dict(D=extra["D"], z=extra["z"], dt_bias=extra["dt_bias"], dt_softplus=True)
+        _, _, ypre, _ = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)
+        t_fwd = do_bench(lambda: launch(dims, x, dt, A, B, C, store_ypre=True, **kw), warmup=25, rep=100)
+        t_states = do_bench(lambda: entering_states(dims, x, dt, A, B, dt_bias=kw["dt_bias"], dt_softplus=True),
+                            warmup=25, rep=100)
+        print(f"{name}: forward (with y before the gate) {t_fwd:.3f} ms, state recompute {t_states:.3f} ms",
+              flush=True)
+        want = reference_grads(dims, x, dt, A, B, C, extra, dy) if name == "2.7b-1x2K" else None
+        if args.quick:
+            grid = [(backward.SPLIT, 64, (4, 4, 8), None), (backward.ROUND, 64, (4, 4, 8), None),
+                    (backward.SPLIT, 64, (4, 8, 8), None), (backward.SPLIT, 64, (4, 4, 4), None),
+                    (backward.SPLIT, 32, (4, 4, 4), None), (backward.TF32, 64, (4, 4, 8), None)]
+        else:
+            grid = [(m, t, (4, wd, wb), None) for m, t, wd, wb in
+                    itertools.product((backward.SPLIT, backward.ROUND, backward.TF32), (32, 64), (4, 8), (4, 8))]
+        grid += [(backward.SPLIT, 64, (4, 4, 8), hpb) for hpb in (1, 4, 16)]
+        first = None
+        for mode, tile, warps, hpb in grid:
+            label = f"mode={('round', 'split', 'tf32')[mode]:5} tile={tile} warps={warps} heads/block={hpb or 'auto'}"
+
+            def run():
+                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, ypre=ypre, mode=mode, tile=tile,
+                                             warps=warps, heads_per_block=hpb, **kw)
+            try:
+                got = run()
+                t = do_bench(run, warmup=5, rep=30)
+            except Exception as err:  # a config that does not compile or fit is reported, not fatal
+                print(f"  {label}: {type(err).__name__}: {err}"[:300], flush=True)
+                continue
+            first = first or got
+            diff = max(((a.float() - b.float()).norm() / b.float().norm()).item()
+                       for a, b in zip(got, first) if a is not None and b.float().norm() > 0)
+            line = f"  {label}: backward {t:.3f} ms (fwd+bwd {t + t_fwd:.3f}); diff to first {diff:.1e}"
+            if want is not None:
+                errs = [(g.double() - w).norm().item() / w.norm().item() for g, w in zip(got[:8], want)]
+                line += "; vs float64 " + " ".join(f"{n} {e:.1e}" for n, e in zip(NAMES, errs))
+            print(line, flush=True)
+        del x, dt, A, B, C, extra, dy, ypre
+        torch.cuda.empty_cache()
+
+
+LAUNCH_VARIANTS = [{}, {"stages": (2, 2, 2)}, {"stages": (2, 2, 1)}, {"warps": (4, 8, 8)}, {"warps": (4, 4, 4)},
+                   {"warps": (4, 8, 4)}, {"mode": 0}, {"heads_per_block": 8}]
+
+
+def forms():
+    """Backward time of both forms on the 2.7B shape (bf16, D, z, dt_bias, softplus) as the grid of
+    (chunk, head) programs grows: where the default switches from one to the other."""
+    from flashssm.bench.workloads import SSDWorkload
+
+    for batch, seqlen in ((1, 2048), (2, 2048), (4, 2048), (1, 8192), (2, 4096), (4, 4096), (8, 4096), (1, 32768)):
+        inp = SSDWorkload("probe", batch, seqlen).make_inputs("cuda")
+        x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
+        h = x.shape[2]
+        g = torch.Generator(device="cuda").manual_seed(1)
+        kw = dict(D=torch.randn(h, device="cuda", generator=g), z=torch.randn_like(x),
+                  dt_bias=torch.rand(h, device="cuda", generator=g) - 4.0, dt_softplus=True)
+        dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
+        _, _, ypre, _ = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)
+        dy = torch.randn_like(x)
+        line = f"{batch}x{seqlen} ({-(-seqlen // 256) * batch * h} programs):"
+        for form in ("parallel", "chain"):
+            def run():
+                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, ypre=ypre, form=form, **kw)
+            run()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            run()
+            peak = (torch.cuda.max_memory_allocated() - base) / 2**20
+            line += f" {form} {do_bench(run, warmup=5, rep=30):.3f} ms ({peak:.0f} MiB extra)"
+        print(line, flush=True)
+        del x, dt, A, B, C, kw, dy, ypre, inp
+        torch.cuda.empty_cache()
+
+
+def launches():
+    """GPU time of each kernel of one backward call (the profiler's sum over 10 calls / 10)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for name in ("2.7b-1x2K", "2.7b-8x4K"):
+        dims, x, dt, A, B, C, extra = inputs(name)
+        dy = torch.randn_like(x)
+        kw = dict(D=extra["D"], z=extra["z"], dt_bias=extra["dt_bias"], dt_softplus=True)
+        _, _, ypre, _ = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)
+
+        for knobs in LAUNCH_VARIANTS:
+            def run():
+                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, ypre=ypre, **kw, **knobs)
+            try:
+                run()
+            except Exception as err:
+                print(f"{name} {knobs}: {type(err).__name__}: {err}"[:300], flush=True)
+                continue
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(10):
+                    run()
+                torch.cuda.synchronize()
+            times = {e.key: e.device_time_total / 10 / 1000 for e in prof.key_averages()}
+            total = sum(times.values())
+            ours = {k: v for k, v in times.items() if k.startswith("_")}
+            print(f"{name} {knobs}: all kernels {total:.3f} ms; " + ", ".join(f"{k} {v:.3f}" for k, v in ours.items()))
+            for key, k in backward.compiled.items():
+                print(f"    {key}: regs {k.n_regs} spills {k.n_spills} smem {k.metadata.shared}")
+        del x, dt, A, B, C, extra, dy, ypre
         torch.cuda.empty_cache()
 
 

@@ -1,5 +1,6 @@
 """ssd_scan's fused backward against the float64 reference's autograd (interpreter on the CPU, GPU)."""
 
+import functools
 import itertools
 import math
 
@@ -93,8 +94,17 @@ GRID = [
 ]
 
 
+@pytest.fixture(params=["parallel", "chain"])
+def backward_form(request, monkeypatch):
+    """Both implementations of the backward (ops/ssd/backward.py: chunk-parallel by default, or the chain form)."""
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(backward, "DEFAULT_FORM", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("shape", GRID, ids=[ssd_id(*s) for s in GRID])
-def test_gradients_match_reference(shape, device):
+def test_gradients_match_reference(shape, device, backward_form):
     kw = ssd_inputs(*shape, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True, dt_softplus=True,
                     initial_states=True)
     kw["dt_limit"] = (1e-3, 0.5)
@@ -127,7 +137,7 @@ def limits_between_tokens(kw):
 
 
 @pytest.mark.parametrize("chunk_size", [16, 32, 64, 128, 256])
-def test_chunk_sizes(chunk_size, device):
+def test_chunk_sizes(chunk_size, device, backward_form):
     """Chunks of several sub-chunks (dstate 128 makes the sub-chunk 32 tokens) and of one."""
     kw = ssd_inputs(1, 300, 4, 32, 128, 1, dtype=torch.float32, device=device, D="h", z=True, initial_states=True)
     check_gradients(kw, torch.float32, chunk_size=chunk_size)
@@ -135,7 +145,7 @@ def test_chunk_sizes(chunk_size, device):
 
 @pytest.mark.parametrize("initial_states", [False, True], ids=["zero-init", "init"])
 @pytest.mark.parametrize("lengths", VARLEN_PACKS, ids=VARLEN_IDS)
-def test_varlen(lengths, initial_states, device):
+def test_varlen(lengths, initial_states, device, backward_form):
     kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", z=True,
                     dt_bias=True, dt_softplus=True, initial_states=initial_states, num_seqs=len(lengths))
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
@@ -360,7 +370,7 @@ GPU_SHAPES = [  # (batch, seqlen, nheads, headdim, dstate, ngroups, chunk)
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("shape", GPU_SHAPES, ids=[f"{ssd_id(*s[:6])}-Q{s[6]}" for s in GPU_SHAPES])
-def test_gpu_real_shapes(shape, dtype):
+def test_gpu_real_shapes(shape, dtype, backward_form):
     *dims, chunk = shape
     kw = ssd_inputs(*dims, dtype=dtype, device="cuda", D="hp", z=True, dt_bias=True, dt_softplus=True,
                     initial_states=True)
@@ -378,16 +388,21 @@ def test_gpu_varlen_real(deterministic):
     check_gradients(kw, torch.bfloat16, chunk_size=256, cu_seqlens=cu, deterministic=deterministic)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("early", [True, False])
-def test_gpu_both_publish_modes(early, monkeypatch):
+@pytest.mark.parametrize("mode", ["round", "split", "tf32"])
+def test_product_modes_and_head_blocks(mode, device, monkeypatch):
+    """Each way of taking the products with computed operands (16-bit inputs), with the dB/dC launch
+    summing blocks of 3 heads out of 8 per group (blocks 3, 3, 2) and chunks of several tiles."""
     from flashssm.ops.ssd import backward
 
-    real = backward._config
-    monkeypatch.setattr(backward, "_config", lambda *a: (*real(*a)[:4], early))
-    kw = ssd_inputs(2, 1500, 16, 64, 128, 2, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_softplus=True,
-                    initial_states=True)
-    check_gradients(kw, torch.bfloat16, chunk_size=256)
+    real = backward.ssd_backward
+    monkeypatch.setattr(backward, "ssd_backward",
+                        functools.partial(real, mode=getattr(backward, mode.upper()), heads_per_block=3))
+    # bf16 on the GPU; fp16 on the CPU, where the interpreter's bf16 products are wrong
+    dtype = torch.bfloat16 if device == "cuda" else torch.float16
+    seqlen, chunk = (1500, 256) if device == "cuda" else (150, 128)
+    kw = ssd_inputs(1, seqlen, 16, 32, 16, 2, dtype=dtype, device=device, D="h", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, dtype, chunk_size=chunk)
 
 
 @pytest.mark.gpu

@@ -1,35 +1,42 @@
-"""ssd_scan backward: one launch that recomputes the chunk states, one that computes every gradient.
+"""ssd_scan backward, chunk-parallel: two chain launches, then three fully parallel ones.
 
-Launch 1 (ops/ssd/forward.py, `entering_states`): the forward kernel without its output sweep
-stores the state entering every chunk, H_in [N, P] per (chunk, head): the forward's chain again,
-reading x, B and dt once. Nothing but the inputs (and y before the z gate) is kept from the forward.
+Notation per chunk of Q tokens and head: a_t = dt_t A, cs the inclusive cumsum of a over the chunk,
+cs_L its total, H the state entering the chunk and dH the gradient of the state after it ([N, P]),
+dy the gradient reaching y before the z gate, CB_ij = C_i . B_j and L_ij = exp(cs_i - cs_j) (i >= j).
 
-Launch 2 (this file): one program per (chunk, head), whole headdim. Programs take tickets in
-*reverse* chunk order (last chunk position first), because the state gradient flows backwards:
-dH_in = exp(sum dt A) dH_out + sum_i exp(cs_i) C_i dy_i^T is handed from chunk k to chunk k-1
-the way states were handed forward (one slot and one flag per chain; a program only waits on a
-ticket taken before its own). Each program, with Q tokens in sub-chunks of SUB:
+1. `entering_states` (ops/ssd/forward.py): the forward's chain again, without outputs; stores H of
+   every chunk. Reads x, B and dt.
+2. `_dstates_kernel`: the gradient chain, run backwards. One program per (chunk, head), tickets in
+   reverse chunk order (a program waits only on a ticket taken before its own). Each program sums
+   its chunk's own share sum_i exp(cs_i) C_i^T dy_i, waits for dH (chunk k+1's hand-over, or the
+   gradient of final_states), stores it, and hands exp(cs_L) dH + share to chunk k-1 (chunk 0:
+   the gradient of initial_states). On the way it writes dy (gated, in the input dtype) and dz,
+   so the launches after it read one tensor instead of three and recompute no gate.
+3. `_cb_kernel`: C_i . B_j per chunk and group, once for all the heads of the group (fp32 scratch).
+   `_dx_kernel`: per (chunk, head), no dependencies. Tiles of T tokens; for every column tile j,
+   the rows i >= j: bracket_j = sum_i (CB o L)_ij^T dy_i + exp(cs_L - cs_j) B_j dH, then
+   dx = dt bracket + D dy, the direct part of ddt (bracket . x), dD; and the parts of the decay
+   gradient that pass through H or dH (below).
+4. `_dbc_kernel`: per (chunk, group, block of heads), no dependencies. For every tile pair (i >= j)
+   the weights V_ij = sum_h (dy_i . x_j) L_ij dt_j are summed over the block's heads in registers,
+   then dB_j += V^T C_i and dC_i += V B_j once for the block (not once per head); the state parts
+   sum_h dt_j exp(cs_L - cs_j) dH x_j and sum_h exp(cs_i) H dy_i likewise. Each block writes its own
+   fp32 slice of dB and dC, summed in a fixed order afterwards: no float atomics anywhere, so the
+   result is deterministic whatever `torch.use_deterministic_algorithms` says. An epilogue per
+   head finishes dt, A and dt_bias.
 
-  0. (early publish) sums the chunk's own share of dH_in, waits for dH_out, hands dH_in on;
-  1. sweeps the sub-chunks forward with the running state H (from H_in): dC, and the row part
-     of the gradient with respect to the cumulative decays;
-  2. (late publish) waits for dH_out;
-  3. sweeps the sub-chunks backwards with the running state gradient dH (from dH_out): dx, dB,
-     dz, dt (through the decays, softplus and the clamp), and the program's shares of dA, dD and
-     dt_bias; dH arrives at the chunk start as dH_in, which is handed on (late publish) or is
-     the gradient of initial_states (chunk 0).
+The decay gradient. a_k scales every path (pair of an input token or state and an output token or
+state) that crosses k. Within the chunk, with P_ij = (dy_i . x_j) CB_ij L_ij dt_j:
+  da_k = exp(cs_L) <dH, H>                       paths from before the chunk to after it
+       + sum_{j<k} dt_j exp(cs_L - cs_j) x_j . (B_j dH)    tokens before k to after the chunk
+       + sum_{i>=k} exp(cs_i) dy_i . (C_i H)       before the chunk to tokens from k on
+       + sum_{i>=k} (sum_j P_ij - sum_j P_ji)      pairs inside the chunk that cross k
+The last line is the only difference of sums (of the same fp32 P values, which cancel exactly but
+for the rounding of the sums); the three boundary terms are sums of genuine crossing paths.
+ddt_k = bracket_k . x_k + A da_k (then back through the clamp, softplus and bias); dA = sum dt da.
 
-The decay gradient. With cs the cumulative sum of a = dt A and G_ij the share of output i that
-token j sends through exp(cs_i - cs_j) (i >= j, "pair (i, j)"), a_k scales every pair with
-j < k <= i. Writing dcs_i = (sum of pairs whose later end is i) - (sum of pairs whose earlier end
-is i), da_k = sum_{i >= k} dcs_i within a chunk plus the pairs that jump over the whole chunk and
-those leaving it, which together are <dH_out, H_end> (H_end: the state after the chunk). The
-pairs with one end in an earlier sub-chunk or chunk are the running-state terms, which is why
-sweep 1 (running H) gives the row sums and sweep 3 (running dH) the column sums.
-
-dB and dC sum over the heads of a group: float atomics into an fp32 buffer, or, in deterministic
-mode (`torch.use_deterministic_algorithms(True)`), one fp32 slice per head of the group summed in
-a fixed order afterwards (memory: heads_per_group x the size of B and C in fp32).
+Scratch per (chunk, head), fp32: dt after processing and cs (written by launch 3 for launch 4),
+the boundary terms of da, and the pair sums.
 """
 
 from __future__ import annotations
@@ -41,46 +48,64 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm.ops.triton_common import process_dt
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
-                                      release_tickets, varlen_table, workspace)
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
+                                      entering_states, launch, release_tickets, varlen_table, workspace)
+
+# How products with a computed operand (decays, weights, states, their gradients) treat it when the
+# inputs are 16-bit: rounded to the input dtype, split into two 16-bit parts (two products), or
+# multiplied in tf32 with the input operand widened. fp32 inputs follow torch's matmul precision.
+ROUND, SPLIT, TF32 = 0, 1, 2
 
 
 @triton.jit
-def _dy_of(dout_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
-           HAS_Z: tl.constexpr):
-    """The gradient reaching y before the gate, fp32 [SUB, BLOCK_P]; and z (0 without a gate)."""
-    dout = tl.load(dout_base + t[:, None] * stride_do_t + offs_p[None, :] * stride_do_p,
-                   mask=mask_tp, other=0.0).to(tl.float32)
-    if HAS_Z:
-        zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
-                     mask=mask_tp, other=0.0).to(tl.float32)
-        return dout * zv * tl.sigmoid(zv), dout, zv
-    return dout, dout, dout * 0.0
+def _operand(v):
+    """An input tile as a product operand: float64 (gradcheck under the interpreter) goes to fp32,
+    the kernels' arithmetic (the interpreter loses a float64 product with an fp32 accumulator)."""
+    if v.dtype == tl.float64:
+        return v.to(tl.float32)
+    return v
 
 
 @triton.jit
-def _ssd_bwd_kernel(
-    x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
-    states_ptr, dx_ptr, ddt_ptr, dB_ptr, dC_ptr, dz_ptr, dinit_ptr, rowterm_ptr, part_ptr,
-    counter_ptr, flag_ptr, slot_ptr, table_ptr,
+def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """acc + c @ v, with c computed (fp32) and v an operand in the input dtype."""
+    if MODE == 2:
+        return tl.dot(c, v.to(tl.float32), acc=acc, input_precision="tf32")
+    hi = c.to(v.dtype)
+    acc = tl.dot(hi, v, acc=acc, input_precision=DOT_PRECISION)
+    if MODE == 1:
+        acc = tl.dot((c - hi.to(tl.float32)).to(v.dtype), v, acc=acc, input_precision=DOT_PRECISION)
+    return acc
+
+
+@triton.jit
+def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """acc + v @ c, with v an operand in the input dtype and c computed (fp32)."""
+    if MODE == 2:
+        return tl.dot(v.to(tl.float32), c, acc=acc, input_precision="tf32")
+    hi = c.to(v.dtype)
+    acc = tl.dot(v, hi, acc=acc, input_precision=DOT_PRECISION)
+    if MODE == 1:
+        acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
+    return acc
+
+
+@triton.jit
+def _dstates_kernel(
+    dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
+    dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
-    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
-    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
     stride_C_b, stride_C_t, stride_C_g, stride_C_n,
     stride_z_b, stride_z_t, stride_z_h, stride_z_p,
     stride_do_b, stride_do_t, stride_do_h, stride_do_p,
     stride_yp_b, stride_yp_t, stride_yp_h, stride_yp_p,
-    stride_dB_r, stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC buffers: (slices, batch, seqlen, g, N) fp32
-    stride_D_h, stride_D_p,
-    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
     stride_df_s, stride_df_h, stride_df_p, stride_df_n,
     dt_lo, dt_hi,
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
-    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
-    HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
-    ATOMIC_BC: tl.constexpr, DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
-    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
+    HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_DFINAL: tl.constexpr,
+    IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order
     h = ticket % nheads
@@ -88,7 +113,6 @@ def _ssd_bwd_kernel(
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     chain = lane * nheads + h
     g = h // heads_per_group
-    r = h % heads_per_group
 
     offs_p = tl.arange(0, BLOCK_P)
     offs_n = tl.arange(0, BLOCK_N)
@@ -96,207 +120,349 @@ def _ssd_bwd_kernel(
     mask_p = offs_p < headdim
     mask_n = offs_n < dstate
     mask_np = mask_n[:, None] & mask_p[None, :]
-    in_dtype = x_ptr.dtype.element_ty
-    # operands of the products that involve computed values (dy, states, state gradients, decay
-    # matrices): fp32 multiplied in tf32 (10 mantissa bits), or rounded to the 16-bit input dtype
-    op_dtype = in_dtype
-    if TF32_GRADS:
-        op_dtype = tl.float32
-    causal = offs_s[:, None] >= offs_s[None, :]
-
     A = tl.load(A_ptr + h).to(tl.float32)
     dt_bias = 0.0
     if HAS_DT_BIAS:
         dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
-    if HAS_D:
-        D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
+    b64 = b.to(tl.int64)
+    h64 = h.to(tl.int64)
+    dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
+    C_base = C_ptr + b64 * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
+    z_base = z_ptr + b64 * stride_z_b + h64 * stride_z_h + start * stride_z_t
+    do_base = dout_ptr + b64 * stride_do_b + h64 * stride_do_h + start * stride_do_t
+    yp_base = ypre_ptr + b64 * stride_yp_b + h64 * stride_yp_h + start * stride_yp_t
+    # dy and dz: contiguous like x
+    row_base = ((b64 * seqlen + start) * nheads + h64) * headdim
+    prog_row = rest.to(tl.int64) * nheads + h64
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
+    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
+             + offs_p[None, :] * dstate + offs_n[:, None])
+    is_last = k + 1 == n_chunks
+
+    share = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    total = 0.0
+    for s0 in range(0, length, SUB):
+        t = s0 + offs_s
+        mask_t = t < length
+        mask_tp = mask_t[:, None] & mask_p[None, :]
+        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                     HAS_DT_BIAS, DT_SOFTPLUS)
+        C_s = _operand(tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                      mask=mask_t[:, None] & mask_n[None, :], other=0.0))
+        dy = tl.load(do_base + t[:, None] * stride_do_t + offs_p[None, :] * stride_do_p,
+                     mask=mask_tp, other=0.0).to(tl.float32)
+        if HAS_Z:
+            zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
+                         mask=mask_tp, other=0.0).to(tl.float32)
+            sig = tl.sigmoid(zv)
+            if NEED_DZ:
+                yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
+                             mask=mask_tp, other=0.0).to(tl.float32)
+                tl.store(dz_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
+                         (dy * yp * sig * (1.0 + zv * (1.0 - sig))).to(dz_ptr.dtype.element_ty), mask=mask_tp)
+            dy = dy * zv * sig
+        tl.store(dy_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
+                 dy.to(dy_ptr.dtype.element_ty), mask=mask_tp)
+        share = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], share, MODE, DOT_PRECISION)
+        total += last
+
+    dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                  is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+    _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :], dH)
+    release_tickets(counter_ptr, n_programs)
+
+
+@triton.jit
+def _cb_kernel(B_ptr, C_ptr, cb_ptr, table_ptr, batch, seqlen, dstate, ngroups,
+               stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+               stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+               CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
+               DOT_PRECISION: tl.constexpr):
+    """C_i . B_j for the tile pair (i >= j) of one chunk and group: fp32, (rows, groups, Q, Q)."""
+    pid = tl.program_id(0)
+    g = pid % ngroups
+    rest = pid // ngroups
+    n_t: tl.constexpr = CHUNK // T
+    i_t = tl.program_id(1) // n_t
+    j_t = tl.program_id(1) % n_t
+    if j_t <= i_t:
+        b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+        offs_t = tl.arange(0, T)
+        offs_n = tl.arange(0, BLOCK_N)
+        ti = i_t * T + offs_t
+        tj = j_t * T + offs_t
+        mask_n = offs_n < dstate
+        b64 = b.to(tl.int64)
+        g64 = g.to(tl.int64)
+        C_i = _operand(tl.load(C_ptr + b64 * stride_C_b + g64 * stride_C_g + (start + ti)[:, None] * stride_C_t
+                               + offs_n[None, :] * stride_C_n, mask=(ti < length)[:, None] & mask_n[None, :],
+                               other=0.0))
+        B_j = _operand(tl.load(B_ptr + b64 * stride_B_b + g64 * stride_B_g + (start + tj)[:, None] * stride_B_t
+                               + offs_n[None, :] * stride_B_n, mask=(tj < length)[:, None] & mask_n[None, :],
+                               other=0.0))
+        cb = tl.dot(C_i, tl.trans(B_j), input_precision=DOT_PRECISION)
+        tl.store(cb_ptr + (rest.to(tl.int64) * ngroups + g64) * (CHUNK * CHUNK) + ti[:, None] * CHUNK + tj[None, :], cb)
+
+
+@triton.jit
+def _dx_kernel(
+    x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, dt_bias_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr,
+    cb_ptr, dx_ptr, ddt_ptr, dtp_ptr, cs_ptr, edge_ptr, dcs_ptr, part_ptr, table_ptr,
+    batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_D_h, stride_D_p,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    dt_lo, dt_hi,
+    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_INIT: tl.constexpr,
+    IS_VARLEN: tl.constexpr, NEED_DX: tl.constexpr, NEED_DA: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    h = pid % nheads
+    rest = pid // nheads
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    g = h // heads_per_group
+    offs_p = tl.arange(0, BLOCK_P)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_q = tl.arange(0, CHUNK)
+    offs_t = tl.arange(0, T)
+    mask_p = offs_p < headdim
+    mask_n = offs_n < dstate
+    A = tl.load(A_ptr + h).to(tl.float32)
+    dt_bias = 0.0
+    if HAS_DT_BIAS:
+        dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
     b64 = b.to(tl.int64)
     h64 = h.to(tl.int64)
     x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
     dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
     B_base = B_ptr + b64 * stride_B_b + g.to(tl.int64) * stride_B_g + start * stride_B_t
     C_base = C_ptr + b64 * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
-    z_base = z_ptr + b64 * stride_z_b + h64 * stride_z_h + start * stride_z_t
-    do_base = dout_ptr + b64 * stride_do_b + h64 * stride_do_h + start * stride_do_t
-    yp_base = ypre_ptr + b64 * stride_yp_b + h64 * stride_yp_h + start * stride_yp_t
-    # outputs dx, dz (like x, contiguous) and ddt ((batch, seqlen, nheads) fp32, contiguous)
-    dx_base = dx_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
-    dz_base = dz_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
-    ddt_base = ddt_ptr + (b64 * seqlen + start) * nheads + h64
-    slice_r = r
-    if ATOMIC_BC:
-        slice_r = r * 0
-    dB_base = (dB_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
-               + start * stride_dB_t)
-    dC_base = (dC_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
-               + start * stride_dB_t)
+    cb_base = cb_ptr + (rest.to(tl.int64) * ngroups + g) * (CHUNK * CHUNK)
+    row_base = ((b64 * seqlen + start) * nheads + h64) * headdim  # dy, dx: contiguous like x
     prog_row = rest.to(tl.int64) * nheads + h64
-    rowterm = rowterm_ptr + prog_row * CHUNK
-    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
-    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
-             + offs_p[None, :] * dstate + offs_n[:, None])
-    is_last = k + 1 == n_chunks
+    scratch = prog_row * CHUNK
+    state_off = prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
 
-    # the state entering the chunk, [BLOCK_N, BLOCK_P] (zero past dstate and headdim)
-    H = tl.load(states_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P
-                + offs_p[None, :]).to(tl.float32)
-    if HAS_INIT:
-        if k == 0:  # exact, whatever the states' dtype
-            H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
-                        + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
-                        mask=mask_np, other=0.0).to(tl.float32)
+    # dt after processing and its cumsum over the chunk, for this launch's tiles and the next launch
+    mask_q = offs_q < length
+    dt_raw = tl.load(dt_base + offs_q * stride_dt_t, mask=mask_q, other=0.0).to(tl.float32)
+    dt_all = tl.where(mask_q, process_dt(dt_raw, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+    total = tl.sum(dt_all * A, axis=0)
+    tl.store(dtp_ptr + scratch + offs_q, dt_all)
+    tl.store(cs_ptr + scratch + offs_q, tl.cumsum(dt_all * A, axis=0))
+    tl.debug_barrier()
 
-    if EARLY_PUBLISH:
-        # 0. the chunk's own share of dH_in, then dH_out, then hand dH_in on at once
-        dH_in = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
-        total = 0.0
-        for s0 in range(0, length, SUB):
-            t = s0 + offs_s
-            mask_t = t < length
-            mask_tp = mask_t[:, None] & mask_p[None, :]
-            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                         HAS_DT_BIAS, DT_SOFTPLUS)
-            C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                          mask=mask_t[:, None] & mask_n[None, :], other=0.0)
-            dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
-                              HAS_Z)
-            dH_in = tl.dot(tl.trans(C_s.to(op_dtype)), (dy * tl.exp(total + cs)[:, None]).to(op_dtype), acc=dH_in,
-                           input_precision=DOT_PRECISION)
-            total += last
-        dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
-                          is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
-        _hand_back(dH_out * tl.exp(total) + dH_in, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+    if NEED_DA:
+        # paths from before the chunk to after it, and from before the chunk to each token (these
+        # start the per-token sums that the pairs add to)
+        H = tl.load(states_ptr + state_off).to(tl.float32)
+        if HAS_INIT:
+            if k == 0:  # exact, whatever the states' dtype
+                H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                            + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
+                            mask=mask_n[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+        carry = tl.exp(total) * tl.sum(tl.sum(H * tl.load(dstates_ptr + state_off), axis=1), axis=0)
+        for t0 in range(0, length, T):
+            tt = t0 + offs_t
+            mask_tt = tt < length
+            C_t = _operand(tl.load(C_base + tt[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                                   mask=mask_tt[:, None] & mask_n[None, :], other=0.0))
+            dy_t = tl.load(dy_ptr + row_base + tt[:, None] * (nheads * headdim) + offs_p[None, :],
+                           mask=mask_tt[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+            ch = _mm_cr(C_t, H, tl.zeros((T, BLOCK_P), dtype=tl.float32), MODE, DOT_PRECISION)
+            tl.store(dcs_ptr + scratch + tt, tl.exp(tl.load(cs_ptr + scratch + tt)) * tl.sum(ch * dy_t, axis=1))
+        tl.debug_barrier()
 
-    # 1. forward sweep with the running state: dC and the row part of the decay gradient
-    for s0 in range(0, length, SUB):
-        t = s0 + offs_s
-        mask_t = t < length
-        mask_tp = mask_t[:, None] & mask_p[None, :]
-        mask_tn = mask_t[:, None] & mask_n[None, :]
-        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                     HAS_DT_BIAS, DT_SOFTPLUS)
-        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
-        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
-        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
-        dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
-                          HAS_Z)
-        dy_in = dy.to(op_dtype)
-        x_op = x_s.to(op_dtype)
-        B_op = B_s.to(op_dtype)
-        # the running state's share of dC_i = exp(cs_i) H^T dy_i, and of the decay gradient
-        dC_state = tl.dot(dy_in, tl.trans(H).to(op_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
-        row_part = tl.sum(dC_state * C_s.to(tl.float32), axis=1)
-        tl.store(rowterm + t, row_part, mask=mask_t)
-        # the sub-chunk's own pairs: dC_i += sum_{j<=i} (dy_i . x_j) exp(cs_i - cs_j) dt_j B_j
-        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
-        w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        dC = tl.dot(w.to(op_dtype), B_op, acc=dC_state, input_precision=DOT_PRECISION)
-        if NEED_DC:
-            _add_bc(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask_tn, ATOMIC_BC)
-        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(op_dtype)
-        H = tl.dot(tl.trans(B_op), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
-
-    # 2. the gradient of the state after the chunk
-    if not EARLY_PUBLISH:
-        dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
-                          is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
-    # every pair jumping over the chunk or leaving it: the base of da for all its tokens
-    carry = tl.sum(tl.sum(dH_out * H, axis=1), axis=0)
-
-    # 3. backward sweep with the running state gradient
-    dH = dH_out
-    dA_acc = 0.0
-    dbias_acc = 0.0
+    if HAS_D:
+        D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
     dD_acc = tl.zeros((BLOCK_P,), dtype=tl.float32)
-    n_sub = tl.cdiv(length, SUB)
-    for i in range(0, n_sub):
-        s0 = (n_sub - 1 - i) * SUB
-        t = s0 + offs_s
-        mask_t = t < length
-        mask_tp = mask_t[:, None] & mask_p[None, :]
-        mask_tn = mask_t[:, None] & mask_n[None, :]
-        dt_raw = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
-        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                     HAS_DT_BIAS, DT_SOFTPLUS)
-        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
-        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
-        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
-        dy, dout, zv = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
-                              HAS_Z)
-        dy_in = dy.to(op_dtype)
-        xf = x_s.to(tl.float32)
-        x_op = x_s.to(op_dtype)
-        B_op = B_s.to(op_dtype)
-        C_op = C_s.to(op_dtype)
-        to_end = tl.exp(last - cs)  # [SUB] decay from token j to the sub-chunk's end
-        # what dH says about token j (its path out of the sub-chunk) ...
-        bdh = tl.dot(B_op, dH.to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
-        # ... and the sub-chunk's own pairs
-        cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
-        decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
-        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)
-        m = cb * decay
-        bracket = tl.dot(tl.trans(m).to(op_dtype), dy_in, acc=bdh, input_precision=DOT_PRECISION)  # d(dt_j x_j)
-        dx = bracket * dt[:, None]
+    for j0 in range(0, length, T):
+        tj = j0 + offs_t
+        mask_j = tj < length
+        mask_jp = mask_j[:, None] & mask_p[None, :]
+        dt_j = tl.load(dtp_ptr + scratch + tj)
+        cs_j = tl.load(cs_ptr + scratch + tj)
+        B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                               mask=mask_j[:, None] & mask_n[None, :], other=0.0))
+        x_j = _operand(tl.load(x_base + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_jp,
+                               other=0.0))
+        xf = x_j.to(tl.float32)
+        # what dH says about token j: its path out of the chunk (dH reloaded per tile: not held in registers)
+        bracket = _mm_cr(B_j, tl.load(dstates_ptr + state_off), tl.zeros((T, BLOCK_P), dtype=tl.float32),
+                         MODE, DOT_PRECISION)
+        bracket *= tl.exp(total - cs_j)[:, None]
+        if NEED_DA:  # paths from token j to after the chunk
+            tl.store(edge_ptr + scratch + tj, tl.sum(bracket * xf, axis=1) * dt_j)
+        cols = tl.zeros((T,), dtype=tl.float32)
+        # the pairs (i >= j) inside the chunk
+        for i0 in range(j0, length, T):
+            ti = i0 + offs_t
+            mask_i = ti < length
+            cs_i = tl.load(cs_ptr + scratch + ti)
+            dy_i = _operand(tl.load(dy_ptr + row_base + ti[:, None] * (nheads * headdim) + offs_p[None, :],
+                                    mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+            cb = tl.load(cb_base + ti[:, None] * CHUNK + tj[None, :])  # [T (i), T (j)]
+            m = cb * tl.exp(tl.where(ti[:, None] >= tj[None, :], cs_i[:, None] - cs_j[None, :], -float("inf")))
+            bracket = _mm_cl(tl.trans(m), dy_i, bracket, MODE, DOT_PRECISION)
+            if NEED_DA:  # row sums (to the later token's sum) and column sums of the pairs
+                pairs = tl.dot(dy_i, tl.trans(x_j), input_precision=DOT_PRECISION) * m * dt_j[None, :]
+                cols += tl.sum(pairs, axis=0)
+                tl.store(dcs_ptr + scratch + ti, tl.load(dcs_ptr + scratch + ti) + tl.sum(pairs, axis=1))
+        dyf = tl.load(dy_ptr + row_base + tj[:, None] * (nheads * headdim) + offs_p[None, :], mask=mask_jp,
+                      other=0.0).to(tl.float32)
+        if NEED_DA:  # the direct part of ddt; A da is added at the end
+            tl.store(ddt_ptr + (b64 * seqlen + start + tj) * nheads + h64, tl.sum(bracket * xf, axis=1),
+                     mask=mask_j)
+            tl.debug_barrier()
+            tl.store(dcs_ptr + scratch + tj, tl.load(dcs_ptr + scratch + tj) - cols)
+        dx = bracket * dt_j[:, None]
         if HAS_D:
-            dx += dy * D[None, :]
-            dD_acc += tl.sum(dy * xf, axis=0)
+            dx += dyf * D[None, :]
+            dD_acc += tl.sum(dyf * xf, axis=0)
         if NEED_DX:
-            tl.store(dx_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dx.to(dx_ptr.dtype.element_ty),
-                     mask=mask_tp)
-        if NEED_DZ:
-            yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
-                         mask=mask_tp, other=0.0).to(tl.float32)
-            sig = tl.sigmoid(zv)
-            dz = dout * yp * sig * (1.0 + zv * (1.0 - sig))
-            tl.store(dz_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dz.to(dz_ptr.dtype.element_ty),
-                     mask=mask_tp)
-        # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)
-        dB = tl.dot(x_op, tl.trans(dH).to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
-        dB = tl.dot(tl.trans(dyx * decay).to(op_dtype), C_op, acc=dB, input_precision=DOT_PRECISION)
-        if NEED_DB:
-            _add_bc(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask_tn, ATOMIC_BC)
-        # the decay gradient: row sums (sweep 1 and the own pairs) minus column sums
-        pairs = dyx * m * dt[None, :]
-        col_part = tl.sum(xf * bdh, axis=1) * dt
-        dcs = (tl.load(rowterm + t, mask=mask_t, other=0.0) + tl.sum(pairs, axis=1) - tl.sum(pairs, axis=0)
-               - col_part)
-        dcs_total = tl.sum(dcs, axis=0)
-        da = carry + dcs_total - tl.cumsum(dcs, axis=0) + dcs  # sum over i >= k, and the later sub-chunks
-        carry += dcs_total
-        da = tl.where(mask_t, da, 0.0)
-        dA_acc += tl.sum(da * dt, axis=0)
-        ddt = tl.sum(bracket * xf, axis=1) + da * A
+            tl.store(dx_ptr + row_base + tj[:, None] * (nheads * headdim) + offs_p[None, :],
+                     dx.to(dx_ptr.dtype.element_ty), mask=mask_jp)
+        tl.debug_barrier()
+    part = part_ptr + prog_row * (BLOCK_P + 2)
+    tl.store(part + offs_p, dD_acc)
+
+    if NEED_DA:
+        # da from the boundary terms and the pair sums; ddt; this program's shares of dA and dt_bias
+        edge = tl.load(edge_ptr + scratch + offs_q, mask=mask_q, other=0.0)
+        dcs = tl.load(dcs_ptr + scratch + offs_q, mask=mask_q, other=0.0)
+        da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(dcs, axis=0) - tl.cumsum(dcs, axis=0) + dcs)
+        da = tl.where(mask_q, da, 0.0)
+        ddt_ptrs = ddt_ptr + (b64 * seqlen + start + offs_q) * nheads + h64
+        ddt = tl.load(ddt_ptrs, mask=mask_q, other=0.0) + A * da
         # back through the clamp (no gradient outside it, as torch.clamp), softplus and the bias
         unclamped = process_dt(dt_raw, dt_bias, -float("inf"), float("inf"), HAS_DT_BIAS, DT_SOFTPLUS)
         ddt = tl.where((unclamped >= dt_lo) & (unclamped <= dt_hi), ddt, 0.0)
         if DT_SOFTPLUS:
-            v = dt_raw + dt_bias
-            ddt = ddt * tl.where(v <= 20.0, tl.sigmoid(v), 1.0)
-        ddt = tl.where(mask_t, ddt, 0.0)
-        dbias_acc += tl.sum(ddt, axis=0)
-        if NEED_DDT:
-            tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
-        dH = tl.dot(tl.trans(C_op), (dy * tl.exp(cs)[:, None]).to(op_dtype), acc=dH * tl.exp(last),
-                    input_precision=DOT_PRECISION)
-    if not EARLY_PUBLISH:
-        _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-
-    # this program's shares of dD, dA and d dt_bias, summed in a fixed order on the host side
-    part = part_ptr + prog_row * (BLOCK_P + 2)
-    tl.store(part + offs_p, dD_acc)
-    tl.store(part + BLOCK_P + offs_p * 0, dA_acc + offs_p * 0.0, mask=offs_p == 0)
-    tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
-
-    release_tickets(counter_ptr, n_programs)
+            v_in = dt_raw + dt_bias
+            ddt = ddt * tl.where(v_in <= 20.0, tl.sigmoid(v_in), 1.0)
+        ddt = tl.where(mask_q, ddt, 0.0)
+        tl.store(ddt_ptrs, ddt, mask=mask_q)
+        tl.store(part + BLOCK_P + offs_q * 0, tl.sum(da * dt_all, axis=0) + offs_q * 0.0, mask=offs_q == 0)
+        tl.store(part + BLOCK_P + 1 + offs_q * 0, tl.sum(ddt, axis=0) + offs_q * 0.0, mask=offs_q == 0)
 
 
 @triton.jit
-def _add_bc(ptrs, val, mask, ATOMIC: tl.constexpr):
-    if ATOMIC:
-        tl.atomic_add(ptrs, val, mask=mask, sem="relaxed")
-    else:  # this head's own slice: the only writer of these elements
-        tl.store(ptrs, val, mask=mask)
+def _dbc_kernel(
+    x_ptr, B_ptr, C_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr, dB_ptr, dC_ptr, dtp_ptr, cs_ptr, table_ptr,
+    batch, seqlen, nheads, headdim, dstate, ngroups, heads_per_group, heads_per_block, n_hblocks,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    stride_dB_r, stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC slices: (n_hblocks, batch, seqlen, g, N) fp32
+    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    hb = pid % n_hblocks
+    rest = pid // n_hblocks
+    g = rest % ngroups
+    rest = rest // ngroups
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    h_first = g * heads_per_group + hb * heads_per_block
+    h_end = tl.minimum(h_first + heads_per_block, (g + 1) * heads_per_group)
+    offs_p = tl.arange(0, BLOCK_P)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_t = tl.arange(0, T)
+    mask_p = offs_p < headdim
+    mask_n = offs_n < dstate
+    mask_np = mask_n[:, None] & mask_p[None, :]
+    b64 = b.to(tl.int64)
+    g64 = g.to(tl.int64)
+    x_base = x_ptr + b64 * stride_x_b + start * stride_x_t
+    B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
+    C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
+    dy_base = dy_ptr + (b64 * seqlen + start) * nheads * headdim
+    bc_off = hb.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
+    row0 = rest.to(tl.int64) * nheads
+    state_off = offs_n[:, None] * BLOCK_P + offs_p[None, :]
+
+    # the state parts of dB and dC, summed over the block's heads; they start the slices (two sweeps,
+    # so that only one state and one accumulator are live at a time)
+    for t0 in range(0, length, T):
+        tt = t0 + offs_t
+        mask_tt = tt < length
+        acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+        for hh in range(0, h_end - h_first):
+            h64 = (h_first + hh).to(tl.int64)
+            scratch = (row0 + h64) * CHUNK
+            w = tl.load(dtp_ptr + scratch + tt) * tl.exp(tl.load(cs_ptr + scratch + CHUNK - 1)
+                                                          - tl.load(cs_ptr + scratch + tt))
+            x_t = _operand(tl.load(x_base + h64 * stride_x_h + tt[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                                   mask=mask_tt[:, None] & mask_p[None, :], other=0.0))
+            dH = tl.load(dstates_ptr + (row0 + h64) * (BLOCK_N * BLOCK_P) + state_off)
+            acc += _mm_cr(x_t, tl.trans(dH), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION) * w[:, None]
+        tl.store(dB_ptr + bc_off + tt[:, None] * stride_dB_t + offs_n[None, :], acc,
+                 mask=mask_tt[:, None] & mask_n[None, :])
+    for t0 in range(0, length, T):
+        tt = t0 + offs_t
+        mask_tt = tt < length
+        acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+        for hh in range(0, h_end - h_first):
+            h64 = (h_first + hh).to(tl.int64)
+            scratch = (row0 + h64) * CHUNK
+            dy_t = _operand(tl.load(dy_base + tt[:, None] * (nheads * headdim) + h64 * headdim + offs_p[None, :],
+                                    mask=mask_tt[:, None] & mask_p[None, :], other=0.0))
+            H = tl.load(states_ptr + (row0 + h64) * (BLOCK_N * BLOCK_P) + state_off).to(tl.float32)
+            if HAS_INIT:
+                if k == 0:
+                    H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                                + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
+                                mask=mask_np, other=0.0).to(tl.float32)
+            acc += (_mm_cr(dy_t, tl.trans(H), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION)
+                    * tl.exp(tl.load(cs_ptr + scratch + tt))[:, None])
+        tl.store(dC_ptr + bc_off + tt[:, None] * stride_dB_t + offs_n[None, :], acc,
+                 mask=mask_tt[:, None] & mask_n[None, :])
+    tl.debug_barrier()
+
+    # the pairs (i >= j) inside the chunk: V_ij = sum_h (dy_i . x_j) L_ij dt_j, then one product each
+    for j0 in range(0, length, T):
+        tj = j0 + offs_t
+        mask_j = tj < length
+        mask_jn = mask_j[:, None] & mask_n[None, :]
+        B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_jn,
+                               other=0.0))
+        acc_b = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+        for i0 in range(j0, length, T):
+            ti = i0 + offs_t
+            mask_i = ti < length
+            mask_in = mask_i[:, None] & mask_n[None, :]
+            v = tl.zeros((T, T), dtype=tl.float32)
+            for hh in range(0, h_end - h_first):
+                h64 = (h_first + hh).to(tl.int64)
+                scratch = (row0 + h64) * CHUNK
+                cs_i = tl.load(cs_ptr + scratch + ti)
+                cs_j = tl.load(cs_ptr + scratch + tj)
+                dt_j = tl.load(dtp_ptr + scratch + tj)
+                dy_i = _operand(tl.load(dy_base + ti[:, None] * (nheads * headdim) + h64 * headdim + offs_p[None, :],
+                                        mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+                x_j = _operand(tl.load(x_base + h64 * stride_x_h + tj[:, None] * stride_x_t
+                                       + offs_p[None, :] * stride_x_p, mask=mask_j[:, None] & mask_p[None, :],
+                                       other=0.0))
+                dyx = tl.dot(dy_i, tl.trans(x_j), input_precision=DOT_PRECISION)  # [T (i), T (j)]
+                v += dyx * tl.exp(tl.where(ti[:, None] >= tj[None, :], cs_i[:, None] - cs_j[None, :],
+                                           -float("inf"))) * dt_j[None, :]
+            C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_in,
+                                   other=0.0))
+            acc_b = _mm_cl(tl.trans(v), C_i, acc_b, MODE, DOT_PRECISION)
+            dc_ptrs = dC_ptr + bc_off + ti[:, None] * stride_dB_t + offs_n[None, :]
+            dc = tl.load(dc_ptrs, mask=mask_in, other=0.0) + _mm_cl(v, B_j, tl.zeros((T, BLOCK_N), dtype=tl.float32),
+                                                                    MODE, DOT_PRECISION)
+            tl.store(dc_ptrs, dc, mask=mask_in)
+        db_ptrs = dB_ptr + bc_off + tj[:, None] * stride_dB_t + offs_n[None, :]
+        tl.store(db_ptrs, tl.load(db_ptrs, mask=mask_jn, other=0.0) + acc_b, mask=mask_jn)
+        tl.debug_barrier()
 
 
 @triton.jit
@@ -333,92 +499,147 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
         tl.atomic_xchg(flag, n_chunks - k, sem="release")
 
 
-def _config(dims: SSDDims, itemsize: int, device: torch.device):
-    """(BLOCK_N, BLOCK_P, SUB, num_warps, early publish) from the shape: no autotuning at call time.
-
-    Two [N, P] fp32 states live in registers, so the sub-chunk tiles stay small: on an H100 at the
-    2.7B shape (benchmarks/notes/ssd_backward.md) SUB 16 with 4 warps beat SUB 32/64 and 8 warps
-    (255 registers either way; SUB 64 spills 600). Few chains (one long sequence) publish early.
-    """
-    block_n = _block_n(dims.dstate)
-    block_p = max(16, triton.next_power_of_2(dims.headdim))
-    sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
-    num_warps = 4 if block_n * block_p <= 8192 else 8
-    chains = dims.num_seqs * dims.nheads
-    early = chains < 4 * _runtime.sm_count(device, on_cpu=132)
-    return block_n, block_p, sub, num_warps, early
+def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:
+    """Heads summed in registers by one program of launch 4: as many as keep about two programs per SM."""
+    per_group = dims.nheads // dims.ngroups
+    want = 2 * _runtime.sm_count(device, on_cpu=132)
+    blocks = min(per_group, max(1, -(-want // (n_rows * dims.ngroups))))
+    return -(-per_group // blocks)
 
 
-def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
-                 dt_softplus=False, initial_states=None, state_dtype=None, deterministic=None,
-                 early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
+def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=None, form=None, **kw):
+    """Gradients of ssd_scan on validated inputs (see `ssd_backward_parallel` for the arguments and
+    result). Two implementations: the chunk-parallel one here, and the recurrent one of
+    ops/ssd/backward_chain.py. `form` ("parallel" or "chain") picks one (default DEFAULT_FORM); the
+    deterministic mode always runs the parallel form, which never uses float atomics."""
+    if deterministic is None:
+        deterministic = torch.are_deterministic_algorithms_enabled()
+    form = "parallel" if deterministic else (form or DEFAULT_FORM)
+    if form == "parallel":
+        return ssd_backward_parallel(dims, dout, dfinal, x, dt, A, B, C, **kw)
+    from flashssm.ops.ssd.backward_chain import ssd_backward as chain
+
+    return chain(dims, dout, dfinal, x, dt, A, B, C, deterministic=deterministic, **kw)
+
+
+# The default form. On an H100 (benchmarks/notes/ssd_backward.md, v3): with D, z, dt_bias and softplus
+# the parallel form was 1.15-1.6x faster than the chain form from 1x2K to 8x4K, but on the bench's
+# train workloads (no z) it was 0.96x at 8x4K, and it takes about 1.8x the memory (above mamba_ssm's).
+# The deterministic mode runs it always: there it is faster and leaner than the chain form's slices.
+DEFAULT_FORM = "chain"
+
+
+def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
+                          dt_softplus=False, initial_states=None, state_dtype=None, needs=None,
+                          mode=None, tile=None, warps=None, heads_per_block=None, stages=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
-    tf32_grads: the products of computed values take fp32 operands in tf32 (else 16-bit inputs
-    round them to their own dtype: faster, about 10x the error in dA and dt_bias).
-    Two launches (states, gradients) and a few small sums (dB/dC casts, per-head shares)."""
+    Five launches (states, state gradients, C.B^T, dx, dB/dC) and a few small sums and casts; no
+    float atomics, so the result is the same bits every run. For tuning: mode (ROUND, SPLIT, TF32),
+    tile (tokens per tile), warps and stages (a triple each, one per launch after the first),
+    heads_per_block."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
-    if deterministic is None:
-        deterministic = torch.are_deterministic_algorithms_enabled()
-    block_n, block_p, sub_, num_warps_, early = _config(dims, x.dtype.itemsize, device)
-    sub, num_warps = sub or sub_, num_warps or num_warps_
-    if early_publish is not None:
-        early = early_publish
+    need_da = need["dt"] or need["A"] or need["dt_bias"]
+    need_bc = need["B"] or need["C"]
+    h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
+    q = dims.chunk_size
+    block_n = _block_n(n)
+    block_p = max(16, triton.next_power_of_2(p))
+    sixteen = x.dtype in (torch.float16, torch.bfloat16)
+    # SPLIT is not used by the dB/dC launch, whose V sums many heads' rounding errors (and whose
+    # split products gave a wrong dC on an H100 with Triton 3.6 for blocks of 3 heads of 8: not understood)
+    mode = (SPLIT if mode is None else mode) if sixteen else ROUND
+    tile = tile or min(64 if sixteen else 32, q)
+    w_states, w_dx, w_bc = warps or (4 if block_n * block_p <= 8192 else 8, 4, 8)
+    s_states, s_dx, s_bc = stages or (2, 1, 2)
+    precision = _dot_precision(x.dtype)
+
     varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
+    if ypre is None and need["z"]:  # y before the gate, for dz (the autograd op always has it)
+        ypre = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                      initial_states=initial_states, state_dtype=state_dtype, store_ypre=True)[2]
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                              initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
     n_rows = states.shape[0]
     table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
-    h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
-    r = h // g
-    n_programs = n_rows * h
+    is_varlen = dims.cu_seqlens is not None
+    dt_lo, dt_hi = float(dims.dt_limit[0]), float(dims.dt_limit[1])
+
+    # 2. the state gradients, dy and dz
     counter, flags, slots = workspace(device).get(n_lanes * h, block_p * block_n, torch.float32)
-    dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
+    dy = torch.empty(x.shape, dtype=x.dtype, device=device)
     dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
-    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need["dt"] else None
-    slices = r if deterministic else 1
-    bc_shape = (slices, dims.batch, dims.seqlen, g, n)
-    alloc = _runtime.empty if deterministic else torch.zeros
-    dB_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
-    dC_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
+    dstates = torch.empty((n_rows, h, block_n, block_p), dtype=torch.float32, device=device)
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
-    rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
+    sub = _pick_config(p, n, q, x.dtype.itemsize, False).sub
+    z_arg = z if z is not None else x
+    yp = ypre if ypre is not None else x
+    df_arg = dfinal if dfinal is not None else x
+    df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
+    with _runtime.on_device(device):
+        compiled["dstates"] = _dstates_kernel[(n_rows * h,)](
+            dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
+            dy, _or(dz, dy), dstates, _or(dinit, dstates), counter, flags, slots, table,
+            dims.batch, dims.seqlen, h, p, n, h // g, n_rows, n_rows * h,
+            *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides,
+            dt_lo, dt_hi,
+            CHUNK=q, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n, HAS_Z=z is not None,
+            HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
+            IS_VARLEN=is_varlen, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
+            DOT_PRECISION=precision, MODE=mode, num_warps=w_states, num_stages=s_states,
+        )
+
+    # 3. C . B^T per chunk and group (shared by the heads); dx, dD, ddt and the shares of dA, dt_bias
+    n_t = q // tile
+    cb = torch.empty((n_rows, g, q, q), dtype=torch.float32, device=device)
+    with _runtime.on_device(device):
+        _cb_kernel[(n_rows * g, n_t * n_t)](
+            B, C, cb, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride(),
+            CHUNK=q, T=tile, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
+    dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
+    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need_da else None
+    scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device)
+    dtp, cs, edge, dcs = scratch.unbind(0)
     part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
     D_arg = D if D is not None else A
     stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
-    z_arg = z if z is not None else x
-    yp = ypre if ypre is not None else x
     init_arg = initial_states if initial_states is not None else x
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
-    df_arg = dfinal if dfinal is not None else x
-    df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
-    bc_any = dB_buf if dB_buf is not None else dC_buf
-    bc_strides = bc_any.stride()[:4] if bc_any is not None else (0, 0, 0, 0)
-    global last_compiled
+    common = dict(CHUNK=q, T=tile, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
+                  IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode)
     with _runtime.on_device(device):
-        last_compiled = _ssd_bwd_kernel[(n_programs,)](
-            x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, dout, yp, df_arg,
-            states, _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part), _or(dz, part),
-            _or(dinit, part), rowterm, part, counter, flags, slots, table,
-            dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
-            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(),
-            *bc_strides, *stride_D, *init_strides, *df_strides,
-            float(dims.dt_limit[0]), float(dims.dt_limit[1]),
-            CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
-            HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-            HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
-            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early, ATOMIC_BC=not deterministic,
-            DOT_PRECISION=_dot_precision(x.dtype), TF32_GRADS=tf32_grads, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
-            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
-            NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
+        compiled["dx"] = _dx_kernel[(n_rows * h,)](
+            x, dt, A, B, C, D_arg, dt_bias if dt_bias is not None else A, init_arg, dy, states, dstates, cb,
+            _or(dx, dy), _or(ddt, part), dtp, cs, edge, dcs, part, table,
+            dims.batch, dims.seqlen, h, p, n, h // g, g,
+            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *stride_D, *init_strides,
+            dt_lo, dt_hi, HAS_D=D is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+            NEED_DX=dx is not None, NEED_DA=need_da, num_warps=w_dx, num_stages=s_dx, **common,
         )
-    dB = _reduce_slices(dB_buf, deterministic, B.dtype)
-    dC = _reduce_slices(dC_buf, deterministic, C.dtype)
+
+    # 4. dB, dC: one fp32 slice per block of heads, summed below
+    per_group = h // g
+    hpb = heads_per_block or _heads_per_block(dims, n_rows, device)
+    n_hb = -(-per_group // hpb)
+    bc_shape = (n_hb, dims.batch, dims.seqlen, g, n)
+    dB_buf = _runtime.empty(bc_shape, torch.float32, device) if need_bc else None
+    dC_buf = _runtime.empty(bc_shape, torch.float32, device) if need_bc else None
+    if need_bc:
+        with _runtime.on_device(device):
+            compiled["dbc"] = _dbc_kernel[(n_rows * g * n_hb,)](
+                x, B, C, init_arg, dy, states, dstates, dB_buf, dC_buf, dtp, cs, table,
+                dims.batch, dims.seqlen, h, p, n, g, per_group, hpb, n_hb,
+                *x.stride(), *B.stride(), *C.stride(), *init_strides, *dB_buf.stride()[:4],
+                num_warps=w_bc, num_stages=s_bc, **{**common, "MODE": ROUND if mode == SPLIT else mode},
+            )
+
+    dB = dB_buf.sum(0).to(B.dtype) if need["B"] else None
+    dC = dC_buf.sum(0).to(C.dtype) if need["C"] else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
     dA = sums[:, block_p].to(A.dtype, copy=True) if need["A"] else None
     ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True) if need["dt_bias"] else None
@@ -427,22 +648,15 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         dD = (sums[:, :p] if D.dim() == 2 else sums[:, :p].sum(1)).to(D.dtype, copy=True)
     if dinit is not None:
         dinit = dinit.to(initial_states.dtype)
-    if ddt is not None:
-        ddt = ddt.to(dt.dtype)
+    ddt = ddt.to(dt.dtype) if need["dt"] else None
     return [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinit]
 
 
-last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (for tuning)
+compiled = {}  # the kernels of the last call by launch: n_regs, n_spills, metadata.shared (for tuning)
 
 
 def _or(t, other):
     return t if t is not None else other
 
 
-def _reduce_slices(buf, deterministic: bool, dtype: torch.dtype):
-    if buf is None:
-        return None
-    return (buf.sum(0) if deterministic else buf[0]).to(dtype)
-
-
-__all__ = ["ssd_backward"]
+__all__ = ["ssd_backward", "ssd_backward_parallel", "ROUND", "SPLIT", "TF32"]

@@ -1,0 +1,450 @@
+"""ssd_scan backward, recurrent form (v1): one launch that recomputes the chunk states, one that
+computes every gradient with a sweep of sub-chunks per chunk. `ops/ssd/backward.py` picks it for
+long inputs with many chunks per head, where it is faster than the chunk-parallel form.
+
+Launch 1 (ops/ssd/forward.py, `entering_states`): the forward kernel without its output sweep
+stores the state entering every chunk, H_in [N, P] per (chunk, head): the forward's chain again,
+reading x, B and dt once. Nothing but the inputs (and y before the z gate) is kept from the forward.
+
+Launch 2 (this file): one program per (chunk, head), whole headdim. Programs take tickets in
+*reverse* chunk order (last chunk position first), because the state gradient flows backwards:
+dH_in = exp(sum dt A) dH_out + sum_i exp(cs_i) C_i dy_i^T is handed from chunk k to chunk k-1
+the way states were handed forward (one slot and one flag per chain; a program only waits on a
+ticket taken before its own). Each program, with Q tokens in sub-chunks of SUB:
+
+  0. (early publish) sums the chunk's own share of dH_in, waits for dH_out, hands dH_in on;
+  1. sweeps the sub-chunks forward with the running state H (from H_in): dC, and the row part
+     of the gradient with respect to the cumulative decays;
+  2. (late publish) waits for dH_out;
+  3. sweeps the sub-chunks backwards with the running state gradient dH (from dH_out): dx, dB,
+     dz, dt (through the decays, softplus and the clamp), and the program's shares of dA, dD and
+     dt_bias; dH arrives at the chunk start as dH_in, which is handed on (late publish) or is
+     the gradient of initial_states (chunk 0).
+
+The decay gradient. With cs the cumulative sum of a = dt A and G_ij the share of output i that
+token j sends through exp(cs_i - cs_j) (i >= j, "pair (i, j)"), a_k scales every pair with
+j < k <= i. Writing dcs_i = (sum of pairs whose later end is i) - (sum of pairs whose earlier end
+is i), da_k = sum_{i >= k} dcs_i within a chunk plus the pairs that jump over the whole chunk and
+those leaving it, which together are <dH_out, H_end> (H_end: the state after the chunk). The
+pairs with one end in an earlier sub-chunk or chunk are the running-state terms, which is why
+sweep 1 (running H) gives the row sums and sweep 3 (running dH) the column sums.
+
+dB and dC sum over the heads of a group: float atomics into an fp32 buffer, or, in deterministic
+mode (`torch.use_deterministic_algorithms(True)`), one fp32 slice per head of the group summed in
+a fixed order afterwards (memory: heads_per_group x the size of B and C in fp32).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.checks import SSDDims
+from flashssm.ops.triton_common import process_dt
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
+                                      release_tickets, varlen_table, workspace)
+
+
+@triton.jit
+def _dy_of(dout_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
+           HAS_Z: tl.constexpr):
+    """The gradient reaching y before the gate, fp32 [SUB, BLOCK_P]; and z (0 without a gate)."""
+    dout = tl.load(dout_base + t[:, None] * stride_do_t + offs_p[None, :] * stride_do_p,
+                   mask=mask_tp, other=0.0).to(tl.float32)
+    if HAS_Z:
+        zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
+                     mask=mask_tp, other=0.0).to(tl.float32)
+        return dout * zv * tl.sigmoid(zv), dout, zv
+    return dout, dout, dout * 0.0
+
+
+@triton.jit
+def _ssd_bwd_kernel(
+    x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
+    states_ptr, dx_ptr, ddt_ptr, dB_ptr, dC_ptr, dz_ptr, dinit_ptr, rowterm_ptr, part_ptr,
+    counter_ptr, flag_ptr, slot_ptr, table_ptr,
+    batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_z_b, stride_z_t, stride_z_h, stride_z_p,
+    stride_do_b, stride_do_t, stride_do_h, stride_do_p,
+    stride_yp_b, stride_yp_t, stride_yp_h, stride_yp_p,
+    stride_dB_r, stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC buffers: (slices, batch, seqlen, g, N) fp32
+    stride_D_h, stride_D_p,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    stride_df_s, stride_df_h, stride_df_p, stride_df_n,
+    dt_lo, dt_hi,
+    CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
+    HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
+    ATOMIC_BC: tl.constexpr, DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
+    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
+):
+    ticket = tl.atomic_add(counter_ptr, 1)  # launch order
+    h = ticket % nheads
+    rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    chain = lane * nheads + h
+    g = h // heads_per_group
+    r = h % heads_per_group
+
+    offs_p = tl.arange(0, BLOCK_P)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_s = tl.arange(0, SUB)
+    mask_p = offs_p < headdim
+    mask_n = offs_n < dstate
+    mask_np = mask_n[:, None] & mask_p[None, :]
+    in_dtype = x_ptr.dtype.element_ty
+    # operands of the products that involve computed values (dy, states, state gradients, decay
+    # matrices): fp32 multiplied in tf32 (10 mantissa bits), or rounded to the 16-bit input dtype
+    op_dtype = in_dtype
+    if TF32_GRADS:
+        op_dtype = tl.float32
+    causal = offs_s[:, None] >= offs_s[None, :]
+
+    A = tl.load(A_ptr + h).to(tl.float32)
+    dt_bias = 0.0
+    if HAS_DT_BIAS:
+        dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
+    if HAS_D:
+        D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
+    b64 = b.to(tl.int64)
+    h64 = h.to(tl.int64)
+    x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
+    dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
+    B_base = B_ptr + b64 * stride_B_b + g.to(tl.int64) * stride_B_g + start * stride_B_t
+    C_base = C_ptr + b64 * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
+    z_base = z_ptr + b64 * stride_z_b + h64 * stride_z_h + start * stride_z_t
+    do_base = dout_ptr + b64 * stride_do_b + h64 * stride_do_h + start * stride_do_t
+    yp_base = ypre_ptr + b64 * stride_yp_b + h64 * stride_yp_h + start * stride_yp_t
+    # outputs dx, dz (like x, contiguous) and ddt ((batch, seqlen, nheads) fp32, contiguous)
+    dx_base = dx_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
+    dz_base = dz_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
+    ddt_base = ddt_ptr + (b64 * seqlen + start) * nheads + h64
+    slice_r = r
+    if ATOMIC_BC:
+        slice_r = r * 0
+    dB_base = (dB_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
+               + start * stride_dB_t)
+    dC_base = (dC_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
+               + start * stride_dB_t)
+    prog_row = rest.to(tl.int64) * nheads + h64
+    rowterm = rowterm_ptr + prog_row * CHUNK
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
+    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
+             + offs_p[None, :] * dstate + offs_n[:, None])
+    is_last = k + 1 == n_chunks
+
+    # the state entering the chunk, [BLOCK_N, BLOCK_P] (zero past dstate and headdim)
+    H = tl.load(states_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P
+                + offs_p[None, :]).to(tl.float32)
+    if HAS_INIT:
+        if k == 0:  # exact, whatever the states' dtype
+            H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                        + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
+                        mask=mask_np, other=0.0).to(tl.float32)
+
+    if EARLY_PUBLISH:
+        # 0. the chunk's own share of dH_in, then dH_out, then hand dH_in on at once
+        dH_in = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+        total = 0.0
+        for s0 in range(0, length, SUB):
+            t = s0 + offs_s
+            mask_t = t < length
+            mask_tp = mask_t[:, None] & mask_p[None, :]
+            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                          mask=mask_t[:, None] & mask_n[None, :], other=0.0)
+            dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
+                              HAS_Z)
+            dH_in = tl.dot(tl.trans(C_s.to(op_dtype)), (dy * tl.exp(total + cs)[:, None]).to(op_dtype), acc=dH_in,
+                           input_precision=DOT_PRECISION)
+            total += last
+        dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                          is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+        _hand_back(dH_out * tl.exp(total) + dH_in, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+
+    # 1. forward sweep with the running state: dC and the row part of the decay gradient
+    for s0 in range(0, length, SUB):
+        t = s0 + offs_s
+        mask_t = t < length
+        mask_tp = mask_t[:, None] & mask_p[None, :]
+        mask_tn = mask_t[:, None] & mask_n[None, :]
+        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                     HAS_DT_BIAS, DT_SOFTPLUS)
+        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
+        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
+        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
+        dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
+                          HAS_Z)
+        dy_in = dy.to(op_dtype)
+        x_op = x_s.to(op_dtype)
+        B_op = B_s.to(op_dtype)
+        # the running state's share of dC_i = exp(cs_i) H^T dy_i, and of the decay gradient
+        dC_state = tl.dot(dy_in, tl.trans(H).to(op_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+        row_part = tl.sum(dC_state * C_s.to(tl.float32), axis=1)
+        tl.store(rowterm + t, row_part, mask=mask_t)
+        # the sub-chunk's own pairs: dC_i += sum_{j<=i} (dy_i . x_j) exp(cs_i - cs_j) dt_j B_j
+        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
+        w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
+        dC = tl.dot(w.to(op_dtype), B_op, acc=dC_state, input_precision=DOT_PRECISION)
+        if NEED_DC:
+            _add_bc(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask_tn, ATOMIC_BC)
+        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(op_dtype)
+        H = tl.dot(tl.trans(B_op), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+
+    # 2. the gradient of the state after the chunk
+    if not EARLY_PUBLISH:
+        dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                          is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+    # every pair jumping over the chunk or leaving it: the base of da for all its tokens
+    carry = tl.sum(tl.sum(dH_out * H, axis=1), axis=0)
+
+    # 3. backward sweep with the running state gradient
+    dH = dH_out
+    dA_acc = 0.0
+    dbias_acc = 0.0
+    dD_acc = tl.zeros((BLOCK_P,), dtype=tl.float32)
+    n_sub = tl.cdiv(length, SUB)
+    for i in range(0, n_sub):
+        s0 = (n_sub - 1 - i) * SUB
+        t = s0 + offs_s
+        mask_t = t < length
+        mask_tp = mask_t[:, None] & mask_p[None, :]
+        mask_tn = mask_t[:, None] & mask_n[None, :]
+        dt_raw = tl.load(dt_base + t * stride_dt_t, mask=mask_t, other=0.0).to(tl.float32)
+        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                     HAS_DT_BIAS, DT_SOFTPLUS)
+        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
+        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
+        C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
+        dy, dout, zv = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
+                              HAS_Z)
+        dy_in = dy.to(op_dtype)
+        xf = x_s.to(tl.float32)
+        x_op = x_s.to(op_dtype)
+        B_op = B_s.to(op_dtype)
+        C_op = C_s.to(op_dtype)
+        to_end = tl.exp(last - cs)  # [SUB] decay from token j to the sub-chunk's end
+        # what dH says about token j (its path out of the sub-chunk) ...
+        bdh = tl.dot(B_op, dH.to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
+        # ... and the sub-chunk's own pairs
+        cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
+        decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
+        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)
+        m = cb * decay
+        bracket = tl.dot(tl.trans(m).to(op_dtype), dy_in, acc=bdh, input_precision=DOT_PRECISION)  # d(dt_j x_j)
+        dx = bracket * dt[:, None]
+        if HAS_D:
+            dx += dy * D[None, :]
+            dD_acc += tl.sum(dy * xf, axis=0)
+        if NEED_DX:
+            tl.store(dx_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dx.to(dx_ptr.dtype.element_ty),
+                     mask=mask_tp)
+        if NEED_DZ:
+            yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
+                         mask=mask_tp, other=0.0).to(tl.float32)
+            sig = tl.sigmoid(zv)
+            dz = dout * yp * sig * (1.0 + zv * (1.0 - sig))
+            tl.store(dz_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dz.to(dz_ptr.dtype.element_ty),
+                     mask=mask_tp)
+        # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)
+        dB = tl.dot(x_op, tl.trans(dH).to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
+        dB = tl.dot(tl.trans(dyx * decay).to(op_dtype), C_op, acc=dB, input_precision=DOT_PRECISION)
+        if NEED_DB:
+            _add_bc(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask_tn, ATOMIC_BC)
+        # the decay gradient: row sums (sweep 1 and the own pairs) minus column sums
+        pairs = dyx * m * dt[None, :]
+        col_part = tl.sum(xf * bdh, axis=1) * dt
+        dcs = (tl.load(rowterm + t, mask=mask_t, other=0.0) + tl.sum(pairs, axis=1) - tl.sum(pairs, axis=0)
+               - col_part)
+        dcs_total = tl.sum(dcs, axis=0)
+        da = carry + dcs_total - tl.cumsum(dcs, axis=0) + dcs  # sum over i >= k, and the later sub-chunks
+        carry += dcs_total
+        da = tl.where(mask_t, da, 0.0)
+        dA_acc += tl.sum(da * dt, axis=0)
+        ddt = tl.sum(bracket * xf, axis=1) + da * A
+        # back through the clamp (no gradient outside it, as torch.clamp), softplus and the bias
+        unclamped = process_dt(dt_raw, dt_bias, -float("inf"), float("inf"), HAS_DT_BIAS, DT_SOFTPLUS)
+        ddt = tl.where((unclamped >= dt_lo) & (unclamped <= dt_hi), ddt, 0.0)
+        if DT_SOFTPLUS:
+            v = dt_raw + dt_bias
+            ddt = ddt * tl.where(v <= 20.0, tl.sigmoid(v), 1.0)
+        ddt = tl.where(mask_t, ddt, 0.0)
+        dbias_acc += tl.sum(ddt, axis=0)
+        if NEED_DDT:
+            tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
+        dH = tl.dot(tl.trans(C_op), (dy * tl.exp(cs)[:, None]).to(op_dtype), acc=dH * tl.exp(last),
+                    input_precision=DOT_PRECISION)
+    if not EARLY_PUBLISH:
+        _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+
+    # this program's shares of dD, dA and d dt_bias, summed in a fixed order on the host side
+    part = part_ptr + prog_row * (BLOCK_P + 2)
+    tl.store(part + offs_p, dD_acc)
+    tl.store(part + BLOCK_P + offs_p * 0, dA_acc + offs_p * 0.0, mask=offs_p == 0)
+    tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
+
+    release_tickets(counter_ptr, n_programs)
+
+
+@triton.jit
+def _add_bc(ptrs, val, mask, ATOMIC: tl.constexpr):
+    if ATOMIC:
+        tl.atomic_add(ptrs, val, mask=mask, sem="relaxed")
+    else:  # this head's own slice: the only writer of these elements
+        tl.store(ptrs, val, mask=mask)
+
+
+@triton.jit
+def _receive(slot, flag, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks, is_last,
+             stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL: tl.constexpr):
+    """The gradient of the state after chunk k: from chunk k+1's program, or final_states' gradient."""
+    if is_last:
+        if HAS_DFINAL:
+            dH_out = tl.load(dfinal_ptr + seq.to(tl.int64) * stride_df_s + h64 * stride_df_h
+                             + offs_p[None, :] * stride_df_p + offs_n[:, None] * stride_df_n,
+                             mask=mask_np, other=0.0).to(tl.float32)
+        else:
+            dH_out = tl.zeros(mask_np.shape, dtype=tl.float32)
+    else:
+        want = n_chunks - 1 - k  # chunks after k that have handed back
+        seen = tl.atomic_add(flag, 0, sem="acquire")
+        while seen != want:
+            seen = tl.atomic_add(flag, 0, sem="acquire")
+        dH_out = tl.load(slot, cache_modifier=".cg")
+    return dH_out
+
+
+@triton.jit
+def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.constexpr):
+    """Hand the gradient of the state entering chunk k to chunk k-1, or store initial_states' gradient."""
+    if k == 0:
+        if NEED_DINIT:
+            tl.store(dinit, dH_in, mask=mask_np)
+        if n_chunks > 1:
+            tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
+    else:
+        tl.store(slot, dH_in)
+        tl.debug_barrier()
+        tl.atomic_xchg(flag, n_chunks - k, sem="release")
+
+
+def _config(dims: SSDDims, itemsize: int, device: torch.device):
+    """(BLOCK_N, BLOCK_P, SUB, num_warps, early publish) from the shape: no autotuning at call time.
+
+    Two [N, P] fp32 states live in registers, so the sub-chunk tiles stay small: on an H100 at the
+    2.7B shape (benchmarks/notes/ssd_backward.md) SUB 16 with 4 warps beat SUB 32/64 and 8 warps
+    (255 registers either way; SUB 64 spills 600). Few chains (one long sequence) publish early.
+    """
+    block_n = _block_n(dims.dstate)
+    block_p = max(16, triton.next_power_of_2(dims.headdim))
+    sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
+    num_warps = 4 if block_n * block_p <= 8192 else 8
+    chains = dims.num_seqs * dims.nheads
+    early = chains < 4 * _runtime.sm_count(device, on_cpu=132)
+    return block_n, block_p, sub, num_warps, early
+
+
+def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
+                 dt_softplus=False, initial_states=None, state_dtype=None, deterministic=None,
+                 early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
+    """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
+    None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
+    the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
+    tf32_grads: the products of computed values take fp32 operands in tf32 (else 16-bit inputs
+    round them to their own dtype: faster, about 10x the error in dA and dt_bias).
+    Two launches (states, gradients) and a few small sums (dB/dC casts, per-head shares)."""
+    device = x.device
+    inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
+    needs = [True] * 9 if needs is None else list(needs)
+    need = {name: n and t is not None for name, n, t in
+            zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
+    if deterministic is None:
+        deterministic = torch.are_deterministic_algorithms_enabled()
+    block_n, block_p, sub_, num_warps_, early = _config(dims, x.dtype.itemsize, device)
+    sub, num_warps = sub or sub_, num_warps or num_warps_
+    if early_publish is not None:
+        early = early_publish
+    varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
+    states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                             initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
+    n_rows = states.shape[0]
+    table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
+    h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
+    r = h // g
+    n_programs = n_rows * h
+    counter, flags, slots = workspace(device).get(n_lanes * h, block_p * block_n, torch.float32)
+    dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
+    dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
+    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need["dt"] else None
+    slices = r if deterministic else 1
+    bc_shape = (slices, dims.batch, dims.seqlen, g, n)
+    alloc = _runtime.empty if deterministic else torch.zeros
+    dB_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
+    dC_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
+    dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
+    rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
+    part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
+    D_arg = D if D is not None else A
+    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
+    z_arg = z if z is not None else x
+    yp = ypre if ypre is not None else x
+    init_arg = initial_states if initial_states is not None else x
+    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    df_arg = dfinal if dfinal is not None else x
+    df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
+    bc_any = dB_buf if dB_buf is not None else dC_buf
+    bc_strides = bc_any.stride()[:4] if bc_any is not None else (0, 0, 0, 0)
+    global last_compiled
+    with _runtime.on_device(device):
+        last_compiled = _ssd_bwd_kernel[(n_programs,)](
+            x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, dout, yp, df_arg,
+            states, _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part), _or(dz, part),
+            _or(dinit, part), rowterm, part, counter, flags, slots, table,
+            dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
+            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(),
+            *bc_strides, *stride_D, *init_strides, *df_strides,
+            float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+            CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
+            HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+            HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
+            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early, ATOMIC_BC=not deterministic,
+            DOT_PRECISION=_dot_precision(x.dtype), TF32_GRADS=tf32_grads, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
+            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
+            NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
+        )
+    dB = _reduce_slices(dB_buf, deterministic, B.dtype)
+    dC = _reduce_slices(dC_buf, deterministic, C.dtype)
+    sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
+    dA = sums[:, block_p].to(A.dtype, copy=True) if need["A"] else None
+    ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True) if need["dt_bias"] else None
+    dD = None
+    if need["D"]:
+        dD = (sums[:, :p] if D.dim() == 2 else sums[:, :p].sum(1)).to(D.dtype, copy=True)
+    if dinit is not None:
+        dinit = dinit.to(initial_states.dtype)
+    if ddt is not None:
+        ddt = ddt.to(dt.dtype)
+    return [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinit]
+
+
+last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (for tuning)
+
+
+def _or(t, other):
+    return t if t is not None else other
+
+
+def _reduce_slices(buf, deterministic: bool, dtype: torch.dtype):
+    if buf is None:
+        return None
+    return (buf.sum(0) if deterministic else buf[0]).to(dtype)
+
+
+__all__ = ["ssd_backward"]

@@ -396,7 +396,8 @@ def test_product_modes_and_head_blocks(mode, device, monkeypatch):
 
     real = backward.ssd_backward
     monkeypatch.setattr(backward, "ssd_backward",
-                        functools.partial(real, mode=getattr(backward, mode.upper()), heads_per_block=3))
+                        functools.partial(real, form="parallel", mode=getattr(backward, mode.upper()),
+                                          heads_per_block=3))
     # bf16 on the GPU; fp16 on the CPU, where the interpreter's bf16 products are wrong
     dtype = torch.bfloat16 if device == "cuda" else torch.float16
     seqlen, chunk = (1500, 256) if device == "cuda" else (150, 128)

@@ -16,6 +16,18 @@ def process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.c
 
 
 @triton.jit
+def process_dt_grad(ddt, dt_raw, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """The gradient with respect to the raw dt (and dt_bias) from that with respect to the processed
+    dt: none outside the clamp (as torch.clamp), then back through softplus (threshold 20)."""
+    unclamped = process_dt(dt_raw, dt_bias, -float("inf"), float("inf"), HAS_DT_BIAS, DT_SOFTPLUS)
+    ddt = tl.where((unclamped >= lo) & (unclamped <= hi), ddt, 0.0)
+    if DT_SOFTPLUS:
+        v = dt_raw + dt_bias
+        ddt = ddt * tl.where(v <= 20.0, tl.sigmoid(v), 1.0)
+    return ddt
+
+
+@triton.jit
 def cache_row(idx_ptr, i_b, o, HAS_INDICES: tl.constexpr):
     """The cache row of batch row i_b (int64; idx_ptr[i_b] with indices, else i_b), and whether it is live
     (not a negative padding row) as a vector shaped like `o`: the interpreter rejects scalar & vector masks."""

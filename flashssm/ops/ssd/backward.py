@@ -47,7 +47,9 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt
+from flashssm.ops.triton_common import process_dt, process_dt_grad
+from flashssm.ops.ssd import backward_chain
+from flashssm.ops.ssd.backward_chain import _hand_back, _or, _receive
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
                                       entering_states, launch, release_tickets, varlen_table, workspace)
 
@@ -340,13 +342,7 @@ def _dx_kernel(
         da = tl.where(mask_q, da, 0.0)
         ddt_ptrs = ddt_ptr + (b64 * seqlen + start + offs_q) * nheads + h64
         ddt = tl.load(ddt_ptrs, mask=mask_q, other=0.0) + A * da
-        # back through the clamp (no gradient outside it, as torch.clamp), softplus and the bias
-        unclamped = process_dt(dt_raw, dt_bias, -float("inf"), float("inf"), HAS_DT_BIAS, DT_SOFTPLUS)
-        ddt = tl.where((unclamped >= dt_lo) & (unclamped <= dt_hi), ddt, 0.0)
-        if DT_SOFTPLUS:
-            v_in = dt_raw + dt_bias
-            ddt = ddt * tl.where(v_in <= 20.0, tl.sigmoid(v_in), 1.0)
-        ddt = tl.where(mask_q, ddt, 0.0)
+        ddt = tl.where(mask_q, process_dt_grad(ddt, dt_raw, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
         tl.store(ddt_ptrs, ddt, mask=mask_q)
         tl.store(part + BLOCK_P + offs_q * 0, tl.sum(da * dt_all, axis=0) + offs_q * 0.0, mask=offs_q == 0)
         tl.store(part + BLOCK_P + 1 + offs_q * 0, tl.sum(ddt, axis=0) + offs_q * 0.0, mask=offs_q == 0)
@@ -465,40 +461,6 @@ def _dbc_kernel(
         tl.debug_barrier()
 
 
-@triton.jit
-def _receive(slot, flag, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks, is_last,
-             stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL: tl.constexpr):
-    """The gradient of the state after chunk k: from chunk k+1's program, or final_states' gradient."""
-    if is_last:
-        if HAS_DFINAL:
-            dH_out = tl.load(dfinal_ptr + seq.to(tl.int64) * stride_df_s + h64 * stride_df_h
-                             + offs_p[None, :] * stride_df_p + offs_n[:, None] * stride_df_n,
-                             mask=mask_np, other=0.0).to(tl.float32)
-        else:
-            dH_out = tl.zeros(mask_np.shape, dtype=tl.float32)
-    else:
-        want = n_chunks - 1 - k  # chunks after k that have handed back
-        seen = tl.atomic_add(flag, 0, sem="acquire")
-        while seen != want:
-            seen = tl.atomic_add(flag, 0, sem="acquire")
-        dH_out = tl.load(slot, cache_modifier=".cg")
-    return dH_out
-
-
-@triton.jit
-def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.constexpr):
-    """Hand the gradient of the state entering chunk k to chunk k-1, or store initial_states' gradient."""
-    if k == 0:
-        if NEED_DINIT:
-            tl.store(dinit, dH_in, mask=mask_np)
-        if n_chunks > 1:
-            tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
-    else:
-        tl.store(slot, dH_in)
-        tl.debug_barrier()
-        tl.atomic_xchg(flag, n_chunks - k, sem="release")
-
-
 def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:
     """Heads summed in registers by one program of launch 4: as many as keep about two programs per SM."""
     per_group = dims.nheads // dims.ngroups
@@ -517,9 +479,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=N
     form = "parallel" if deterministic else (form or DEFAULT_FORM)
     if form == "parallel":
         return ssd_backward_parallel(dims, dout, dfinal, x, dt, A, B, C, **kw)
-    from flashssm.ops.ssd.backward_chain import ssd_backward as chain
-
-    return chain(dims, dout, dfinal, x, dt, A, B, C, deterministic=deterministic, **kw)
+    return backward_chain.ssd_backward(dims, dout, dfinal, x, dt, A, B, C, **kw)
 
 
 # The default form. On an H100 (benchmarks/notes/ssd_backward.md, v3): with D, z, dt_bias and softplus
@@ -653,10 +613,6 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
 
 
 compiled = {}  # the kernels of the last call by launch: n_regs, n_spills, metadata.shared (for tuning)
-
-
-def _or(t, other):
-    return t if t is not None else other
 
 
 __all__ = ["ssd_backward", "ssd_backward_parallel", "ROUND", "SPLIT", "TF32"]

@@ -29,9 +29,8 @@ those leaving it, which together are <dH_out, H_end> (H_end: the state after the
 pairs with one end in an earlier sub-chunk or chunk are the running-state terms, which is why
 sweep 1 (running H) gives the row sums and sweep 3 (running dH) the column sums.
 
-dB and dC sum over the heads of a group: float atomics into an fp32 buffer, or, in deterministic
-mode (`torch.use_deterministic_algorithms(True)`), one fp32 slice per head of the group summed in
-a fixed order afterwards (memory: heads_per_group x the size of B and C in fp32).
+dB and dC sum over the heads of a group: float atomics into an fp32 buffer. (The deterministic mode
+runs the chunk-parallel form of ops/ssd/backward.py instead, which has no float atomics.)
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt
+from flashssm.ops.triton_common import process_dt_grad
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
                                       release_tickets, varlen_table, workspace)
 
@@ -73,7 +72,7 @@ def _ssd_bwd_kernel(
     stride_z_b, stride_z_t, stride_z_h, stride_z_p,
     stride_do_b, stride_do_t, stride_do_h, stride_do_p,
     stride_yp_b, stride_yp_t, stride_yp_h, stride_yp_p,
-    stride_dB_r, stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC buffers: (slices, batch, seqlen, g, N) fp32
+    stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC buffers: (batch, seqlen, g, N) fp32
     stride_D_h, stride_D_p,
     stride_init_s, stride_init_h, stride_init_p, stride_init_n,
     stride_df_s, stride_df_h, stride_df_p, stride_df_n,
@@ -81,7 +80,7 @@ def _ssd_bwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
-    ATOMIC_BC: tl.constexpr, DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
     NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
 ):
     ticket = tl.atomic_add(counter_ptr, 1)  # launch order
@@ -90,7 +89,6 @@ def _ssd_bwd_kernel(
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     chain = lane * nheads + h
     g = h // heads_per_group
-    r = h % heads_per_group
 
     offs_p = tl.arange(0, BLOCK_P)
     offs_n = tl.arange(0, BLOCK_N)
@@ -125,13 +123,8 @@ def _ssd_bwd_kernel(
     dx_base = dx_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
     dz_base = dz_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
     ddt_base = ddt_ptr + (b64 * seqlen + start) * nheads + h64
-    slice_r = r
-    if ATOMIC_BC:
-        slice_r = r * 0
-    dB_base = (dB_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
-               + start * stride_dB_t)
-    dC_base = (dC_ptr + slice_r.to(tl.int64) * stride_dB_r + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g
-               + start * stride_dB_t)
+    dB_base = dB_ptr + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g + start * stride_dB_t
+    dC_base = dC_ptr + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g + start * stride_dB_t
     prog_row = rest.to(tl.int64) * nheads + h64
     rowterm = rowterm_ptr + prog_row * CHUNK
     slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
@@ -194,7 +187,7 @@ def _ssd_bwd_kernel(
         w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
         dC = tl.dot(w.to(op_dtype), B_op, acc=dC_state, input_precision=DOT_PRECISION)
         if NEED_DC:
-            _add_bc(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask_tn, ATOMIC_BC)
+            tl.atomic_add(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask=mask_tn, sem="relaxed")
         xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(op_dtype)
         H = tl.dot(tl.trans(B_op), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
 
@@ -257,7 +250,8 @@ def _ssd_bwd_kernel(
         dB = tl.dot(x_op, tl.trans(dH).to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
         dB = tl.dot(tl.trans(dyx * decay).to(op_dtype), C_op, acc=dB, input_precision=DOT_PRECISION)
         if NEED_DB:
-            _add_bc(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask_tn, ATOMIC_BC)
+            tl.atomic_add(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask=mask_tn,
+                          sem="relaxed")
         # the decay gradient: row sums (sweep 1 and the own pairs) minus column sums
         pairs = dyx * m * dt[None, :]
         col_part = tl.sum(xf * bdh, axis=1) * dt
@@ -269,13 +263,7 @@ def _ssd_bwd_kernel(
         da = tl.where(mask_t, da, 0.0)
         dA_acc += tl.sum(da * dt, axis=0)
         ddt = tl.sum(bracket * xf, axis=1) + da * A
-        # back through the clamp (no gradient outside it, as torch.clamp), softplus and the bias
-        unclamped = process_dt(dt_raw, dt_bias, -float("inf"), float("inf"), HAS_DT_BIAS, DT_SOFTPLUS)
-        ddt = tl.where((unclamped >= dt_lo) & (unclamped <= dt_hi), ddt, 0.0)
-        if DT_SOFTPLUS:
-            v = dt_raw + dt_bias
-            ddt = ddt * tl.where(v <= 20.0, tl.sigmoid(v), 1.0)
-        ddt = tl.where(mask_t, ddt, 0.0)
+        ddt = tl.where(mask_t, process_dt_grad(ddt, dt_raw, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
         dbias_acc += tl.sum(ddt, axis=0)
         if NEED_DDT:
             tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
@@ -291,14 +279,6 @@ def _ssd_bwd_kernel(
     tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
 
     release_tickets(counter_ptr, n_programs)
-
-
-@triton.jit
-def _add_bc(ptrs, val, mask, ATOMIC: tl.constexpr):
-    if ATOMIC:
-        tl.atomic_add(ptrs, val, mask=mask, sem="relaxed")
-    else:  # this head's own slice: the only writer of these elements
-        tl.store(ptrs, val, mask=mask)
 
 
 @triton.jit
@@ -352,8 +332,7 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
 
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
-                 dt_softplus=False, initial_states=None, state_dtype=None, deterministic=None,
-                 early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
+                 dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -365,8 +344,6 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     needs = [True] * 9 if needs is None else list(needs)
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
-    if deterministic is None:
-        deterministic = torch.are_deterministic_algorithms_enabled()
     block_n, block_p, sub_, num_warps_, early = _config(dims, x.dtype.itemsize, device)
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
@@ -383,11 +360,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
     dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
     ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need["dt"] else None
-    slices = r if deterministic else 1
-    bc_shape = (slices, dims.batch, dims.seqlen, g, n)
-    alloc = _runtime.empty if deterministic else torch.zeros
-    dB_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
-    dC_buf = alloc(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
+    bc_shape = (dims.batch, dims.seqlen, g, n)
+    dB_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
+    dC_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
     rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
     part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
@@ -400,7 +375,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     df_arg = dfinal if dfinal is not None else x
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     bc_any = dB_buf if dB_buf is not None else dC_buf
-    bc_strides = bc_any.stride()[:4] if bc_any is not None else (0, 0, 0, 0)
+    bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
     global last_compiled
     with _runtime.on_device(device):
         last_compiled = _ssd_bwd_kernel[(n_programs,)](
@@ -414,13 +389,13 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
-            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early, ATOMIC_BC=not deterministic,
+            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early,
             DOT_PRECISION=_dot_precision(x.dtype), TF32_GRADS=tf32_grads, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
             NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
         )
-    dB = _reduce_slices(dB_buf, deterministic, B.dtype)
-    dC = _reduce_slices(dC_buf, deterministic, C.dtype)
+    dB = dB_buf.to(B.dtype) if dB_buf is not None else None
+    dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
     dA = sums[:, block_p].to(A.dtype, copy=True) if need["A"] else None
     ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True) if need["dt_bias"] else None
@@ -439,12 +414,6 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 
 def _or(t, other):
     return t if t is not None else other
-
-
-def _reduce_slices(buf, deterministic: bool, dtype: torch.dtype):
-    if buf is None:
-        return None
-    return (buf.sum(0) if deterministic else buf[0]).to(dtype)
 
 
 __all__ = ["ssd_backward"]

@@ -50,9 +50,15 @@ def use_reference():
 MIN_CAPABILITY = (8, 0)
 
 
+# The name is asked for only when the GPU is refused: torch.compile traces this check, and a call
+# returning a string (get_device_name) breaks a fullgraph trace.
 @functools.lru_cache(maxsize=None)
-def _cuda_capability(index: int) -> tuple[tuple[int, int], str]:
-    return tuple(torch.cuda.get_device_capability(index)), torch.cuda.get_device_name(index)
+def _cuda_capability(index: int) -> tuple[int, int]:
+    return tuple(torch.cuda.get_device_capability(index))
+
+
+def _cuda_name(index: int) -> str:
+    return torch.cuda.get_device_name(index)
 
 
 def gpu_blocker(device: torch.device) -> str | None:
@@ -60,9 +66,9 @@ def gpu_blocker(device: torch.device) -> str | None:
     if torch.version.hip is not None:  # ROCm reports its own numbering; Triton targets it
         return None
     index = device.index if device.index is not None else torch.cuda.current_device()
-    capability, name = _cuda_capability(index)
+    capability = _cuda_capability(index)
     if capability < MIN_CAPABILITY:
-        return (f"{name} has compute capability {capability[0]}.{capability[1]}; the Triton kernels need "
+        return (f"{_cuda_name(index)} has compute capability {capability[0]}.{capability[1]}; the Triton kernels need "
                 f"{MIN_CAPABILITY[0]}.{MIN_CAPABILITY[1]} (Ampere) or newer")
     return None
 

@@ -32,6 +32,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="the wide sweep on 8x2K dstate 16 only")
+    ap.add_argument("--forward", action="store_true", help="the forward only")
     args = ap.parse_args()
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
@@ -44,28 +45,29 @@ def main():
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
         floor_ms = w.bytes() / bw * 1e3
-        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms)
+        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size())
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
-        bn = triton.next_power_of_2(w.dstate)
-        grid = itertools.product([1, 2, 4, 8], [16, 32, 64, 128], [2, 4, 8])
-        if args.sweep:
-            grid = itertools.product([1, 2, 4, 8, 16, 32], [4, 8, 16, 32, 64], [1, 2, 4])
+        # lanes per channel, tile, warps; channels per program fill the warps' lanes
+        grid = itertools.product([1, 2, 4, 8], [4, 8], [1, 2, 4])
         if args.quick:
-            grid = [(picked.block_d, picked.tile, picked.num_warps)]
-        for bd, tile, warps in grid:
-            if bd * bn * tile > 16384 or bd * bn * tile < 256:
+            grid = [(picked.lanes, picked.tile, picked.num_warps), (4, 8, 1), (1, 8, 1), (2, 8, 1)]
+        for lanes, tile, warps in grid:
+            if lanes > w.dstate or (w.dstate + lanes - 1) // lanes > 64:
                 continue
-            cfg = scan.ForwardConfig(bd, tile, warps)
+            cfg = scan.ForwardConfig(32 * warps // lanes, lanes, tile, warps)
             try:
                 ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, config=cfg))
             except Exception as e:  # out of resources
                 print(f"  {cfg}: {type(e).__name__}")
                 continue
             mark = "*" if cfg == picked else " "
-            print(f" {mark}bd {bd:2d} tile {tile:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+            print(f" {mark}lanes {lanes} tile {tile} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+        ms = triton.testing.do_bench(lambda: scan.bc_tiles(scan._as4(inp["B"]), scan._as4(inp["C"]),
+                                                           triton.next_power_of_2(w.dstate), 8, torch.float32))
+        print(f"  of which B, C to tiles: {ms:.4f} ms")
     bwd_names = ("m1train-2.8b-8x2K",) if args.sweep else ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K",
                                                            "m1train-n128-1x1K")
-    for name in bwd_names:
+    for name in () if args.forward else bwd_names:
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)

@@ -80,11 +80,43 @@ def test_forward_and_gradients_several_chunks(shape, device):
     dlast = torch.randn(n_out, shape[1], shape[3], device=device)
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
     block = 1 if shape[4] is not None and shape[1] // shape[4] == 1 else 2
-    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, 8, 4),
+    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, 2, 8, 1),
                              bwd_cfg=BackwardConfig(block, 8, 2 if shape[4] in (None, 1) else 1, 4))
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(last, last_ref, torch.float32, "last_state")
     _check_grads(grads, g_ref, torch.float32)
+
+
+# lanes per channel, tile; shapes where the lanes leave padded state slots, tiles that end mid-sequence
+FWD_LAYOUTS = [(1, 1), (2, 4), (4, 8), (8, 2)]
+
+
+@pytest.mark.parametrize("lanes,tile", FWD_LAYOUTS, ids=[f"lanes{a}-tile{b}" for a, b in FWD_LAYOUTS])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_forward_layouts(lanes, tile, dtype, device):
+    """The forward with every split of the states across lanes and every tile, against float64: y,
+    the last states and the states kept for the backward, with shared and grouped B and C, packed
+    sequences (empty and one-token ones) and a length that ends mid-tile."""
+    for shape, cu in (((2, 6, 38, 5, None), None), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35])):
+        kw = _inputs(shape, dtype, device)
+        cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
+        y_ref, last_ref = ref.selective_scan_reference(**{k: v.double() if isinstance(v, torch.Tensor) else v
+                                                          for k, v in kw.items()},
+                                                       return_last_state=True, cu_seqlens=cu_t)
+        seq = None if cu is None else sequence_index(cu_t, shape[2])
+        block = 2 if shape[4] else 4
+        args = [kw.get(k) for k in GRAD_NAMES]
+        y, last, ckpt = scan_forward(*args, True, seq_index=seq, num_seqs=None if cu is None else len(cu) - 1,
+                                     return_last_state=True, ckpt_tile=8, config=ForwardConfig(block, lanes, tile, 1))
+        assert y.dtype == dtype and not torch.isnan(y).any()
+        assert_close(y, y_ref, dtype, "y")
+        assert_close(last, last_ref, dtype, "last_state")
+        if cu is None:  # the state entering token 8 is the last state of the first 8 tokens
+            _, first8 = ref.selective_scan_reference(**{k: v[..., :8].double() if k in ("u", "delta", "z", "B", "C")
+                                                        else (v.double() if isinstance(v, torch.Tensor) else v)
+                                                        for k, v in kw.items()}, return_last_state=True)
+            assert_close(ckpt[:, 1], first8, dtype, "ckpt")
+            assert torch.count_nonzero(ckpt[:, 0]) == 0
 
 
 @pytest.mark.parametrize("opts", OPTIONS, ids=OPTION_IDS)
@@ -131,7 +163,7 @@ def test_varlen(lengths, device):
     dy = torch.randn(1, 4, seqlen, device=device)
     dlast = torch.randn(len(lengths), 4, 3, device=device)
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
-    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 8, 4), bwd_cfg=BackwardConfig(2, 8, 2, 4),
+    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 2, 8, 1), bwd_cfg=BackwardConfig(2, 8, 2, 4),
                              cu_seqlens=cu)
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(last, last_ref, torch.float32, "last_state")
@@ -164,7 +196,7 @@ def test_varlen_nothing_crosses_a_boundary(device):
 def test_deterministic_is_bit_identical(device):
     kw = _inputs((2, 8, 40, 4, None), torch.float32, device)
     dy = torch.randn(2, 8, 40, device=device)
-    cfg = dict(fwd_cfg=ForwardConfig(2, 8, 4), bwd_cfg=BackwardConfig(2, 8, 2, 4), deterministic=True)
+    cfg = dict(fwd_cfg=ForwardConfig(2, 1, 8, 1), bwd_cfg=BackwardConfig(2, 8, 2, 4), deterministic=True)
     _, _, g1 = _direct(kw, dy, None, **cfg)
     _, _, g2 = _direct(kw, dy, None, **cfg)
     for name in g1:

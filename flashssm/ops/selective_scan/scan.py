@@ -77,71 +77,186 @@ def _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
 
 
 @triton.jit
+def _cols(x, R: tl.constexpr, T: tl.constexpr):
+    """The T columns of an [R, T] tile whose rows sit in one thread's registers (free splits)."""
+    if T == 1:
+        return (tl.reshape(x, (R,)),)
+    elif T == 2:
+        return tl.split(x)
+    elif T == 4:
+        e, o = tl.split(tl.reshape(x, (R, 2, 2)))  # columns (0, 2), (1, 3)
+        c0, c2 = tl.split(e)
+        c1, c3 = tl.split(o)
+        return c0, c1, c2, c3
+    else:
+        e, o = tl.split(tl.reshape(x, (R, 4, 2)))  # even, odd columns
+        c0, c2, c4, c6 = _cols(e, R, 4)
+        c1, c3, c5, c7 = _cols(o, R, 4)
+        return c0, c1, c2, c3, c4, c5, c6, c7
+
+
+@triton.jit
+def _join(c, R: tl.constexpr, T: tl.constexpr):
+    """The inverse of `_cols`: a tuple of T [R] vectors as an [R, T] tile."""
+    if T == 1:
+        return tl.reshape(c[0], (R, 1))
+    elif T == 2:
+        return tl.join(c[0], c[1])
+    elif T == 4:
+        return tl.reshape(tl.join(tl.join(c[0], c[2]), tl.join(c[1], c[3])), (R, 4))
+    else:
+        e = _join((c[0], c[2], c[4], c[6]), R, 4)
+        o = _join((c[1], c[3], c[5], c[7]), R, 4)
+        return tl.reshape(tl.join(e, o), (R, 8))
+
+
+@triton.jit
+def _cols3(x, R0: tl.constexpr, R1: tl.constexpr, Q: tl.constexpr):
+    """The Q columns of an [R0, R1, Q] tile held in one thread's registers along Q (free splits)."""
+    if Q == 1:
+        return (tl.reshape(x, (R0, R1)),)
+    elif Q == 2:
+        return tl.split(x)
+    else:
+        e, o = tl.split(tl.reshape(x, (R0, R1, 2, 2)))
+        c0, c2 = tl.split(e)
+        c1, c3 = tl.split(o)
+        return c0, c1, c2, c3
+
+
+@triton.jit
+def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
+    """p: [NL, BLOCK_D] pointers to rows of T contiguous floats; the T values as [NL, BLOCK_D]
+    tensors, loaded four at a time (one 16-byte vector per thread; the lanes of one row read one
+    address)."""
+    Q: tl.constexpr = 4 if T >= 4 else T
+    out = ()
+    for q in tl.static_range(T // Q):
+        out = out + _cols3(tl.load(p[:, :, None] + (q * Q + tl.arange(0, Q))[None, None, :]), NL, BLOCK_D, Q)
+    return out
+
+
+@triton.jit
+def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
+                     stride_B_b, stride_B_g, stride_B_n, stride_B_l,
+                     stride_C_b, stride_C_g, stride_C_n, stride_C_l,
+                     NPAD: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, BLOCK_L: tl.constexpr):
+    """B and C, (batch, ngroups, dstate, seqlen), as the forward reads them: fp32 tiles of TILE tokens,
+    (batch, ngroups, n_tiles, 2, NPAD, TILE) with B then C, zero past dstate and seqlen, so that one
+    base pointer per tile and fixed offsets reach every value, without masks."""
+    i_l = tl.program_id(0)
+    i_bg = tl.program_id(1)
+    i_b = (i_bg // ngroups).to(tl.int64)
+    i_g = (i_bg % ngroups).to(tl.int64)
+    o_n = tl.arange(0, BLOCK_N)
+    o_l = i_l * BLOCK_L + tl.arange(0, BLOCK_L)
+    m = (o_n < dstate)[:, None] & (o_l < seqlen)[None, :]
+    Bv = tl.load(B_ptr + i_b * stride_B_b + i_g * stride_B_g + o_n[:, None] * stride_B_n + o_l[None, :] * stride_B_l,
+                 mask=m, other=0.0)
+    Cv = tl.load(C_ptr + i_b * stride_C_b + i_g * stride_C_g + o_n[:, None] * stride_C_n + o_l[None, :] * stride_C_l,
+                 mask=m, other=0.0)
+    tile = (o_l // TILE).to(tl.int64)
+    off = ((i_bg * n_tiles + tile[None, :]) * 2) * NPAD * TILE + o_n[:, None] * TILE + (o_l % TILE)[None, :]
+    m_out = (o_n < NPAD)[:, None] & (o_l < n_tiles * TILE)[None, :]
+    tl.store(out_ptr + off, Bv.to(out_ptr.dtype.element_ty), mask=m_out)
+    tl.store(out_ptr + off + NPAD * TILE, Cv.to(out_ptr.dtype.element_ty), mask=m_out)
+
+
+@triton.jit
 def _scan_fwd_kernel(
-    u_ptr, delta_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
+    u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
     y_ptr, last_ptr, ckpt_ptr,
-    dim, dstate, seqlen, dims_per_group, n_ckpt,
+    dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
     stride_A_d, stride_A_n,
-    stride_B_b, stride_B_g, stride_B_n, stride_B_l,
-    stride_C_b, stride_C_g, stride_C_n, stride_C_l,
     stride_z_b, stride_z_d, stride_z_l,
     stride_y_b, stride_y_d, stride_y_l,
-    BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
+    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
 ):
+    """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
+    state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
+    own registers). Time runs sequentially, one token after another, TILE tokens per load: the tiles
+    of u, delta, z are loaded and y stored as [BLOCK_D, TILE] vectors per thread and split into
+    columns in registers. Per (state, token): one exp2 and three multiply-adds; y sums the slots in
+    registers, then the NL lanes (log2 NL shuffles per token)."""
     i_d = tl.program_id(0)
     i_b = tl.program_id(1).to(tl.int64)
     o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
-    o_n = tl.arange(0, BLOCK_N)
+    o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)
     m_d = o_d < dim
-    m_n = o_n < dstate
-    m_dn = m_d[:, None] & m_n[None, :]
     g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
 
-    A2 = tl.load(A_ptr + o_d[:, None] * stride_A_d + o_n[None, :] * stride_A_n, mask=m_dn, other=0.0).to(ACC) * LOG2E
     bias = tl.zeros((BLOCK_D,), dtype=ACC)
     if HAS_DELTA_BIAS:
         bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
-    u_base = u_ptr + i_b * stride_u_b
-    delta_base = delta_ptr + i_b * stride_delta_b
-    B_base = B_ptr + i_b * stride_B_b + g * stride_B_g + o_n[:, None] * stride_B_n
-    C_base = C_ptr + i_b * stride_C_b + g * stride_C_g + o_n[:, None] * stride_C_n
+    A2 = ()
+    h = ()
+    rows = ()  # per slot: the states n of the NL lanes, [NL, 1]
+    for j in tl.static_range(SLOTS):
+        n = (j * NL + o_g)[:, None]
+        m_n = n < dstate
+        rows = rows + (n,)
+        A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n & m_d[None, :],
+                           other=0.0).to(ACC) * LOG2E,)
+        h = h + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
+    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
     z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
     y_base = y_ptr + i_b * stride_y_b + o_d[:, None] * stride_y_d
-    p_dn = o_d[:, None] * dstate + o_n[None, :]  # a (dim, dstate) state in ckpt / last
+    NPAD: tl.constexpr = SLOTS * NL
+    bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
+    state_size = dim * dstate
+    if IS_VARLEN:
+        s_prev = tl.full((), -1, tl.int32)
 
-    h = tl.zeros((BLOCK_D, BLOCK_N), dtype=ACC)
     for t0 in range(0, seqlen, TILE):
         if STORE_CKPT:
             if t0 % CKPT == 0:  # the state entering this backward chunk
-                tl.store(ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * dim * dstate + p_dn, h, mask=m_dn)
+                p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
+                for j in tl.static_range(SLOTS):
+                    tl.store(p_ck + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
         t = t0 + o_t
-        m_t = t < seqlen
-        m_dt = m_d[:, None] & m_t[None, :]
-        start, end, _, s = _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN)
-        dl, _ = _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
-                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
-        u = tl.load(u_base + o_d[:, None] * stride_u_d + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-        m_nt = m_n[:, None] & m_t[None, :]
-        Bt = tl.load(B_base + t[None, :] * stride_B_l, mask=m_nt, other=0.0).to(ACC)  # [BLOCK_N, TILE]
-        Ct = tl.load(C_base + t[None, :] * stride_C_l, mask=m_nt, other=0.0).to(ACC)
-
-        a = tl.exp2(dl[:, None, :] * A2[:, :, None])  # [BLOCK_D, BLOCK_N, TILE]
-        if IS_VARLEN:
-            a = tl.where(start[None, None, :], 0.0, a)
-        b = (dl * u)[:, None, :] * Bt[None, :, :]
-        a, b = tl.associative_scan((a, b), axis=2, combine_fn=_linear)
-        hs = a * h[:, :, None] + b  # the state after every token of the tile
-        y = tl.sum(hs * Ct[None, :, :], axis=1)  # [BLOCK_D, TILE]
-        h = tl.sum(tl.where((o_t == TILE - 1)[None, None, :], hs, 0.0), axis=2)  # padding keeps the state
-        if IS_VARLEN:
-            if STORE_LAST:
-                p_last = last_ptr + s.to(tl.int64)[None, None, :] * dim * dstate + p_dn[:, :, None]
-                tl.store(p_last, hs, mask=m_dn[:, :, None] & end[None, None, :])
+        m_dt = m_d[:, None] & (t < seqlen)[None, :]
+        raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+        dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS), 0.0)
+        u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+        dl_c = _cols(dl, BLOCK_D, TILE)
+        du_c = _cols(dl * u, BLOCK_D, TILE)
+        bs = ()
+        cs = ()
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        for j in tl.static_range(SLOTS):
+            bs = bs + (_row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE),)
+            cs = cs + (_row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE),)
+        ys = ()
+        for k in tl.static_range(TILE):
+            if IS_VARLEN:  # a sequence's first token starts from a zero state
+                s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
+                keep = (s_k == s_prev).to(ACC)
+                s_prev = s_k
+            acc = tl.zeros((NL, BLOCK_D), dtype=ACC)
+            hn = ()
+            for j in tl.static_range(SLOTS):
+                x = h[j]
+                if IS_VARLEN:
+                    x = x * keep
+                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * bs[j][k]
+                acc += x * cs[j][k]
+                hn = hn + (x,)
+            h = hn
+            ys = ys + (tl.sum(acc, axis=0),)
+            if IS_VARLEN:
+                if STORE_LAST:  # the state after a sequence's last token is its final state
+                    s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
+                    if (t0 + k < seqlen) & (s_n != s_k):
+                        p_last = last_ptr + s_k.to(tl.int64) * state_size + o_d[None, :] * dstate
+                        for j in tl.static_range(SLOTS):
+                            tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
+        y = _join(ys, BLOCK_D, TILE)
         if HAS_D:
             y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
         if HAS_Z:
@@ -149,7 +264,9 @@ def _scan_fwd_kernel(
         tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
     if STORE_LAST:
         if not IS_VARLEN:
-            tl.store(last_ptr + i_b * dim * dstate + p_dn, h, mask=m_dn)
+            p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
+            for j in tl.static_range(SLOTS):
+                tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
 
 
 @triton.jit
@@ -317,7 +434,8 @@ def _scan_bwd_kernel(
 @dataclass(frozen=True)
 class ForwardConfig:
     block_d: int    # channels per program
-    tile: int       # tokens per register tile
+    lanes: int      # lanes per channel, each holding cdiv(dstate, lanes) of its states
+    tile: int       # tokens per load (1, 2, 4 or 8)
     num_warps: int
 
 
@@ -338,18 +456,20 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int) -> ForwardConfig:
-    """One warp per program, 1024 (channel, state, token) elements per tile, channels per program
-    halved while the grid has fewer than ~8 programs per SM. Measured on an H100 (benchmarks/notes/
-    selective_scan.md): one warp beats 2 and 4 by 1.3-2x at every tile, since the scan's layout
-    conversions then need no cross-warp barrier."""
-    block_n = triton.next_power_of_2(dstate)
+def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2) -> ForwardConfig:
+    """One warp per program. Lanes per channel: 1 (every state of a channel in one thread, no
+    shuffle) unless the grid would have fewer than ~8 warps per SM, or a thread more than 32
+    states; then doubled (fewer states per thread, log2(lanes) shuffles per token for y). Tiles of
+    16 bytes of u per thread and row (8 tokens of bf16): one vector load. Measured on an H100:
+    benchmarks/notes/selective_scan.md (v2)."""
+    lanes = 1
+    cap = min(16, triton.next_power_of_2(dstate))
+    while lanes < cap and (triton.cdiv(dstate, lanes) > 32 or batch * dim * lanes < 8 * n_sms * 32):
+        lanes *= 2
     dpg = dim // ngroups
-    block_d = _fit_block(max(1, 256 // block_n), dim, dpg, ngroups)
-    while block_d > 1 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
-        block_d //= 2
-    tile = max(4, min(64, 1024 // (block_n * block_d)))
-    return ForwardConfig(block_d, tile, 1)
+    block_d = _fit_block(32 // lanes, dim, dpg, ngroups)
+    tile = max(2, min(8, 16 // elem_size))
+    return ForwardConfig(block_d, lanes, tile, 1)
 
 
 def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int,
@@ -401,7 +521,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     dstate = A.shape[1]
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
-    cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4))
+    cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
+                                   u.element_size())
     state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
     y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
     last = None
@@ -411,24 +532,43 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
             last = torch.zeros((n, dim, dstate), dtype=state_dtype, device=u.device)
         else:
             last = _runtime.empty((n, dim, dstate), state_dtype, u.device)
+    tile = cfg.tile
     ckpt = None
     if ckpt_tile is not None:
-        if ckpt_tile % cfg.tile:
-            cfg = ForwardConfig(cfg.block_d, min(cfg.tile, ckpt_tile), cfg.num_warps)
+        while ckpt_tile % tile:
+            tile //= 2
         ckpt = _runtime.empty((batch, triton.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
     z_arg = z if z is not None else u
+    slots = triton.cdiv(dstate, cfg.lanes)
+    bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
     grid = (triton.cdiv(dim, cfg.block_d), batch)
     _scan_fwd_kernel[grid](
-        u, delta, A, B4, C4, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+        u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
-        dim, dstate, seqlen, dim // ngroups, 0 if ckpt is None else ckpt.shape[1],
-        *u.stride(), *delta.stride(), *A.stride(), *B4.stride(), *C4.stride(), *z_arg.stride(), *y.stride(),
-        BLOCK_D=cfg.block_d, BLOCK_N=triton.next_power_of_2(dstate), TILE=cfg.tile, CKPT=ckpt_tile or cfg.tile,
+        dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
+        *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride(),
+        BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
     )
     return y, last, ckpt
+
+
+def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: torch.dtype) -> torch.Tensor:
+    """B and C (batch, ngroups, dstate, seqlen) as (batch, ngroups, n_tiles, 2, npad, tile) in dtype,
+    zero-padded: the forward's layout (one launch; 2 * npad * 4 bytes per token, under 1 % of the
+    forward's traffic at dim 5120)."""
+    batch, ngroups, dstate, seqlen = B4.shape
+    n_tiles = triton.cdiv(seqlen, tile)
+    out = _runtime.empty((batch, ngroups, n_tiles, 2, npad, tile), dtype, B4.device)
+    block_l = max(tile, min(256, triton.next_power_of_2(max(seqlen, 1)), 4096 // triton.next_power_of_2(npad)))
+    grid = (triton.cdiv(n_tiles * tile, block_l), batch * ngroups)
+    if n_tiles:
+        _bc_tiles_kernel[grid](B4, C4, out, dstate, seqlen, ngroups, n_tiles, *B4.stride(), *C4.stride(),
+                               NPAD=npad, BLOCK_N=triton.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l,
+                               num_warps=4)
+    return out
 
 
 def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, ckpt,

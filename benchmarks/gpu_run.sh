@@ -6,7 +6,7 @@
 # (benchmarks/check_huge.py ssd-fwd at 1M tokens), gputests (-m gpu only), ncu (benchmarks/profile_ssd_forward.sh),
 # tunesmall (benchmarks/tune_small_kernels.py), ssdtests (the SSD forward and backward tests on CUDA, all marks,
 # and the bf16 gradient error figures), scantests (the selective_scan tests on CUDA and its bf16 error
-# figures), tunescan / tunescanquick / tunescanfwd (benchmarks/tune_selective_scan.py [--quick | --forward]), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model), profilecheck (a small flashssm profile of every kernel set with --ncu),
+# figures), tunescan / tunescanquick / tunescanfwd (benchmarks/tune_selective_scan.py [--quick | --forward]), ncuscan (benchmarks/profile_selective_scan.sh on NCU_WORKLOADS), newtests (the step, conv1d and norm tests on CUDA), models (tests/models on CUDA), benchmodel (flashssm bench model), profilecheck (a small flashssm profile of every kernel set with --ncu),
 # profile (flashssm profile with BENCH ARGS into prof-out/$PROFILE_NAME), profilencu (adds ncu counters to it),
 # fuzz (tests/fuzz/fuzz.py for FUZZ_BUDGET seconds, default 240, seed FUZZ_SEED), sanitize
 # (benchmarks/sanitize.sh: compute-sanitizer memcheck/racecheck/synccheck), huge (benchmarks/check_huge.py,
@@ -65,6 +65,8 @@ for step in "${steps[@]}"; do
     tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescansweep) timeout 560 python3 benchmarks/tune_selective_scan.py --sweep 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescanfwd) timeout 400 python3 benchmarks/tune_selective_scan.py --forward 2>&1 | tee "$OUT/tune-scan-fwd.txt" ;;
+    ncuscan) for w in ${NCU_WORKLOADS:-m1-2.8b-8x2K}; do
+                 timeout 200 bash benchmarks/profile_selective_scan.sh "$w" "$OUT/ncu-scan-$w.txt"; done ;;
     tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
     models) timeout 400 python3 -m pytest -p no:cacheprovider -s -m "gpu or not gpu" tests/models 2>&1 \
               | tee "$OUT/tests-models.txt" | grep -E "relative error|passed|failed|Error" | tail -30 ;;

@@ -48,11 +48,13 @@ def main():
         picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size())
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
         # lanes per channel, tile, warps; channels per program fill the warps' lanes
-        grid = itertools.product([1, 2, 4, 8], [4, 8], [1, 2, 4])
+        grid = itertools.product([1, 2, 4, 8, 16], [8], [1, 2])
+        if args.sweep:
+            grid = itertools.product([1, 2, 4, 8, 16], [4, 8], [1, 2, 4])
         if args.quick:
             grid = [(picked.lanes, picked.tile, picked.num_warps), (4, 8, 1), (1, 8, 1), (2, 8, 1)]
         for lanes, tile, warps in grid:
-            if lanes > w.dstate or (w.dstate + lanes - 1) // lanes > 64:
+            if lanes > w.dstate or (w.dstate + lanes - 1) // lanes > 32:
                 continue
             cfg = scan.ForwardConfig(32 * warps // lanes, lanes, tile, warps)
             try:

@@ -65,8 +65,8 @@ for step in "${steps[@]}"; do
     tunescan) timeout 500 python3 benchmarks/tune_selective_scan.py 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescansweep) timeout 560 python3 benchmarks/tune_selective_scan.py --sweep 2>&1 | tee "$OUT/tune-scan.txt" ;;
     tunescanfwd) timeout 400 python3 benchmarks/tune_selective_scan.py --forward 2>&1 | tee "$OUT/tune-scan-fwd.txt" ;;
-    ncuscan) for w in ${NCU_WORKLOADS:-m1-2.8b-8x2K}; do
-                 timeout 200 bash benchmarks/profile_selective_scan.sh "$w" "$OUT/ncu-scan-$w.txt"; done ;;
+    ncuscan) for w in ${NCU_WORKLOADS:-m1-2.8b-8x2K}; do for l in ${NCU_LANES:-0}; do
+                 timeout 200 bash benchmarks/profile_selective_scan.sh "$w" "$OUT/ncu-scan-$w-lanes$l.txt" "$l"; done; done ;;
     tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
     models) timeout 400 python3 -m pytest -p no:cacheprovider -s -m "gpu or not gpu" tests/models 2>&1 \
               | tee "$OUT/tests-models.txt" | grep -E "relative error|passed|failed|Error" | tail -30 ;;

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Nsight Compute on one launch of the selective_scan forward kernel (Mamba-1 2.8B shape), clocks left alone.
-#   bash benchmarks/profile_selective_scan.sh WORKLOAD OUTFILE
+#   bash benchmarks/profile_selective_scan.sh WORKLOAD OUTFILE [LANES]
+# LANES picks the forward configuration's lanes per channel (one warp, tiles of 8); default: the picked one.
 set -uo pipefail
 w=${1:-m1-2.8b-8x2K}
 out=${2:-ncu-scan.txt}
+lanes=${3:-0}
 cat > /tmp/one_scan.py <<PY
-import torch, flashssm
+import torch
 from flashssm.bench.workloads import WORKLOADS
+from flashssm.ops.selective_scan import scan
 inp = WORKLOADS["$w"].make_inputs("cuda")
-args = {k: inp[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "delta_softplus")}
-flashssm.selective_scan(**args)  # compile outside the profiled launch
+args = [inp.get(k) for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")]
+cfg = scan.ForwardConfig(32 // $lanes, $lanes, 8, 1) if $lanes else None
+scan.scan_forward(*args, True, config=cfg)  # compile outside the profiled launch
 torch.cuda.synchronize()
-flashssm.selective_scan(**args)
+scan.scan_forward(*args, True, config=cfg)
 torch.cuda.synchronize()
 PY
-ncu --clock-control none --kernel-name regex:_scan_fwd --launch-skip 1 --launch-count 1 \
+ncu --clock-control none --kernel-name regex:_scan_fwd_kernel --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section ComputeWorkloadAnalysis --section SchedulerStats --section InstructionStats \
     --metrics sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \

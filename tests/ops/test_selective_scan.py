@@ -87,13 +87,14 @@ def test_forward_and_gradients_several_chunks(shape, device):
     _check_grads(grads, g_ref, torch.float32)
 
 
-# lanes per channel, tile; shapes where the lanes leave padded state slots, tiles that end mid-sequence
-FWD_LAYOUTS = [(1, 1), (2, 4), (4, 8), (8, 2)]
+# lanes per channel, tile, B and C loaded a tile ahead into registers (prefetch_bc 64) or not;
+# shapes where the lanes leave padded state slots, tiles that end mid-sequence
+FWD_LAYOUTS = [(1, 1, 0), (2, 4, 0), (4, 8, 64), (8, 2, 0)]
 
 
-@pytest.mark.parametrize("lanes,tile", FWD_LAYOUTS, ids=[f"lanes{a}-tile{b}" for a, b in FWD_LAYOUTS])
+@pytest.mark.parametrize("lanes,tile,prefetch", FWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-pf{c}" for a, b, c in FWD_LAYOUTS])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
-def test_forward_layouts(lanes, tile, dtype, device):
+def test_forward_layouts(lanes, tile, prefetch, dtype, device):
     """The forward with every split of the states across lanes and every tile, against float64: y,
     the last states and the states kept for the backward, with shared and grouped B and C, packed
     sequences (empty and one-token ones) and a length that ends mid-tile."""
@@ -107,7 +108,8 @@ def test_forward_layouts(lanes, tile, dtype, device):
         block = 2 if shape[4] else 4
         args = [kw.get(k) for k in GRAD_NAMES]
         y, last, ckpt = scan_forward(*args, True, seq_index=seq, num_seqs=None if cu is None else len(cu) - 1,
-                                     return_last_state=True, ckpt_tile=8, config=ForwardConfig(block, lanes, tile, 1))
+                                     return_last_state=True, ckpt_tile=8,
+                                     config=ForwardConfig(block, lanes, tile, 1, prefetch_bc=prefetch))
         assert y.dtype == dtype and not torch.isnan(y).any()
         assert_close(y, y_ref, dtype, "y")
         assert_close(last, last_ref, dtype, "last_state")

@@ -165,6 +165,14 @@ def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
 
 
 @triton.jit
+def _prefetch_l1(p):
+    """Ask for the 128-byte line at each pointer of p to be brought into L1 (no register is written,
+    so nothing waits for it; the GPU drops a prefetch it cannot serve). GPU only."""
+    tl.inline_asm_elementwise("prefetch.global.L1 [$1];\n\tmov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
+                              is_pure=False, pack=1)
+
+
+@triton.jit
 def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr):
     """One tile of the pre-tiled B and C: per slot, the TILE values of B and of C as [NL, BLOCK_D]."""
     bs = ()
@@ -212,7 +220,7 @@ def _scan_fwd_kernel(
     stride_z_b, stride_z_d, stride_z_l,
     stride_y_b, stride_y_d, stride_y_l,
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
-    PREFETCH_BC: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+    PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
@@ -274,12 +282,19 @@ def _scan_fwd_kernel(
         if HAS_Z:
             zt = n_z.to(ACC)
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:
+            # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
+            # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
+            LINES: tl.constexpr = (2 * NPAD * TILE * 4 + 127) // 128
+            ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
+            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+            _prefetch_l1(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32)
+            if t0 % 64 == 0:  # the rows of u, delta, z: the next 128-byte line
+                _prefetch_l1(u_base + (t0 + 64) * stride_u_l + tl.zeros((1, NL), tl.int32))
         if PREFETCH_BC:
             bs = n_bs
             cs = n_cs
             n_bs, n_cs = _bc_tile(p_bc + 2 * NPAD * TILE, rows, NL, BLOCK_D, SLOTS, TILE)
-        else:
-            bs, cs = _bc_tile(p_bc, rows, NL, BLOCK_D, SLOTS, TILE)
         tn = t + TILE
         m_next = m_d[:, None] & (tn < seqlen)[None, :]
         n_raw = tl.load(delta_base + tn[None, :] * stride_delta_l, mask=m_next, other=0.0)
@@ -289,30 +304,47 @@ def _scan_fwd_kernel(
         dl = tl.where(m_dt, _fast_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
         dl_c = _cols(dl, BLOCK_D, TILE)
         du_c = _cols(dl * u, BLOCK_D, TILE)
+        if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
+            keeps = ()
+            ends = ()
+            seqs = ()
+            for k in tl.static_range(TILE):
+                s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
+                s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
+                keeps = keeps + ((s_k == s_prev).to(ACC),)
+                ends = ends + ((t0 + k < seqlen) & (s_n != s_k),)
+                seqs = seqs + (s_k.to(tl.int64),)
+                s_prev = s_k
+        # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
+        accs = ()
+        for k in tl.static_range(TILE):
+            accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        hn = ()
+        for j in tl.static_range(SLOTS):
+            if PREFETCH_BC:
+                b_j = bs[j]
+                c_j = cs[j]
+            else:
+                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+                c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+            x = h[j]
+            an = ()
+            for k in tl.static_range(TILE):
+                if IS_VARLEN:
+                    x = x * keeps[k]
+                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
+                an = an + (accs[k] + x * c_j[k],)
+                if IS_VARLEN:
+                    if STORE_LAST:  # the state after a sequence's last token is its final state
+                        if ends[k]:
+                            tl.store(last_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j], x,
+                                     mask=(rows[j] < dstate) & m_d[None, :])
+            accs = an
+            hn = hn + (x,)
+        h = hn
         ys = ()
         for k in tl.static_range(TILE):
-            if IS_VARLEN:  # a sequence's first token starts from a zero state
-                s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
-                keep = (s_k == s_prev).to(ACC)
-                s_prev = s_k
-            acc = tl.zeros((NL, BLOCK_D), dtype=ACC)
-            hn = ()
-            for j in tl.static_range(SLOTS):
-                x = h[j]
-                if IS_VARLEN:
-                    x = x * keep
-                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * bs[j][k]
-                acc += x * cs[j][k]
-                hn = hn + (x,)
-            h = hn
-            ys = ys + (tl.sum(acc, axis=0),)
-            if IS_VARLEN:
-                if STORE_LAST:  # the state after a sequence's last token is its final state
-                    s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
-                    if (t0 + k < seqlen) & (s_n != s_k):
-                        p_last = last_ptr + s_k.to(tl.int64) * state_size + o_d[None, :] * dstate
-                        for j in tl.static_range(SLOTS):
-                            tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
+            ys = ys + (tl.sum(accs[k], axis=0),)
         y = _join(ys, BLOCK_D, TILE)
         if HAS_D:
             y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
@@ -494,7 +526,8 @@ class ForwardConfig:
     lanes: int      # lanes per channel, each holding cdiv(dstate, lanes) of its states
     tile: int       # tokens per load (1, 2, 4 or 8)
     num_warps: int
-    prefetch_bc: int = 32  # B and C of the next tile are loaded ahead when slots * tile is at most this
+    prefetch_bc: int = 0  # B and C of the next tile are loaded into registers ahead when slots * tile is at most this
+    prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
 
 
 @dataclass(frozen=True)
@@ -606,7 +639,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride(),
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
-        PREFETCH_BC=slots * tile <= cfg.prefetch_bc, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
     )

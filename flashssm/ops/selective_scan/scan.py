@@ -289,8 +289,12 @@ def _scan_fwd_kernel(
             ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
             o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
             _prefetch_l1(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32)
-            if t0 % 64 == 0:  # the rows of u, delta, z: the next 128-byte line
-                _prefetch_l1(u_base + (t0 + 64) * stride_u_l + tl.zeros((1, NL), tl.int32))
+            LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
+                _prefetch_l1(u_base + (t0 + LINE_U) * stride_u_l)
+                _prefetch_l1(delta_base + (t0 + LINE_U) * stride_delta_l)
+                if HAS_Z:
+                    _prefetch_l1(z_base + (t0 + LINE_U) * stride_z_l)
         if PREFETCH_BC:
             bs = n_bs
             cs = n_cs

@@ -552,19 +552,22 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 
 @functools.lru_cache(maxsize=256)
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2) -> ForwardConfig:
-    """One warp per program. Lanes per channel: 1 (every state of a channel in one thread, no
-    shuffle) unless the grid would have fewer than ~8 warps per SM, or a thread more than 32
-    states; then doubled (fewer states per thread, log2(lanes) shuffles per token for y). Tiles of
-    16 bytes of u per thread and row (8 tokens of bf16): one vector load. Measured on an H100:
-    benchmarks/notes/selective_scan.md (v2)."""
+    """Lanes per channel: 1 (every state of a channel in one thread's registers, no shuffle), doubled
+    while the grid has fewer than 4 warps per SM or a thread would hold more than 16 states (each
+    doubling adds a shuffle per token and repeats the per-token work on more lanes). One warp per
+    program, two from dstate 64. Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
+    vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, v2): at 8x2K lanes 1, 2
+    and 4 are within 2 % of each other, at 1x32K and 1x256K lanes 4 beats 8 by 10-15 %, at dstate 128
+    lanes 8 with two warps is the best by 30 %."""
     lanes = 1
-    cap = min(16, triton.next_power_of_2(dstate))
-    while lanes < cap and (triton.cdiv(dstate, lanes) > 32 or batch * dim * lanes < 8 * n_sms * 32):
+    cap = min(32, triton.next_power_of_2(dstate))
+    while lanes < cap and (triton.cdiv(dstate, lanes) > 16 or batch * dim * lanes < 4 * n_sms * 32):
         lanes *= 2
+    warps = 2 if dstate >= 64 else 1
     dpg = dim // ngroups
-    block_d = _fit_block(32 // lanes, dim, dpg, ngroups)
+    block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
     tile = max(2, min(8, 16 // elem_size))
-    return ForwardConfig(block_d, lanes, tile, 1)
+    return ForwardConfig(block_d, lanes, tile, warps)
 
 
 def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int,

@@ -4,15 +4,15 @@ Per channel d and state n the scan is a first-order linear recurrence,
 
     h_t = a_t h_{t-1} + b_t,   a_t = exp(delta_t A_dn),   b_t = delta_t u_t B_tn,
 
-with y_t = <h_t, C_t> (+ D u_t, gated by silu(z_t)). A program holds a tile [BLOCK_D, BLOCK_N,
-TILE] of (channel, state, time) in registers: it discretises delta, A, B and u there, scans the
-tile along time with `tl.associative_scan` (combining (a, b) pairs) seeded with the state carried
-from the previous tile, and reduces over the states for y. States never reach device memory,
-except the state entering every TILE_BWD-th token when a backward will follow (its memory is the
-states' divided by TILE_BWD: O(inputs)).
+with y_t = <h_t, C_t> (+ D u_t, gated by silu(z_t)).
 
-Forward: one program per (block of channels, batch row) walks the whole sequence (the 2.8B shape
-has dim 5120: 1280 programs of 4 channels fill an H100 at batch 1).
+Forward: one program per (block of channels, batch row) walks the whole sequence, token after
+token, with every state of a channel in registers (split over a few lanes where the grid would
+otherwise be too small): per (state, token) one exp2 and three multiply-adds, no scan primitive.
+u, delta, z and y move as 16-byte vectors of 8 tokens per thread, split into columns in
+registers; B and C are first rewritten by a small launch as zero-padded fp32 tiles, read at fixed
+offsets. States never reach device memory, except the state entering every TILE_BWD-th token when a
+backward will follow (its memory is the states' divided by TILE_BWD: O(inputs)).
 
 Backward: one program per (chunk of TILE_BWD tokens, batch row, group of channels), reverse chunk
 order by tickets from an atomic counter. The gradient entering a chunk from its right, X, comes

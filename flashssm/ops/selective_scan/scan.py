@@ -35,32 +35,12 @@ from dataclasses import dataclass
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice
 
 from flashssm import _runtime
 from flashssm.ops.ssd.forward import release_tickets, workspace
 from flashssm.ops.triton_common import process_delta, silu
 
 LOG2E = tl.constexpr(1.4426950408889634)
-LN2 = tl.constexpr(0.6931471805599453)
-
-
-@triton.jit
-def _fast_delta(raw, bias, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr):
-    """process_delta with the GPU's one-instruction exp2 and log2 (FAST; the interpreter has no
-    fast_log2f): the series below e^v = 0.1 keeps the accuracy where log(1 + e^v) is near 0, and
-    above it lg2.approx's ~2^-22 absolute error is under 2e-6 relative. The exact-math version
-    costs ~45 instructions per (channel, token): a third of the forward's loop at dstate 16."""
-    if not FAST:
-        return process_delta(raw, bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS)
-    v = raw
-    if HAS_DELTA_BIAS:
-        v = v + bias
-    if DELTA_SOFTPLUS:
-        e = tl.exp2(v * LOG2E)
-        series = e * (1.0 - e * (0.5 - e * (1.0 / 3.0 - e * (0.25 - e * (0.2 - e * (1.0 / 6.0))))))
-        v = tl.where(v <= 20.0, tl.where(e < 0.1, series, libdevice.fast_log2f(1.0 + e) * LN2), v)
-    return v
 
 
 @triton.jit
@@ -305,7 +285,7 @@ def _scan_fwd_kernel(
         n_u = tl.load(u_base + tn[None, :] * stride_u_l, mask=m_next, other=0.0)
         if HAS_Z:
             n_z = tl.load(z_base + tn[None, :] * stride_z_l, mask=m_next, other=0.0)
-        dl = tl.where(m_dt, _fast_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
         dl_c = _cols(dl, BLOCK_D, TILE)
         du_c = _cols(dl * u, BLOCK_D, TILE)
         if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index

@@ -67,6 +67,7 @@ for step in "${steps[@]}"; do
     tunescanfwd) timeout 400 python3 benchmarks/tune_selective_scan.py --forward 2>&1 | tee "$OUT/tune-scan-fwd.txt" ;;
     ncuscan) for w in ${NCU_WORKLOADS:-m1-2.8b-8x2K}; do for l in ${NCU_LANES:-0}; do
                  timeout 200 bash benchmarks/profile_selective_scan.sh "$w" "$OUT/ncu-scan-$w-lanes$l.txt" "$l"; done; done ;;
+    tunescanbwd) timeout 500 python3 benchmarks/tune_selective_scan.py --backward --quick 2>&1 | tee "$OUT/tune-scan-bwd.txt" ;;
     tunescanquick) timeout 300 python3 benchmarks/tune_selective_scan.py --quick 2>&1 | tee "$OUT/tune-scan.txt" ;;
     models) timeout 400 python3 -m pytest -p no:cacheprovider -s -m "gpu or not gpu" tests/models 2>&1 \
               | tee "$OUT/tests-models.txt" | grep -E "relative error|passed|failed|Error" | tail -30 ;;

@@ -1,6 +1,6 @@
 """Sweep selective_scan's launch configurations on the GPU (forward, then forward + backward).
 
-    python benchmarks/tune_selective_scan.py [--quick]
+    python benchmarks/tune_selective_scan.py [--quick] [--sweep] [--forward | --backward]
 
 Times each configuration with triton.testing.do_bench on the Mamba-1 2.8B shape (dim 5120) and
 dstate 128, bf16, and prints it beside the bytes floor at the copy bandwidth measured here.
@@ -13,7 +13,7 @@ import itertools
 import torch
 import triton
 
-from flashssm.bench.workloads import WORKLOADS, ScanWorkload
+from flashssm.bench.workloads import DTYPES, WORKLOADS, ScanWorkload
 from flashssm.ops.selective_scan import scan
 
 
@@ -28,18 +28,51 @@ def fwd_args(inp):
     return ([inp[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")], True)
 
 
+def _warm_one(job):
+    """Compile one backward configuration in a worker process (the timing process then finds it in
+    Triton's cache): a batch of at most 2, the workload's other sizes (same specialisation)."""
+    name, lanes, chunk, warps = job
+    w = WORKLOADS[name]
+    small = type(w)(w.name, min(w.batch, 2), w.seqlen, dim=w.dim, dstate=w.dstate, dtype=w.dtype)
+    inp = small.make_inputs("cuda")
+    tensors, sp = fwd_args(inp)
+    picked = scan.backward_config(small.batch, w.dim, w.dstate, 1, w.seqlen, 132, inp["u"].element_size())
+    cfg = scan.BackwardConfig(32 * warps // lanes, lanes, picked.tile, chunk, warps)
+    try:
+        _, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)
+        scan.scan_backward(inp["dy"], None, *tensors, sp, ckpt=ckpt, ckpt_tile=chunk, config=cfg)
+        torch.cuda.synchronize()
+    except Exception as e:  # reported again when timed
+        return f"{job}: {type(e).__name__}"
+    return None
+
+
+def warm(jobs, processes: int = 12):
+    """Backward configurations take ~45 s each to compile (one unrolled tile per slot and token):
+    compile them in parallel processes first."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
+        for err in pool.imap_unordered(_warm_one, jobs):
+            if err:
+                print("  warm:", err)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="the wide sweep on 8x2K dstate 16 only")
     ap.add_argument("--forward", action="store_true", help="the forward only")
+    ap.add_argument("--backward", action="store_true", help="forward + backward only")
+    ap.add_argument("--configs", default="", help="backward configurations to time instead of the grid: "
+                    "'workload:lanes,chunk,warps;...'")
     args = ap.parse_args()
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-2.8b-1x256K",
                                                           "m1-n128-8x2K")
-    for name in fwd_names:
+    for name in () if args.backward else fwd_names:
         # 1x256K is timed here only: the bench's float64 reference does not fit at that length
         w = WORKLOADS.get(name) or ScanWorkload(name, 1, 262144)
         inp = w.make_inputs("cuda")
@@ -69,35 +102,47 @@ def main():
         print(f"  of which B, C to tiles: {ms:.4f} ms")
     bwd_names = ("m1train-2.8b-8x2K",) if args.sweep else ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K",
                                                            "m1train-n128-1x1K")
+    grids = {}
     for name in () if args.forward else bwd_names:
+        w = WORKLOADS[name]
+        picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms, DTYPES[w.dtype].itemsize)
+        # lanes per channel, chunk (spacing of the stored states), warps
+        grid = itertools.product([1, 2, 4, 8], [16, 32, 64], [1, 2])
+        if args.sweep:
+            grid = itertools.product([1, 2, 4, 8, 16], [8, 16, 32, 64, 128], [1, 2, 4])
+        if args.quick:
+            grid = [(2, 32, 1), (4, 32, 1)]
+        grid = [(picked.lanes, picked.chunk, picked.num_warps)] + list(grid)
+        grids[name] = [g for g in dict.fromkeys(grid) if g[0] <= w.dstate and -(-w.dstate // g[0]) <= 32]
+    if args.configs:
+        grids = {}
+        for item in args.configs.split(";"):
+            name, cfg = item.split(":")
+            grids.setdefault(name, []).append(tuple(int(v) for v in cfg.split(",")))
+    warm([(name, *g) for name, grid in grids.items() for g in grid])
+    for name, grid in grids.items():
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
         dy = inp["dy"]
         floor_ms = w.bytes() / bw * 1e3
-        picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms)
+        picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms, inp["u"].element_size())
         print(f"\n{name} forward + backward: floor {floor_ms:.3f} ms, picked {picked}")
-        bn = triton.next_power_of_2(w.dstate)
-        grid = itertools.product([1, 2, 4], [16, 32, 64, 128], [4, 16, 64], [4, 8])
-        if args.sweep:
-            grid = itertools.product([1, 4, 16], [8, 16, 32], [16], [2, 4])
-        if args.quick:
-            grid = [(picked.block_d, picked.tile, picked.subblocks, picked.num_warps)]
-        for bd, tile, sub, warps in grid:
-            if bd * bn * tile > 8192 or bd * bn * tile < 256:
-                continue
-            cfg = scan.BackwardConfig(bd, tile, sub, warps)
+        for lanes, chunk, warps in grid:
+            cfg = scan.BackwardConfig(32 * warps // lanes, lanes, picked.tile, chunk, warps)
 
             def run():
-                y, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=tile)
-                return scan.scan_backward(dy, None, *tensors, sp, ckpt=ckpt, ckpt_tile=tile, config=cfg)
+                y, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)
+                return scan.scan_backward(dy, None, *tensors, sp, ckpt=ckpt, ckpt_tile=chunk, config=cfg)
             try:
                 ms = triton.testing.do_bench(run)
+                ms_bwd = ms - triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, ckpt_tile=chunk))
             except Exception as e:
                 print(f"  {cfg}: {type(e).__name__}: {str(e)[:80]}")
                 continue
             mark = "*" if cfg == picked else " "
-            print(f" {mark}bd {bd} tile {tile:3d} sub {sub:3d} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+            print(f" {mark}lanes {lanes} chunk {chunk:3d} warps {warps}: {ms:.3f} ms (backward {ms_bwd:.3f})"
+                  f"  x floor {ms / floor_ms:.2f}")
 
 
 if __name__ == "__main__":

@@ -64,8 +64,8 @@ def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=F
     num_seqs = None if cu_seqlens is None else cu_seqlens.numel() - 1
     args = [kw.get(k) for k in GRAD_NAMES]
     y, last, ckpt = scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=num_seqs,
-                                 return_last_state=True, ckpt_tile=bwd_cfg.tile, config=fwd_cfg)
-    grads = scan_backward(dy, dlast, *args, kw.get("delta_softplus", False), ckpt=ckpt, ckpt_tile=bwd_cfg.tile,
+                                 return_last_state=True, ckpt_tile=bwd_cfg.chunk, config=fwd_cfg)
+    grads = scan_backward(dy, dlast, *args, kw.get("delta_softplus", False), ckpt=ckpt, ckpt_tile=bwd_cfg.chunk,
                           seq_index=seq, deterministic=deterministic, config=bwd_cfg)
     return y, last, {k: g for k, g in zip(GRAD_NAMES, grads) if kw.get(k) is not None}
 
@@ -81,7 +81,7 @@ def test_forward_and_gradients_several_chunks(shape, device):
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
     block = 1 if shape[4] is not None and shape[1] // shape[4] == 1 else 2
     y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, 2, 8, 1),
-                             bwd_cfg=BackwardConfig(block, 8, 2 if shape[4] in (None, 1) else 1, 4))
+                             bwd_cfg=BackwardConfig(block, 2, 4, 8, 1))
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(last, last_ref, torch.float32, "last_state")
     _check_grads(grads, g_ref, torch.float32)
@@ -119,6 +119,39 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
                                                         for k, v in kw.items()}, return_last_state=True)
             assert_close(ckpt[:, 1], first8, dtype, "ckpt")
             assert torch.count_nonzero(ckpt[:, 0]) == 0
+
+
+# lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)
+BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8), (4, 1, 4)]
+
+
+@pytest.mark.parametrize("lanes,tile,chunk", BWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-chunk{c}" for a, b, c in BWD_LAYOUTS])
+def test_backward_layouts(lanes, tile, chunk, device):
+    """The backward with every split of the states across lanes, tiles and chunks, against float64:
+    every gradient, with shared and grouped B and C, packed sequences (empty and one-token ones, a
+    last-state gradient per sequence) and a length that ends mid-chunk."""
+    for shape, cu in (((2, 6, 38, 5, None), None), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35])):
+        kw = _inputs(shape, torch.float32, device)
+        cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
+        dy = torch.randn_like(kw["u"])
+        dlast = torch.randn(shape[0] if cu is None else len(cu) - 1, shape[1], shape[3], device=device)
+        _, _, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+        block = 2 if shape[4] else 8 // lanes
+        _, _, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 1, 8, 1),
+                              bwd_cfg=BackwardConfig(block, lanes, tile, chunk, 1), cu_seqlens=cu_t)
+        _check_grads(grads, g_ref, torch.float32, f"{shape}: ")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_backward_16bit(dtype, device):
+    """16-bit inputs and incoming gradient: every gradient in its input's dtype, against float64."""
+    kw = _inputs((2, 8, 45, 16, None), dtype, device)
+    dy = torch.randn_like(kw["u"])
+    _, _, g_ref = _grads_ref(kw, dy)
+    _, _, grads = _direct(kw, dy, None, fwd_cfg=ForwardConfig(8, 1, 8, 1), bwd_cfg=BackwardConfig(2, 4, 8, 32, 1))
+    for name, g in grads.items():
+        assert g.dtype == kw[name].dtype, f"d{name} dtype"
+    _check_grads(grads, g_ref, dtype)
 
 
 @pytest.mark.parametrize("opts", OPTIONS, ids=OPTION_IDS)
@@ -165,7 +198,7 @@ def test_varlen(lengths, device):
     dy = torch.randn(1, 4, seqlen, device=device)
     dlast = torch.randn(len(lengths), 4, 3, device=device)
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
-    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 2, 8, 1), bwd_cfg=BackwardConfig(2, 8, 2, 4),
+    y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 2, 8, 1), bwd_cfg=BackwardConfig(2, 2, 4, 8, 1),
                              cu_seqlens=cu)
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(last, last_ref, torch.float32, "last_state")
@@ -198,7 +231,7 @@ def test_varlen_nothing_crosses_a_boundary(device):
 def test_deterministic_is_bit_identical(device):
     kw = _inputs((2, 8, 40, 4, None), torch.float32, device)
     dy = torch.randn(2, 8, 40, device=device)
-    cfg = dict(fwd_cfg=ForwardConfig(2, 1, 8, 1), bwd_cfg=BackwardConfig(2, 8, 2, 4), deterministic=True)
+    cfg = dict(fwd_cfg=ForwardConfig(2, 1, 8, 1), bwd_cfg=BackwardConfig(2, 2, 4, 8, 1), deterministic=True)
     _, _, g1 = _direct(kw, dy, None, **cfg)
     _, _, g2 = _direct(kw, dy, None, **cfg)
     for name in g1:
@@ -372,14 +405,19 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from flashssm.ops.selective_scan.scan import _scan_fwd_kernel as kernel
+from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
-lanes, varlen = int(sys.argv[1]), sys.argv[2] == "1"
-ptrs = dict(u_ptr="*bf16", delta_ptr="*bf16", A_ptr="*fp32", bc_ptr="*fp32", D_ptr="*fp32", z_ptr="*bf16",
-            delta_bias_ptr="*fp32", seq_ptr="*i32", y_ptr="*bf16", last_ptr="*fp32", ckpt_ptr="*fp32")
-consts = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, CKPT=32, PREFETCH_BC=False,
-              PREFETCH_TILES=2, FAST=True, HAS_D=True, HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True,
-              IS_VARLEN=varlen, STORE_LAST=True, STORE_CKPT=True, ACC=tl.float32)
+which, lanes, varlen = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
+              HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, ACC=tl.float32)
+if which == "forward":
+    kernel = _scan_fwd_kernel
+    consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True)
+else:
+    kernel = _scan_bwd_kernel
+    consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False)
+ptrs = {a: "*i32" if a == "seq_ptr" else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
+                                          else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}
 compiled = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts),
                           target=GPUTarget("cuda", 90, 32), options={"num_warps": 1})
@@ -389,9 +427,10 @@ print("compiled", len(compiled.asm["cubin"]))
 """
 
 
-@pytest.mark.parametrize("lanes,varlen", [(1, False), (4, True)], ids=["lanes1", "lanes4-varlen"])
-def test_forward_compiles_for_hopper(lanes, varlen):
-    """The forward kernel compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
+@pytest.mark.parametrize("which,lanes,varlen", [("forward", 1, False), ("forward", 4, True), ("backward", 4, True)],
+                         ids=["forward-lanes1", "forward-lanes4-varlen", "backward-lanes4-varlen"])
+def test_kernels_compile_for_hopper(which, lanes, varlen):
+    """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
     fresh process without the interpreter): the interpreter does not type-check loop-carried values
     or lower the inline-asm prefetch of the GPU path (FAST). Catches a kernel that runs under the
     interpreter but does not compile."""
@@ -402,7 +441,7 @@ def test_forward_compiles_for_hopper(lanes, varlen):
     if HAS_GPU:
         pytest.skip("the GPU tests compile and run it")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, str(lanes), str(int(varlen))], env=env,
+    run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, which, str(lanes), str(int(varlen))], env=env,
                          capture_output=True, text=True, timeout=600)
     if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
         pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")

@@ -56,7 +56,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
                 ngroups = 1 if B.dim() == 3 else B.shape[1]
                 pick = backward_config_uncached if torch.compiler.is_compiling() else backward_config
                 ckpt_tile = pick(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
-                                 _runtime.sm_count(u.device, on_cpu=4)).tile
+                                 _runtime.sm_count(u.device, on_cpu=4), u.element_size()).chunk
             y, last, _ = selective_scan_fwd(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, bool(delta_softplus),
                                             bool(return_last_state), ckpt_tile)
         else:

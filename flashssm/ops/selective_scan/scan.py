@@ -11,17 +11,17 @@ token, with every state of a channel in registers (split over a few lanes where 
 otherwise be too small): per (state, token) one exp2 and three multiply-adds, no scan primitive.
 u, delta, z and y move as 16-byte vectors of 8 tokens per thread, split into columns in
 registers; B and C are first rewritten by a small launch as zero-padded fp32 tiles, read at fixed
-offsets. States never reach device memory, except the state entering every TILE_BWD-th token when a
-backward will follow (its memory is the states' divided by TILE_BWD: O(inputs)).
+offsets. States never reach device memory, except the state entering every chunk-th token (32) when a
+backward will follow (its memory is the states' divided by the chunk: O(inputs)).
 
-Backward: one program per (chunk of TILE_BWD tokens, batch row, group of channels), reverse chunk
-order by tickets from an atomic counter. The gradient entering a chunk from its right, X, comes
-from the program of the next chunk, which published it as P X' + G (P the chunk's total decay, G
-its own contribution: both known before it waits), so a program waits only on an earlier ticket
-and the serial chain costs one multiply-add per link. Each program then recomputes its states
-from the stored entering state, runs the reverse scan for dh with X as the carry, and forms every
-gradient in registers; dB and dC are summed over its channels in registers before one atomic add
-per element (or one slice per program in deterministic mode).
+Backward: the same layout run backwards. One program per (block of channels, batch row) walks the
+sequence from its end, one chunk (the spacing of the stored states) at a time: pass 1 recomputes the
+state entering every tile of the chunk into a small per-program scratch (L1/L2), pass 2 takes the
+tiles in reverse, recomputes each tile's states per slot in registers and runs the gradient
+backwards through them (dh_t = r + C_t dy_t, r <- a_t dh_t). du, ddelta, dz and dA stay per channel;
+dB and dC are summed over the block's channels and added by fp32 atomics (one slice per block in
+deterministic mode). No inter-program dependency: the backward of a batch-1 sequence runs on
+dim / channels-per-program warps.
 
 Varlen (cu_seqlens, batch 1): a per-token sequence index; the decay at a sequence's first token is
 0, so no state and no gradient crosses a boundary.
@@ -37,7 +37,6 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.ssd.forward import release_tickets, workspace
 from flashssm.ops.triton_common import process_delta, silu
 
 LOG2E = tl.constexpr(1.4426950408889634)
@@ -49,39 +48,6 @@ def _fast_silu(z, FAST: tl.constexpr):
     if FAST:
         return tl.fdiv(z, 1.0 + tl.exp2(-z * LOG2E), ieee_rounding=False)
     return silu(z)
-
-
-@triton.jit
-def _linear(a1, b1, a2, b2):
-    """h -> a1 h + b1 followed by h -> a2 h + b2 (associative: the scan's combine)."""
-    return a1 * a2, b1 * a2 + b2
-
-
-@triton.jit
-def _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN: tl.constexpr):
-    """Per token of the tile: starts a sequence, ends one, next token starts one; sequence index."""
-    if IS_VARLEN:
-        s = tl.load(seq_ptr + t, mask=m_t, other=-1)
-        prev = tl.load(seq_ptr + t - 1, mask=m_t & (t > 0), other=-1)
-        nxt = tl.load(seq_ptr + t + 1, mask=m_t & (t + 1 < seqlen), other=-1)
-        start = m_t & (s != prev)
-        end = m_t & (s != nxt)
-        next_start = m_t & (t + 1 < seqlen) & (s != nxt)
-    else:
-        s = t * 0
-        start = t < 0
-        end = t == seqlen - 1
-        next_start = t < 0
-    return start, end, next_start, s
-
-
-@triton.jit
-def _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
-                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, ACC: tl.constexpr):
-    """delta after bias and softplus, 0 off the sequence (a decay of 1: padding keeps the state). [BLOCK_D, TILE]"""
-    raw = tl.load(delta_base + o_d[:, None] * stride_delta_d + t[None, :] * stride_delta_l, mask=m_dt,
-                  other=0.0).to(ACC)
-    return tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS), 0.0), raw
 
 
 @triton.jit
@@ -164,6 +130,39 @@ def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.cons
 
 
 @triton.jit
+def _tokens(seq_ptr, t0, seqlen, ACC: tl.constexpr, TILE: tl.constexpr):
+    """Varlen, per token of the tile starting at t0: keep the state (0 where the token starts a
+    sequence), ends a sequence, its sequence index (int64)."""
+    s_prev = tl.load(seq_ptr + t0 - 1, mask=t0 - 1 >= seqlen * 0, other=-1)  # (a tensor mask: t0 may be an int)
+    keeps = ()
+    ends = ()
+    seqs = ()
+    for k in tl.static_range(TILE):
+        s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
+        s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
+        keeps = keeps + ((s_k == s_prev).to(ACC),)
+        ends = ends + (s_n != s_k,)  # past seqlen both are -1
+        seqs = seqs + (s_k.to(tl.int64),)
+        s_prev = s_k
+    return keeps, ends, seqs
+
+
+@triton.jit
+def _join2(c, R0: tl.constexpr, R1: tl.constexpr, T: tl.constexpr):
+    """A tuple of T [R0, R1] tensors as an [R0, R1, T] tile (the inverse of `_cols3`-like splits)."""
+    if T == 1:
+        return tl.reshape(c[0], (R0, R1, 1))
+    elif T == 2:
+        return tl.join(c[0], c[1])
+    elif T == 4:
+        return tl.reshape(tl.join(tl.join(c[0], c[2]), tl.join(c[1], c[3])), (R0, R1, 4))
+    else:
+        e = _join2((c[0], c[2], c[4], c[6]), R0, R1, 4)
+        o = _join2((c[1], c[3], c[5], c[7]), R0, R1, 4)
+        return tl.reshape(tl.join(e, o), (R0, R1, 8))
+
+
+@triton.jit
 def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
                      stride_B_b, stride_B_g, stride_B_n, stride_B_l,
                      stride_C_b, stride_C_g, stride_C_n, stride_C_l,
@@ -237,9 +236,6 @@ def _scan_fwd_kernel(
     NPAD: tl.constexpr = SLOTS * NL
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     state_size = dim * dstate
-    if IS_VARLEN:
-        s_prev = tl.full((), -1, tl.int32)
-
     # software pipelining: the next tile's loads are issued before this tile's arithmetic (a long
     # sequence is one serial walk per program: without it, every tile waits a full memory latency)
     m_dt = m_d[:, None] & (o_t < seqlen)[None, :]
@@ -289,16 +285,7 @@ def _scan_fwd_kernel(
         dl_c = _cols(dl, BLOCK_D, TILE)
         du_c = _cols(dl * u, BLOCK_D, TILE)
         if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
-            keeps = ()
-            ends = ()
-            seqs = ()
-            for k in tl.static_range(TILE):
-                s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
-                s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
-                keeps = keeps + ((s_k == s_prev).to(ACC),)
-                ends = ends + ((t0 + k < seqlen) & (s_n != s_k),)
-                seqs = seqs + (s_k.to(tl.int64),)
-                s_prev = s_k
+            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
         # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
         accs = ()
         for k in tl.static_range(TILE):
@@ -344,164 +331,271 @@ def _scan_fwd_kernel(
 
 @triton.jit
 def _scan_bwd_kernel(
-    u_ptr, delta_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
-    du_ptr, ddelta_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dz_ptr, dbias_ptr,
-    counter_ptr, flag_ptr, slot_ptr,
-    batch, dim, dstate, seqlen, dims_per_group, n_chunks, n_groups_d, programs_per_group, n_programs,
+    u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
+    du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
     stride_A_d, stride_A_n,
-    stride_B_b, stride_B_g, stride_B_n, stride_B_l,
-    stride_C_b, stride_C_g, stride_C_n, stride_C_l,
     stride_z_b, stride_z_d, stride_z_l,
     stride_do_b, stride_do_d, stride_do_l,
-    BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, SUBBLOCKS: tl.constexpr,
-    HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
-    IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr, ACC: tl.constexpr,
+    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
+    FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+    DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
+    ACC: tl.constexpr,
 ):
-    ticket = tl.atomic_add(counter_ptr, 1)  # launch order: every later chunk's program has an earlier ticket
-    c = n_chunks - 1 - ticket // (batch * n_groups_d)
-    rest = ticket % (batch * n_groups_d)
-    i_b = (rest // n_groups_d).to(tl.int64)
-    i_s = rest % n_groups_d  # this program's group of SUBBLOCKS * BLOCK_D channels
-    o_n = tl.arange(0, BLOCK_N)
+    """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
+    split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
+    tokens (the spacing of the stored states) after another. Per chunk: pass 1 recomputes, from the
+    stored entering state, the state at the start of every TILE tokens (registers); pass 2 takes the
+    tiles in reverse, and per slot recomputes the tile's TILE states and decays, then runs the
+    gradient backwards through them,
+
+        dh_t = r + C_t dy_t,   r <- a_t dh_t   (r: the gradient reaching h_{t-1}),
+
+    accumulating per token sum_n dh B (du, ddelta), sum_n A dh a h_{t-1} (ddelta) and sum_n C h
+    (y before the gate, for dz), per state dA; dB and dC are summed over the program's channels and
+    added to fp32 buffers (atomics, or one slice per block of channels in deterministic mode). dA,
+    dD, ddelta_bias go to one fp32 slice per batch row."""
+    i_d = tl.program_id(0)
+    i_b = tl.program_id(1).to(tl.int64)
+    o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
+    o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)
-    m_n = o_n < dstate
-    t = c * TILE + o_t
-    m_t = t < seqlen
-    m_nt = m_n[:, None] & m_t[None, :]
-    is_last_col = (o_t == TILE - 1)[None, None, :]
-    g = ((i_s * SUBBLOCKS * BLOCK_D) // dims_per_group).to(tl.int64)
-    start, end, next_start, s = _boundaries(seq_ptr, t, m_t, seqlen, IS_VARLEN)
+    m_d = o_d < dim
+    g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
+    TPC: tl.constexpr = CHUNK // TILE
+    NPAD: tl.constexpr = SLOTS * NL
+    LN2: tl.constexpr = 0.6931471805599453
+    state_size = dim * dstate
 
-    p_B = B_ptr + i_b * stride_B_b + g * stride_B_g + o_n[:, None] * stride_B_n + t[None, :] * stride_B_l
-    p_C = C_ptr + i_b * stride_C_b + g * stride_C_g + o_n[:, None] * stride_C_n + t[None, :] * stride_C_l
-    Bt = tl.load(p_B, mask=m_nt, other=0.0).to(ACC)  # [BLOCK_N, TILE]
-    Ct = tl.load(p_C, mask=m_nt, other=0.0).to(ACC)
-    dB_acc = tl.zeros((BLOCK_N, TILE), dtype=ACC)
-    dC_acc = tl.zeros((BLOCK_N, TILE), dtype=ACC)
-    u_base = u_ptr + i_b * stride_u_b
-    delta_base = delta_ptr + i_b * stride_delta_b
-    z_base = z_ptr + i_b * stride_z_b
-    do_base = dout_ptr + i_b * stride_do_b
-    # per-(batch, chunk) partial sums of the (dim,)-shaped gradients in deterministic mode
-    part = i_b * n_chunks + c
-
-    for j in range(SUBBLOCKS):
-        blk = i_s * SUBBLOCKS + j
-        o_d = (blk * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
-        m_d = o_d < dim
-        m_dn = m_d[:, None] & m_n[None, :]
-        m_dt = m_d[:, None] & m_t[None, :]
-        p_dn = o_d[:, None] * dstate + o_n[None, :]
-        p_out = (i_b * dim + o_d[:, None]) * seqlen + t[None, :]  # du, ddelta, dz: contiguous (batch, dim, seqlen)
-        A = tl.load(A_ptr + o_d[:, None] * stride_A_d + o_n[None, :] * stride_A_n, mask=m_dn, other=0.0).to(ACC)
-        bias = tl.zeros((BLOCK_D,), dtype=ACC)
-        if HAS_DELTA_BIAS:
-            bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
-
-        # recompute the chunk's states from the one stored on entry
-        dl, raw = _delta_tile(delta_base, o_d, t, m_dt, stride_delta_d, stride_delta_l, bias,
-                              HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
-        u = tl.load(u_base + o_d[:, None] * stride_u_d + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-        a = tl.exp2(dl[:, None, :] * (A * LOG2E)[:, :, None])  # [BLOCK_D, BLOCK_N, TILE]
-        if IS_VARLEN:
-            a = tl.where(start[None, None, :], 0.0, a)
-        b = (dl * u)[:, None, :] * Bt[None, :, :]
-        h0 = tl.load(ckpt_ptr + (i_b * n_chunks + c) * dim * dstate + p_dn, mask=m_dn, other=0.0).to(ACC)
-        q, hb = tl.associative_scan((a, b), axis=2, combine_fn=_linear)  # q: decay since the chunk's start
-        h = q * h0[:, :, None] + hb
-
-        # the gradient reaching each state directly through y
-        dout = tl.load(do_base + o_d[:, None] * stride_do_d + t[None, :] * stride_do_l, mask=m_dt,
-                       other=0.0).to(ACC)
-        if HAS_Z:
-            zt = tl.load(z_base + o_d[:, None] * stride_z_d + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
-            ypre = tl.sum(h * Ct[None, :, :], axis=1)
-            if HAS_D:
-                ypre += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
-            sz = tl.sigmoid(zt)
-            dz = dout * ypre * sz * (1.0 + zt * (1.0 - sz))
-            tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
-            dy = dout * zt * sz
+    bias = tl.zeros((BLOCK_D,), dtype=ACC)
+    if HAS_DELTA_BIAS:
+        bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    if HAS_D:
+        Dv = tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    A2 = ()
+    rows = ()  # per slot: the states n of the NL lanes, [NL, 1]
+    R = ()  # per slot: the gradient reaching the state before the token being processed
+    dA = ()
+    for j in tl.static_range(SLOTS):
+        n = (j * NL + o_g)[:, None]
+        m_n = (n < dstate) & m_d[None, :]
+        rows = rows + (n,)
+        A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n, other=0.0).to(ACC) * LOG2E,)
+        if HAS_DLAST and not IS_VARLEN:  # the last state's gradient enters at the last token
+            R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_n, other=0.0).to(ACC),)
         else:
-            dy = dout
-        cv = Ct[None, :, :] * dy[:, None, :]  # [BLOCK_D, BLOCK_N, TILE]
-        if IS_VARLEN:
-            if HAS_DLAST:  # a sequence's last state is read at its last token
-                p_dlast = dlast_ptr + s.to(tl.int64)[None, None, :] * dim * dstate + p_dn[:, :, None]
-                cv += tl.load(p_dlast, mask=m_dn[:, :, None] & end[None, None, :], other=0.0).to(ACC)
+            R = R + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        dA = dA + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    dD = tl.zeros((BLOCK_D,), dtype=ACC)
+    dbias = tl.zeros((BLOCK_D,), dtype=ACC)
 
-        # hand-over: the gradient reaching the state entering this chunk is P X + G
-        chain = i_b * (n_groups_d * SUBBLOCKS) + blk
-        p_slot = slot_ptr + chain * (BLOCK_D * BLOCK_N) + tl.arange(0, BLOCK_D)[:, None] * BLOCK_N + o_n[None, :]
-        G = tl.sum(q * cv, axis=2)
-        P = tl.sum(tl.where(is_last_col, q, 0.0), axis=2)
-        if c + 1 < n_chunks:
-            seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
-            while seen != n_chunks - 1 - c:
-                seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
-            X = tl.load(p_slot, cache_modifier=".cg").to(ACC)
-            tl.debug_barrier()  # every thread has read the slot before any overwrites it
-        elif HAS_DLAST and not IS_VARLEN:
-            X = tl.load(dlast_ptr + i_b * dim * dstate + p_dn, mask=m_dn, other=0.0).to(ACC)
-        else:
-            X = tl.zeros((BLOCK_D, BLOCK_N), dtype=ACC)
-        if c > 0:
-            tl.store(p_slot, (P * X + G).to(slot_ptr.dtype.element_ty))
-            tl.debug_barrier()  # the slot is written before the flag says so
-            tl.atomic_xchg(flag_ptr + chain, n_chunks - c, sem="release")
-        elif n_chunks > 1:
-            tl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
-
-        # reverse scan: dh_t = cv_t + a_{t+1} dh_{t+1}; the chunk's last token takes X
-        dln, _ = _delta_tile(delta_base, o_d, t + 1, m_d[:, None] & (t + 1 < seqlen)[None, :], stride_delta_d,
-                             stride_delta_l, bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, ACC)
-        an = tl.exp2(dln[:, None, :] * (A * LOG2E)[:, :, None])
-        an = tl.where(is_last_col, 1.0, an)
-        if IS_VARLEN:
-            an = tl.where(next_start[None, None, :], 0.0, an)
-        pa, pb = tl.associative_scan((an, cv), axis=2, combine_fn=_linear, reverse=True)
-        dh = pa * X[:, :, None] + pb
-        ah = h - b  # a_t h_{t-1}: what the decay multiplied
-        dh_ah = dh * ah
-        dhB = tl.sum(dh * Bt[None, :, :], axis=1)  # [BLOCK_D, TILE]
-        du = dl * dhB
-        ddl = u * dhB + tl.sum(A[:, :, None] * dh_ah, axis=1)
-        dA = tl.sum(dl[:, None, :] * dh_ah, axis=2)  # [BLOCK_D, BLOCK_N]
-        dB_acc += tl.sum((dl * u)[:, None, :] * dh, axis=0)
-        dC_acc += tl.sum(dy[:, None, :] * h, axis=0)
-        if HAS_D:
-            du += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * dy
-            dD = tl.sum(tl.where(m_dt, dy * u, 0.0), axis=1)
-        if DELTA_SOFTPLUS:
-            ddl = ddl * tl.sigmoid(raw + bias[:, None])
-        ddl = tl.where(m_dt, ddl, 0.0)
-        tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
-        tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
-        if DETERMINISTIC:
-            tl.store(dA_ptr + part * dim * dstate + p_dn, dA, mask=m_dn)
-            if HAS_D:
-                tl.store(dD_ptr + part * dim + o_d, dD, mask=m_d)
-            if HAS_DELTA_BIAS:
-                tl.store(dbias_ptr + part * dim + o_d, tl.sum(ddl, axis=1), mask=m_d)
-        else:
-            tl.atomic_add(dA_ptr + p_dn, dA, mask=m_dn)
-            if HAS_D:
-                tl.atomic_add(dD_ptr + o_d, dD, mask=m_d)
-            if HAS_DELTA_BIAS:
-                tl.atomic_add(dbias_ptr + o_d, tl.sum(ddl, axis=1), mask=m_d)
-
-    # dB, dC: (batch, ngroups, dstate, seqlen) fp32, or one slice per program of channels
-    p_bc = (i_b * (dim // dims_per_group) + g) * dstate * seqlen + o_n[:, None] * seqlen + t[None, :]
+    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
+    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
+    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
+    do_base = dout_ptr + i_b * stride_do_b + o_d[:, None] * stride_do_d
+    out_base = (i_b * dim + o_d[:, None]) * seqlen  # du, ddelta, dz: contiguous (batch, dim, seqlen)
+    bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
+    part = 0
     if DETERMINISTIC:
-        p_bc += (i_s % programs_per_group).to(tl.int64) * (batch * (dim // dims_per_group) * dstate * seqlen)
-        tl.store(dB_ptr + p_bc, dB_acc, mask=m_nt)
-        tl.store(dC_ptr + p_bc, dC_acc, mask=m_nt)
-    else:
-        tl.atomic_add(dB_ptr + p_bc, dB_acc, mask=m_nt)
-        tl.atomic_add(dC_ptr + p_bc, dC_acc, mask=m_nt)
-    release_tickets(counter_ptr, n_programs)
+        part = i_d % blocks_per_group
+    dbc_base = ((part * batch + i_b) * ngroups + g) * dstate * seqlen  # dB, dC: (parts, batch, ngroups, dstate, seqlen)
+    # (batch, programs, TPC, NPAD, BLOCK_D): the states entering the tiles of the current chunk
+    scratch_base = (scratch_ptr + ((i_b * tl.num_programs(0) + i_d) * TPC) * (NPAD * BLOCK_D)
+                    + tl.arange(0, BLOCK_D)[None, :])
+
+    for c_rev in range(0, n_ckpt):
+        c = n_ckpt - 1 - c_rev
+        c0 = c * CHUNK
+        if FAST:  # the previous chunk's rows, tiles of B and C and entering state into L1 while this one runs
+            if c > 0:
+                LINES: tl.constexpr = (TPC * 2 * NPAD * TILE * 4 + 127) // 128
+                o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+                _prefetch_l1(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32)
+                _prefetch_l1(u_base + (c0 - CHUNK) * stride_u_l)
+                _prefetch_l1(delta_base + (c0 - CHUNK) * stride_delta_l)
+                _prefetch_l1(do_base + (c0 - CHUNK) * stride_do_l)
+                if HAS_Z:
+                    _prefetch_l1(z_base + (c0 - CHUNK) * stride_z_l)
+                _prefetch_l1(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate)
+        # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
+        # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
+        tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
+        p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
+        x = ()
+        for j in tl.static_range(SLOTS):
+            x = x + (tl.load(p_ck + rows[j], mask=(rows[j] < dstate) & m_d[None, :], other=0.0).to(ACC),)
+        for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
+            p_sc = scratch_base + k * (NPAD * BLOCK_D)
+            for j in tl.static_range(SLOTS):
+                tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+            t0 = c0 + k * TILE
+            t = t0 + o_t
+            m_dt = m_d[:, None] & (t < seqlen)[None, :]
+            raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            dl_c = _cols(dl, BLOCK_D, TILE)
+            du_c = _cols(dl * u, BLOCK_D, TILE)
+            if IS_VARLEN:
+                keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+            xn = ()
+            for j in tl.static_range(SLOTS):
+                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+                xj = x[j]
+                for kk in tl.static_range(TILE):
+                    if IS_VARLEN:
+                        xj = xj * keeps[kk]
+                    xj = tl.exp2(dl_c[kk][None, :] * A2[j]) * xj + du_c[kk][None, :] * b_j[kk]
+                xn = xn + (xj,)
+            x = xn
+        p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
+        for j in tl.static_range(SLOTS):
+            tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+        tl.debug_barrier()  # (should a layout put a value's store and load on different threads)
+
+        # pass 2: the tiles in reverse, each from the state entering it
+        for kt_rev in range(0, TPC):
+            kt = TPC - 1 - kt_rev
+            p_sc = scratch_base + kt * (NPAD * BLOCK_D)
+            x = ()
+            for j in tl.static_range(SLOTS):
+                x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
+            t0 = c0 + kt * TILE
+            t = t0 + o_t
+            m_dt = m_d[:, None] & (t < seqlen)[None, :]
+            raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+            dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
+            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            if HAS_Z:
+                zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
+                sz = tl.sigmoid(zt)
+                dy = dout * zt * sz
+            else:
+                dy = dout
+            dl_c = _cols(dl, BLOCK_D, TILE)
+            du_c = _cols(dl * u, BLOCK_D, TILE)
+            dy_c = _cols(dy, BLOCK_D, TILE)
+            if IS_VARLEN:
+                keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+            acc_b = ()  # per token: sum over the slots of dh B
+            acc_a = ()  # per token: sum over the slots of A2 dh a h_{t-1}
+            acc_y = ()  # per token: sum over the slots of C h
+            for kk in tl.static_range(TILE):
+                acc_b = acc_b + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+                acc_a = acc_a + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+                if HAS_Z:
+                    acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+            Rn = ()
+            dAn = ()
+            for j in tl.static_range(SLOTS):
+                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+                c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+                h0 = x[j]
+                xj = h0
+                hs = ()
+                ds = ()
+                for kk in tl.static_range(TILE):
+                    a = tl.exp2(dl_c[kk][None, :] * A2[j])
+                    if IS_VARLEN:
+                        a = a * keeps[kk]
+                    xj = a * xj + du_c[kk][None, :] * b_j[kk]
+                    hs = hs + (xj,)
+                    ds = ds + (a,)
+                r = R[j]
+                dAj = dA[j]
+                cb = ()
+                ca = ()
+                cy = ()
+                gB = ()
+                gC = ()
+                for kr in tl.static_range(TILE - 1, -1, -1):
+                    dh = r + c_j[kr] * dy_c[kr][None, :]
+                    if IS_VARLEN:
+                        if HAS_DLAST:  # a sequence's last state is read at its last token
+                            # (the interpreter turns a scalar bool & a bool tensor into int32: multiply)
+                            m_end = ((rows[j] < dstate) & m_d[None, :]).to(tl.int32) * ends[kr].to(tl.int32) != 0
+                            dh += tl.load(dlast_ptr + seqs[kr] * state_size + o_d[None, :] * dstate + rows[j],
+                                          mask=m_end, other=0.0).to(ACC)
+                    if kr > 0:
+                        h_prev = hs[kr - 1]
+                    else:
+                        h_prev = h0
+                    q = dh * (ds[kr] * h_prev)
+                    cb = (dh * b_j[kr],) + cb
+                    ca = (A2[j] * q,) + ca
+                    if HAS_Z:
+                        cy = (c_j[kr] * hs[kr],) + cy
+                    gB = (dh * du_c[kr][None, :],) + gB
+                    gC = (dy_c[kr][None, :] * hs[kr],) + gC
+                    dAj += dl_c[kr][None, :] * q
+                    r = ds[kr] * dh
+                Rn = Rn + (r,)
+                dAn = dAn + (dAj,)
+                nb = ()
+                na = ()
+                ny = ()
+                for kk in tl.static_range(TILE):
+                    nb = nb + (acc_b[kk] + cb[kk],)
+                    na = na + (acc_a[kk] + ca[kk],)
+                    if HAS_Z:
+                        ny = ny + (acc_y[kk] + cy[kk],)
+                acc_b = nb
+                acc_a = na
+                acc_y = ny
+                # dB, dC of this slot's states: summed over the block's channels
+                sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
+                sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
+                p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
+                m_bc = (rows[j] < dstate) & (t < seqlen)[None, :]
+                if DETERMINISTIC:
+                    tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
+                    tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
+                else:
+                    tl.atomic_add(dB_ptr + p_dbc, sB, mask=m_bc, sem="relaxed")
+                    tl.atomic_add(dC_ptr + p_dbc, sC, mask=m_bc, sem="relaxed")
+            R = Rn
+            dA = dAn
+            sb = ()
+            sa = ()
+            sy = ()
+            for kk in tl.static_range(TILE):
+                sb = sb + (tl.sum(acc_b[kk], axis=0),)
+                sa = sa + (tl.sum(acc_a[kk], axis=0),)
+                if HAS_Z:
+                    sy = sy + (tl.sum(acc_y[kk], axis=0),)
+            dhB = _join(sb, BLOCK_D, TILE)
+            du = dl * dhB
+            ddl = u * dhB + _join(sa, BLOCK_D, TILE) * LN2
+            if HAS_D:
+                du += Dv[:, None] * dy
+                dD += tl.sum(dy * u, axis=1)
+            if DELTA_SOFTPLUS:
+                ddl = ddl * tl.sigmoid(raw + bias[:, None])
+            ddl = tl.where(m_dt, ddl, 0.0)
+            dbias += tl.sum(ddl, axis=1)
+            p_out = out_base + t[None, :]
+            tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
+            tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
+            if HAS_Z:
+                ypre = _join(sy, BLOCK_D, TILE)
+                if HAS_D:
+                    ypre += Dv[:, None] * u
+                dz = dout * ypre * sz * (1.0 + zt * (1.0 - sz))
+                tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+
+    # dA, dD, ddelta_bias: one slice per batch row, summed in order by the caller
+    p_dA = dA_ptr + i_b * state_size + o_d[None, :] * dstate
+    for j in tl.static_range(SLOTS):
+        tl.store(p_dA + rows[j], dA[j], mask=(rows[j] < dstate) & m_d[None, :])
+    if HAS_D:
+        tl.store(dD_ptr + i_b * dim + o_d, dD, mask=m_d)
+    if HAS_DELTA_BIAS:
+        tl.store(dbias_ptr + i_b * dim + o_d, dbias, mask=m_d)
 
 
 @dataclass(frozen=True)
@@ -516,9 +610,10 @@ class ForwardConfig:
 
 @dataclass(frozen=True)
 class BackwardConfig:
-    block_d: int    # channels per sub-block (one register tile)
-    tile: int       # tokens per chunk: also the spacing of the states the forward stores
-    subblocks: int  # sub-blocks per program: dB and dC are summed over them before the atomic add
+    block_d: int    # channels per program
+    lanes: int      # lanes per channel, each holding cdiv(dstate, lanes) of its states
+    tile: int       # tokens per load (1, 2, 4 or 8)
+    chunk: int      # tokens between the states the forward stores (a multiple of tile)
     num_warps: int
 
 
@@ -550,21 +645,18 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     return ForwardConfig(block_d, lanes, tile, warps)
 
 
-def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int,
-                             n_sms: int) -> BackwardConfig:
-    """Chunks of 32 tokens (16 from dstate 256), 64 (or fewer) channels per program in sub-blocks of
-    up to 4, two warps (eight for dstate 128 and up): the best of the H100 sweep in
-    benchmarks/notes/selective_scan.md."""
-    block_n = triton.next_power_of_2(dstate)
-    dpg = dim // ngroups
-    block_d = _fit_block(max(1, 64 // block_n), dim, dpg, ngroups)
-    tile = 32 if block_n <= 128 else 16
-    subblocks = _fit_block(max(1, 64 // block_d), triton.cdiv(dim, block_d), dpg // block_d, ngroups)
-    n_chunks = max(1, triton.cdiv(seqlen, tile))
-    while subblocks > 1 and batch * n_chunks * triton.cdiv(dim, block_d * subblocks) < 4 * n_sms:
-        subblocks //= 2
-    # two warps for up to 2048 tile elements; a [1, 128, 32] tile spills on two (394 ms at 8x2K vs 201 on 8)
-    return BackwardConfig(block_d, tile, subblocks, 2 if block_n * block_d * tile <= 2048 else 8)
+def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int,
+                             elem_size: int = 2) -> BackwardConfig:
+    """The forward's layout with at most 4 states per lane up to dstate 32, 8 beyond (the
+    backward keeps ~4 registers per state, and each lane repeats its channel's per-token work), one
+    warp per program, chunks of 32 tokens. Measured on an H100 (benchmarks/notes/selective_scan.md,
+    backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
+    beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
+    chunks of 16, 32, 64 tokens are within 4 %."""
+    lanes = min(32, triton.next_power_of_2(triton.cdiv(dstate, 4 if dstate <= 32 else 8)))
+    block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
+    tile = max(2, min(8, 16 // elem_size))
+    return BackwardConfig(block_d, lanes, tile, 32, 1)
 
 
 backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
@@ -633,13 +725,14 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     return y, last, ckpt
 
 
-def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: torch.dtype) -> torch.Tensor:
-    """B and C (batch, ngroups, dstate, seqlen) as (batch, ngroups, n_tiles + 1, 2, npad, tile) in dtype,
-    zero-padded: the forward's layout (one launch; 2 * npad * 4 bytes per token, under 1 % of the
-    forward's traffic at dim 5120)."""
+def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: torch.dtype,
+             min_tiles: int = 0) -> torch.Tensor:
+    """B and C (batch, ngroups, dstate, seqlen) as (batch, ngroups, n_tiles, 2, npad, tile) in dtype,
+    zero-padded: the scan's layout (one launch; 2 * npad * 4 bytes per token, under 1 % of the
+    forward's traffic at dim 5120). n_tiles: one more tile than the sequence has (the forward's
+    prefetch past the last one reads it), and at least min_tiles (the backward's whole chunks)."""
     batch, ngroups, dstate, seqlen = B4.shape
-    # one more tile than the sequence has (zeros): the forward's prefetch past the last one reads it
-    n_tiles = triton.cdiv(seqlen, tile) + 1
+    n_tiles = max(triton.cdiv(seqlen, tile) + 1, min_tiles)
     out = _runtime.empty((batch, ngroups, n_tiles, 2, npad, tile), dtype, B4.device)
     block_l = max(tile, min(256, triton.next_power_of_2(n_tiles * tile), 4096 // triton.next_power_of_2(npad)))
     grid = (triton.cdiv(n_tiles * tile, block_l), batch * ngroups)
@@ -656,72 +749,68 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 
     dout: (batch, dim, seqlen); dlast: (num_seqs, dim, dstate) or None.
     Returns [du, ddelta, dA, dB, dC, dD, dz, ddelta_bias] (None for absent inputs), each in its
-    input's dtype and shape.
+    input's dtype and shape. Without `deterministic`, dB and dC are summed over blocks of channels
+    by fp32 atomics; with it, one slice per block, summed in a fixed order (more memory).
     """
     batch, dim, seqlen = u.shape
     dstate = A.shape[1]
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
     dpg = dim // ngroups
-    n_sms = _runtime.sm_count(u.device, on_cpu=4)
-    cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, n_sms)
-    if cfg.tile != ckpt_tile:
-        cfg = BackwardConfig(cfg.block_d, ckpt_tile, cfg.subblocks, cfg.num_warps)
+    cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, _runtime.sm_count(u.device, on_cpu=4),
+                                    u.element_size())
+    tile = cfg.tile
+    while ckpt_tile % tile:
+        tile //= 2
     acc_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
-    block_n = triton.next_power_of_2(dstate)
-    n_chunks = triton.cdiv(seqlen, cfg.tile)
-    per_program = cfg.block_d * cfg.subblocks
-    n_groups_d = triton.cdiv(dim, per_program)
-    programs_per_group = triton.cdiv(dpg, per_program)
+    n_ckpt = triton.cdiv(seqlen, ckpt_tile)
+    slots = triton.cdiv(dstate, cfg.lanes)
+    blocks_per_group = triton.cdiv(dpg, cfg.block_d)
     dev = u.device
 
     du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
     ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
     dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
+    dA = _runtime.empty((batch, dim, dstate), acc_dtype, dev)
+    dD = _runtime.empty((batch, dim), acc_dtype, dev) if D is not None else None
+    dbias = _runtime.empty((batch, dim), acc_dtype, dev) if delta_bias is not None else None
     bc_shape = (batch, ngroups, dstate, seqlen)
-    if deterministic:
-        n_part = batch * max(n_chunks, 1)
-        dA = torch.zeros((n_part, dim, dstate), dtype=acc_dtype, device=dev)
-        dD = torch.zeros((n_part, dim), dtype=acc_dtype, device=dev)
-        dbias = torch.zeros((n_part, dim), dtype=acc_dtype, device=dev)
-        dB = torch.zeros((programs_per_group, *bc_shape), dtype=acc_dtype, device=dev)
-        dC = torch.zeros((programs_per_group, *bc_shape), dtype=acc_dtype, device=dev)
+    if deterministic:  # every element of every slice is written once
+        dB = _runtime.empty((blocks_per_group, *bc_shape), acc_dtype, dev)
+        dC = _runtime.empty((blocks_per_group, *bc_shape), acc_dtype, dev)
     else:
-        dA = torch.zeros((dim, dstate), dtype=acc_dtype, device=dev)
-        dD = torch.zeros((dim,), dtype=acc_dtype, device=dev)
-        dbias = torch.zeros((dim,), dtype=acc_dtype, device=dev)
         dB = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
         dC = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
 
-    if n_chunks > 0:
-        n_programs = n_chunks * batch * n_groups_d
-        counter, flags, slots = workspace(dev).get(batch * n_groups_d * cfg.subblocks, cfg.block_d * block_n,
-                                                   acc_dtype)
+    if seqlen > 0 and batch > 0 and dim > 0:
+        bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
-        _scan_bwd_kernel[(n_programs,)](
-            u, delta, A, B4, C4, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+        grid = (triton.cdiv(dim, cfg.block_d), batch)
+        scratch = _runtime.empty((batch, grid[0], ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
+        _scan_bwd_kernel[grid](
+            u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
-            du, ddelta, dA, dB, dC, dD, dz if dz is not None else du, dbias,
-            counter, flags, slots,
-            batch, dim, dstate, seqlen, dpg, n_chunks, n_groups_d, programs_per_group, n_programs,
-            *u.stride(), *delta.stride(), *A.stride(), *B4.stride(), *C4.stride(), *z_arg.stride(), *dout.stride(),
-            BLOCK_D=cfg.block_d, BLOCK_N=block_n, TILE=cfg.tile, SUBBLOCKS=cfg.subblocks,
+            du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
+            dbias if dbias is not None else dA, scratch,
+            batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group,
+            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride(),
+            BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
             DETERMINISTIC=bool(deterministic), ACC=_acc(u.dtype), num_warps=cfg.num_warps,
         )
     else:
-        du.zero_()
-        ddelta.zero_()
-        if dz is not None:
-            dz.zero_()
+        for t in (du, ddelta, dz, dA, dD, dbias, dB, dC):
+            if t is not None:
+                t.zero_()
     if deterministic:
-        dA, dD, dbias, dB, dC = (t.sum(0) for t in (dA, dD, dbias, dB, dC))
+        dB, dC = dB.sum(0), dC.sum(0)
+    dA = dA.sum(0)
     dB = dB.view(B.shape) if B.dim() == 4 else dB[:, 0]
     dC = dC.view(C.shape) if C.dim() == 4 else dC[:, 0]
     return [du, ddelta, dA.to(A.dtype), dB.to(B.dtype), dC.to(C.dtype),
-            dD.to(D.dtype) if D is not None else None, dz,
-            dbias.to(delta_bias.dtype) if delta_bias is not None else None]
+            dD.sum(0).to(D.dtype) if D is not None else None, dz,
+            dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
 
 
 def supported(dstate: int) -> str | None:

@@ -1,7 +1,7 @@
 """selective_scan's Triton kernels (forward and fused backward) against the float64 reference.
 
-On the CPU the kernels run under the Triton interpreter at small shapes; small tiles force
-several chunks, so the backward's reverse hand-over between programs is exercised. The gpu-marked
+On the CPU the kernels run under the Triton interpreter at small shapes; small tiles and chunks
+force several chunks per sequence and several tiles per chunk in the backward's reverse walk. The gpu-marked
 tests run real shapes in bf16.
 """
 
@@ -72,8 +72,8 @@ def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=F
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_forward_and_gradients_several_chunks(shape, device):
-    """Tiles of 8 tokens, 2 channels per sub-block and 2 sub-blocks per program: several chunks hand
-    the gradient back, and programs of several sub-blocks sum dB, dC."""
+    """Chunks of 8 tokens in tiles of 4, 2 lanes per channel: the gradient runs back through several
+    chunks and tiles, and several programs add to dB, dC."""
     kw = _inputs(shape, torch.float32, device)
     dy = torch.randn_like(kw["u"])
     n_out = shape[0]

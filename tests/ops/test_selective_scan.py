@@ -89,7 +89,7 @@ def test_forward_and_gradients_several_chunks(shape, device):
 
 # lanes per channel, tile, B and C loaded a tile ahead into registers (prefetch_bc 64) or not;
 # shapes where the lanes leave padded state slots, tiles that end mid-sequence
-FWD_LAYOUTS = [(1, 1, 0), (2, 4, 0), (4, 8, 64), (8, 2, 0)]
+FWD_LAYOUTS = [(1, 2, 0), (2, 4, 0), (4, 8, 64), (8, 1, 0)]
 
 
 @pytest.mark.parametrize("lanes,tile,prefetch", FWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-pf{c}" for a, b, c in FWD_LAYOUTS])
@@ -122,15 +122,17 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
 
 
 # lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)
-BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8), (4, 1, 4)]
+BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8)]
 
 
 @pytest.mark.parametrize("lanes,tile,chunk", BWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-chunk{c}" for a, b, c in BWD_LAYOUTS])
 def test_backward_layouts(lanes, tile, chunk, device):
     """The backward with every split of the states across lanes, tiles and chunks, against float64:
     every gradient, with shared and grouped B and C, packed sequences (empty and one-token ones, a
-    last-state gradient per sequence) and a length that ends mid-chunk."""
-    for shape, cu in (((2, 6, 38, 5, None), None), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35])):
+    last-state gradient per sequence) and a length that ends mid-chunk (shared B and C at the default
+    lanes only: the interpreter is slow)."""
+    cases = [((1, 8, 35, 6, 2), [0, 9, 9, 10, 35])] + ([((2, 6, 38, 5, None), None)] if lanes == 4 else [])
+    for shape, cu in cases:
         kw = _inputs(shape, torch.float32, device)
         cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
         dy = torch.randn_like(kw["u"])
@@ -145,10 +147,10 @@ def test_backward_layouts(lanes, tile, chunk, device):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_backward_16bit(dtype, device):
     """16-bit inputs and incoming gradient: every gradient in its input's dtype, against float64."""
-    kw = _inputs((2, 8, 45, 16, None), dtype, device)
+    kw = _inputs((1, 4, 45, 16, None), dtype, device)
     dy = torch.randn_like(kw["u"])
     _, _, g_ref = _grads_ref(kw, dy)
-    _, _, grads = _direct(kw, dy, None, fwd_cfg=ForwardConfig(8, 1, 8, 1), bwd_cfg=BackwardConfig(2, 4, 8, 32, 1))
+    _, _, grads = _direct(kw, dy, None, fwd_cfg=ForwardConfig(4, 1, 8, 1), bwd_cfg=BackwardConfig(4, 4, 8, 32, 1))
     for name, g in grads.items():
         assert g.dtype == kw[name].dtype, f"d{name} dtype"
     _check_grads(grads, g_ref, dtype)
@@ -157,9 +159,9 @@ def test_backward_16bit(dtype, device):
 @pytest.mark.parametrize("opts", OPTIONS, ids=OPTION_IDS)
 def test_every_option_through_autograd(opts, device):
     """The public function: forward, last state and every gradient, each option on and off."""
-    kw = _inputs((2, 6, 29, 4, None), torch.float32, device, opts)
-    dy = torch.randn(2, 6, 29, device=device)
-    dlast = torch.randn(2, 6, 4, device=device)
+    kw = _inputs((2, 3, 29, 4, None), torch.float32, device, opts)
+    dy = torch.randn(2, 3, 29, device=device)
+    dlast = torch.randn(2, 3, 4, device=device)
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
     leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
     y, last = flashssm.selective_scan(**leaves, return_last_state=True)
@@ -229,8 +231,8 @@ def test_varlen_nothing_crosses_a_boundary(device):
 
 
 def test_deterministic_is_bit_identical(device):
-    kw = _inputs((2, 8, 40, 4, None), torch.float32, device)
-    dy = torch.randn(2, 8, 40, device=device)
+    kw = _inputs((2, 4, 40, 4, None), torch.float32, device)
+    dy = torch.randn(2, 4, 40, device=device)
     cfg = dict(fwd_cfg=ForwardConfig(2, 1, 8, 1), bwd_cfg=BackwardConfig(2, 2, 4, 8, 1), deterministic=True)
     _, _, g1 = _direct(kw, dy, None, **cfg)
     _, _, g2 = _direct(kw, dy, None, **cfg)

@@ -28,6 +28,13 @@ def fwd_args(inp):
     return ([inp[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")], True)
 
 
+def _bwd_config(w, lanes, chunk, warps) -> "scan.BackwardConfig":
+    """A backward configuration for workload w: lanes per channel, chunk, warps (the warps' lanes
+    filled with channels, the picked tile)."""
+    tile = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, 1, DTYPES[w.dtype].itemsize).tile
+    return scan.BackwardConfig(32 * warps // lanes, lanes, tile, chunk, warps)
+
+
 def _warm_one(job):
     """Compile one backward configuration in a worker process (the timing process then finds it in
     Triton's cache): a batch of at most 2, the workload's other sizes (same specialisation)."""
@@ -36,8 +43,7 @@ def _warm_one(job):
     small = type(w)(w.name, min(w.batch, 2), w.seqlen, dim=w.dim, dstate=w.dstate, dtype=w.dtype)
     inp = small.make_inputs("cuda")
     tensors, sp = fwd_args(inp)
-    picked = scan.backward_config(small.batch, w.dim, w.dstate, 1, w.seqlen, 132, inp["u"].element_size())
-    cfg = scan.BackwardConfig(32 * warps // lanes, lanes, picked.tile, chunk, warps)
+    cfg = _bwd_config(w, lanes, chunk, warps)
     try:
         _, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)
         scan.scan_backward(inp["dy"], None, *tensors, sp, ckpt=ckpt, ckpt_tile=chunk, config=cfg)
@@ -129,7 +135,7 @@ def main():
         picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms, inp["u"].element_size())
         print(f"\n{name} forward + backward: floor {floor_ms:.3f} ms, picked {picked}")
         for lanes, chunk, warps in grid:
-            cfg = scan.BackwardConfig(32 * warps // lanes, lanes, picked.tile, chunk, warps)
+            cfg = _bwd_config(w, lanes, chunk, warps)
 
             def run():
                 y, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)

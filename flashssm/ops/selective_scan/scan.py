@@ -330,6 +330,19 @@ def _scan_fwd_kernel(
 
 
 @triton.jit
+def _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+              HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """The backward's tile of TILE tokens from t0: tokens, mask, raw delta, u, and delta after bias and
+    softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
+    t = t0 + o_t
+    m_dt = m_d[:, None] & (t < seqlen)[None, :]
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+    dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+    return t, m_dt, raw, u, dl
+
+
+@triton.jit
 def _scan_bwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
     du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr,
@@ -347,7 +360,8 @@ def _scan_bwd_kernel(
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
     tokens (the spacing of the stored states) after another. Per chunk: pass 1 recomputes, from the
-    stored entering state, the state at the start of every TILE tokens (registers); pass 2 takes the
+    stored entering state, the state at the start of every TILE tokens (into a per-program scratch,
+    (batch, programs, CHUNK // TILE, SLOTS * NL, BLOCK_D) fp32); pass 2 takes the
     tiles in reverse, and per slot recomputes the tile's TILE states and decays, then runs the
     gradient backwards through them,
 
@@ -431,11 +445,8 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 tl.store(p_sc + rows[j] * BLOCK_D, x[j])
             t0 = c0 + k * TILE
-            t = t0 + o_t
-            m_dt = m_d[:, None] & (t < seqlen)[None, :]
-            raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            t, m_dt, raw, u, dl = _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+                                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
             dl_c = _cols(dl, BLOCK_D, TILE)
             du_c = _cols(dl * u, BLOCK_D, TILE)
             if IS_VARLEN:
@@ -464,12 +475,9 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
             t0 = c0 + kt * TILE
-            t = t0 + o_t
-            m_dt = m_d[:, None] & (t < seqlen)[None, :]
-            raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+            t, m_dt, raw, u, dl = _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+                                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
             dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
-            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
             if HAS_Z:
                 zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
                 sz = tl.sigmoid(zt)

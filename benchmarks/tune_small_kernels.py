@@ -5,7 +5,7 @@ floor measured in the same run, and the configuration the current table picks. T
 batch is timed from a CUDA graph of many steps on rotating state copies (device time, no launch
 overhead); everything else with do_bench (L2 flushed).
 
-    PYTHONPATH=. python benchmarks/tune_small_kernels.py [step|scanstep|conv|norm ...]
+    PYTHONPATH=. python benchmarks/tune_small_kernels.py [step|scanstep|conv|convbwd|norm ...]
 """
 
 from __future__ import annotations
@@ -96,6 +96,32 @@ def tune_conv(copy_bw: float) -> None:
             print(f"  L {block_l:3d} D {block_d:3d} warps {warps}: {ms:.4f} ms  x floor {ms / floor:5.2f}")
 
 
+def tune_conv_bwd(copy_bw: float) -> None:
+    """The backward (dx, d weight, d bias; SiLU recomputed) of Mamba-2's conv at the 370m shape (2304
+    channels, the train scenario) and the 2.7B one, both layouts. Floor: read x and dy, write dx."""
+    for dim, batch, seqlen in ((2304, 8, 2048), (5376, 8, 4096)):
+        for channels_last in (True, False):
+            w = Conv1dWorkload("conv", batch, seqlen, dim=dim, channels_last=channels_last)
+            inp = w.make_inputs(DEV)
+            x = inp["x"]
+            dy = torch.randn_like(x)
+            floor = 3 * x.numel() * x.element_size() / copy_bw * 1e3
+            dims = check_causal_conv1d(x, inp["weight"], inp["bias"], "silu")
+            chosen = conv_mod.pick_bwd_blocks(dim, channels_last, x.element_size())
+            print(f"\ncausal_conv1d backward {batch}x{seqlen} dim {dim} channels_last={channels_last}: "
+                  f"floor {floor:.4f} ms; table picks {chosen}")
+            grid = [(bl, bd, w) for bl, bd, w in itertools.product((32, 64, 128), (32, 64, 128, 256), (1, 2, 4, 8))
+                    if 32 * w <= bd <= 64 * w]  # one or two channels per thread
+            if (dim, channels_last) != (2304, True):  # the full sweep on the train shape, the pick elsewhere
+                grid = [(chosen[0], chosen[1], chosen[3])]
+            runs = [(f"L {bl:3d} D {bd:3d} warps {w}", dict(blocks=(bl, bd, chosen[2], w))) for bl, bd, w in grid]
+            for label, kw in runs:
+                fn = lambda: conv_mod.conv1d_backward(dims, x, inp["weight"], inp["bias"], None, dy, None,  # noqa: E731
+                                                      False, **kw)
+                ms = do_bench(fn, warmup=10, rep=50, return_mode="median")
+                print(f"  {label}: {ms:.4f} ms  x floor {ms / floor:5.2f}", flush=True)
+
+
 def tune_norm(copy_bw: float) -> None:
     for group in (5120, 640):
         w = NormWorkload("norm", 8, 4096, group_size=group)
@@ -116,7 +142,7 @@ def main(which: list[str]) -> None:
     ceilings = measure_ceilings(DEV)
     copy_bw = ceilings.copy_bytes_per_s
     print(f"{torch.cuda.get_device_name()}: copy {copy_bw / 1e12:.2f} TB/s")
-    steps = {"step": tune_step, "scanstep": tune_scan_step, "conv": tune_conv, "norm": tune_norm}
+    steps = {"step": tune_step, "scanstep": tune_scan_step, "conv": tune_conv, "convbwd": tune_conv_bwd, "norm": tune_norm}
     for name in which or list(steps):
         steps[name](copy_bw)
 

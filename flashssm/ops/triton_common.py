@@ -75,3 +75,37 @@ def softplus(v, FAST: tl.constexpr = False):
     else:
         above = tl.log(1.0 + e)
     return tl.where(v <= 20.0, tl.where(e < 0.1, series, above), v)
+
+
+@triton.jit
+def columns(x, R: tl.constexpr, T: tl.constexpr):
+    """The T columns of an [R, T] tile whose rows sit in one thread's registers (free splits)."""
+    if T == 1:
+        return (tl.reshape(x, (R,)),)
+    elif T == 2:
+        return tl.split(x)
+    elif T == 4:
+        e, o = tl.split(tl.reshape(x, (R, 2, 2)))  # columns (0, 2), (1, 3)
+        c0, c2 = tl.split(e)
+        c1, c3 = tl.split(o)
+        return c0, c1, c2, c3
+    else:
+        e, o = tl.split(tl.reshape(x, (R, 4, 2)))  # even, odd columns
+        c0, c2, c4, c6 = columns(e, R, 4)
+        c1, c3, c5, c7 = columns(o, R, 4)
+        return c0, c1, c2, c3, c4, c5, c6, c7
+
+
+@triton.jit
+def join_columns(c, R: tl.constexpr, T: tl.constexpr):
+    """The inverse of `columns`: a tuple of T [R] vectors as an [R, T] tile."""
+    if T == 1:
+        return tl.reshape(c[0], (R, 1))
+    elif T == 2:
+        return tl.join(c[0], c[1])
+    elif T == 4:
+        return tl.reshape(tl.join(tl.join(c[0], c[2]), tl.join(c[1], c[3])), (R, 4))
+    else:
+        e = join_columns((c[0], c[2], c[4], c[6]), R, 4)
+        o = join_columns((c[1], c[3], c[5], c[7]), R, 4)
+        return tl.reshape(tl.join(e, o), (R, 8))

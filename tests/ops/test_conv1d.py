@@ -88,6 +88,22 @@ def test_conv1d_varlen(lengths, device):
     check_forward_backward(kw, torch.float32, activation="silu", cu_seqlens=cu)
 
 
+@pytest.mark.parametrize("layout", ["channels", "tokens"])
+@pytest.mark.parametrize("width", [2, 4])
+def test_conv1d_backward_layouts(layout, width, device):
+    """The backward's rolling window in both layouts (one coalesced load per row with the channels
+    contiguous, [channels, T] vectors split into rows with the tokens contiguous): packed sequences of
+    lengths around its 64-token tile and 8-token steps (one token, empty, exactly a tile), initial and
+    final states (16-bit inputs: test_conv1d_dtypes)."""
+    lengths = [1, 70, 0, 9, 64]
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device=device, dtype=torch.int32)
+    kw = conv_inputs(1, 10, sum(lengths), width, device=device, layout=layout, initial_states=True,
+                     num_seqs=len(lengths))
+    check_forward_backward(kw, torch.float32, activation="silu", cu_seqlens=cu, what="varlen")
+    kw = conv_inputs(2, 10, 75, width, device=device, layout=layout)
+    check_forward_backward(kw, torch.float32, activation=None, final=False, what="batch 2")
+
+
 def test_conv1d_varlen_no_leak(device):
     """Packed sequences give what each sequence gives alone; changing one leaves the others' outputs bit-equal."""
     cu = torch.tensor([0, 7, 8, 38], device=device)

@@ -10,9 +10,11 @@ unit stride and coalesces along it.
 
 Backward: dx_t = sum_j weight[W−1−j] g_{t+j} + (d final_states), with g = dy · act'(pre), pre
 recomputed from x (nothing is saved but the inputs). One program per (split, block of channels)
-walks a strided share of the tiles and accumulates d weight and d bias for its channels in
-registers; the per-split partial sums are added by one small reduction afterwards, in a fixed
-order (deterministic, no atomics).
+walks a strided share of the tiles; within a tile a rolling window moves T rows at a time, so
+each row of x and dy is loaded once and its g computed once (the W shifted terms come from the
+window's registers, not from W shifted loads). d weight and d bias accumulate for the program's
+channels in registers; the per-split partial sums are added by one small reduction afterwards, in a
+fixed order (deterministic, no atomics).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import Conv1dDims
-from flashssm.ops.triton_common import cache_row, silu
+from flashssm.ops.triton_common import cache_row, columns, join_columns, silu
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
@@ -148,6 +150,58 @@ def _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k,
 
 
 @triton.jit
+def _rows(base, o_dl, m_d, r0, hi, stride_d, stride_l, T: tl.constexpr, BLOCK_D: tl.constexpr,
+          TOKENS: tl.constexpr):
+    """Rows r0 .. r0 + T − 1 (int32, relative to the tile's base) of a [channel, token] view, zero from
+    row hi on: a tuple of T [BLOCK_D] fp32 vectors. Tokens contiguous: one [BLOCK_D, T] load (a vector
+    per thread), split into columns in registers; channels contiguous: one coalesced load per row."""
+    if TOKENS:
+        rr = (r0 // T) * T + tl.arange(0, T)  # (r0 is a multiple of T: said so, for 16-byte vector accesses)
+        v = tl.load(base + o_dl[:, None] * stride_d + rr[None, :] * stride_l, mask=m_d[:, None] & (rr < hi)[None, :],
+                    other=0.0)
+        return columns(v.to(tl.float32), BLOCK_D, T)
+    out = ()
+    for k in tl.static_range(T):
+        out = out + (tl.load(base + o_dl * stride_d + (r0 + k) * stride_l, mask=m_d & (o_dl * 0 + r0 + k < hi),
+                             other=0.0).to(tl.float32),)
+    return out
+
+
+@triton.jit
+def _store_rows(base, vals, o_dl, m_d, r0, hi, stride_d, stride_l, T: tl.constexpr, BLOCK_D: tl.constexpr,
+                TOKENS: tl.constexpr):
+    """The inverse of `_rows`: T [BLOCK_D] vectors to rows r0 .. r0 + T − 1 below hi, in the pointer's dtype."""
+    if TOKENS:
+        rr = (r0 // T) * T + tl.arange(0, T)
+        tl.store(base + o_dl[:, None] * stride_d + rr[None, :] * stride_l,
+                 join_columns(vals, BLOCK_D, T).to(base.dtype.element_ty), mask=m_d[:, None] & (rr < hi)[None, :])
+    else:
+        for k in tl.static_range(T):
+            tl.store(base + o_dl * stride_d + (r0 + k) * stride_l, vals[k].to(base.dtype.element_ty),
+                     mask=m_d & (o_dl * 0 + r0 + k < hi))
+
+
+@triton.jit
+def _window_grads(xp, xc, dy, w, bias, W: tl.constexpr, T: tl.constexpr, SILU: tl.constexpr):
+    """g = dL/d(pre-activation) at T rows: xc, dy the rows, xp the T rows before them (the window's
+    history), w the width's weight columns."""
+    g = ()
+    for k in tl.static_range(T):
+        pre = bias
+        for j in tl.static_range(W):
+            if k - (W - 1) + j >= 0:
+                pre = pre + w[j] * xc[k - (W - 1) + j]
+            else:
+                pre = pre + w[j] * xp[T + k - (W - 1) + j]
+        gk = dy[k]
+        if SILU:
+            sig = tl.sigmoid(pre)
+            gk = gk * sig * (1.0 + pre * (1.0 - sig))
+        g = g + (gk,)
+    return g
+
+
+@triton.jit
 def _conv_bwd_kernel(
     x_ptr, w_ptr, bias_ptr, init_ptr, dy_ptr, dfinal_ptr, dx_ptr, dw_ptr, db_ptr, dinit_ptr, table_ptr,
     dim, seqlen, n_ltiles, n_tiles, n_splits,
@@ -158,57 +212,99 @@ def _conv_bwd_kernel(
     stride_df_s, stride_df_d, stride_df_k,
     stride_dx_b, stride_dx_d, stride_dx_l,
     stride_di_s, stride_di_d, stride_di_k,
-    W: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+    W: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr, TOKENS: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, HAS_DFINAL: tl.constexpr,
     STORE_DINIT: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
+    """A rolling window along the tokens: per tile, T rows at a time, each input row is loaded once,
+    g = dy · act'(pre) is computed once per row (pre from the window's last W inputs), and dx of the
+    previous T rows is formed from the window's g (dx_t = sum_j weight[W−1−j] g_{t+j}); one step of T
+    rows past the tile supplies the g its last rows need."""
     i_split = tl.program_id(0)
-    o_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    d0 = tl.program_id(1) * BLOCK_D
+    o_dl = tl.arange(0, BLOCK_D)
+    o_d = d0 + o_dl
     m_d = o_d < dim
     o_k = tl.arange(0, 4)
     bias = tl.zeros((BLOCK_D,), dtype=tl.float32)
     if HAS_BIAS:
         bias = tl.load(bias_ptr + o_d, mask=m_d, other=0.0).to(tl.float32)
-    dw_acc = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
+    w = ()
+    for j in tl.static_range(W):
+        w = w + (tl.load(w_ptr + o_d * stride_w_d + j * stride_w_k, mask=m_d, other=0.0).to(tl.float32),)
+    dw = ()
+    for j in tl.static_range(W):
+        dw = dw + (tl.zeros((BLOCK_D,), dtype=tl.float32),)
     db_acc = tl.zeros((BLOCK_D,), dtype=tl.float32)
     for it in range(0, tl.cdiv(n_tiles - i_split, n_splits)):
         i = i_split + it * n_splits
         b, seq, t0, s0, s1 = _tile(i, table_ptr, n_ltiles, seqlen, BLOCK_L, IS_VARLEN)
-        r = t0 + tl.arange(0, BLOCK_L).to(tl.int64)
-        x_base = x_ptr + b * stride_x_b
+        # int64 in the tile's base only; rows relative to t0 (int32): the sequence is [lo, hi), lo <= 0
+        x_tile = x_ptr + b * stride_x_b + t0 * stride_x_l + d0.to(tl.int64) * stride_x_d
+        dy_tile = dy_ptr + b * stride_dy_b + t0 * stride_dy_l + d0.to(tl.int64) * stride_dy_d
+        dx_tile = dx_ptr + b * stride_dx_b + t0 * stride_dx_l + d0.to(tl.int64) * stride_dx_d
         init_base = init_ptr + seq * stride_i_s
-        dy_base = dy_ptr + b * stride_dy_b
-        dx = tl.zeros((BLOCK_D, BLOCK_L), dtype=tl.float32)
-        for j in tl.static_range(W):  # output row r + j reads x_r through weight[:, W − 1 − j]
-            g = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
-                          stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r + j, s0, s1,
-                          W, HAS_INIT, SILU)
-            w_j = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d, other=0.0).to(tl.float32)
-            dx += w_j[:, None] * g
-            if j == 0:
-                db_acc += tl.sum(g, axis=1)
-                for k in tl.static_range(W):
-                    xk = _load_ext(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, o_d, m_d,
-                                   r - (W - 1) + k, s0, s1, W, HAS_INIT)
-                    dw_acc += tl.where(o_k[None, :] == k, tl.sum(g * xk, axis=1)[:, None], 0.0)
-        if HAS_DFINAL:  # final_states are the sequence's last W − 1 inputs
-            jf = r - (s1 - (W - 1))
-            m_f = (jf >= 0) & (r >= s0) & (r < s1)
-            dx += tl.load(dfinal_ptr + seq * stride_df_s + o_d[:, None] * stride_df_d + jf[None, :] * stride_df_k,
-                          mask=m_d[:, None] & m_f[None, :], other=0.0).to(tl.float32)
-        tl.store(dx_ptr + b * stride_dx_b + o_d[:, None] * stride_dx_d + r[None, :] * stride_dx_l,
-                 dx.to(dx_ptr.dtype.element_ty), mask=m_d[:, None] & ((r >= s0) & (r < s1))[None, :])
+        lo = (s0 - t0).to(tl.int32)
+        hi = (s1 - t0).to(tl.int32)
+        # the T rows before the tile: the sequence's, its initial inputs, or zero
+        xp = ()
+        for k in tl.static_range(T):
+            r = k - T
+            v = tl.load(x_tile + o_dl * stride_x_d + r * stride_x_l, mask=m_d & (o_dl * 0 + r >= lo), other=0.0).to(tl.float32)
+            if HAS_INIT:
+                c_i = r - lo + (W - 1)  # column of initial_states
+                v += tl.load(init_base + o_d * stride_i_d + c_i * stride_i_k,
+                             mask=m_d & (o_dl * 0 + r < lo) & (o_dl * 0 + c_i >= 0), other=0.0).to(tl.float32)
+            xp = xp + (v,)
+        xc = _rows(x_tile, o_dl, m_d, 0, hi, stride_x_d, stride_x_l, T, BLOCK_D, TOKENS)
+        gc = _window_grads(xp, xc, _rows(dy_tile, o_dl, m_d, 0, hi, stride_dy_d, stride_dy_l, T, BLOCK_D, TOKENS),
+                           w, bias, W, T, SILU)
+        for r0 in range(0, BLOCK_L, T):
+            # d weight, d bias of rows r0 .. r0 + T − 1 (the tile's own: each row is counted once)
+            for k in tl.static_range(T):
+                db_acc += gc[k]
+            dwn = ()
+            for j in tl.static_range(W):
+                acc = dw[j]
+                for k in tl.static_range(T):
+                    if k - (W - 1) + j >= 0:
+                        acc += gc[k] * xc[k - (W - 1) + j]
+                    else:
+                        acc += gc[k] * xp[T + k - (W - 1) + j]
+                dwn = dwn + (acc,)
+            dw = dwn
+            # the next T rows' g (past the tile for the last step), then dx of rows r0 .. r0 + T − 1
+            xn = _rows(x_tile, o_dl, m_d, r0 + T, hi, stride_x_d, stride_x_l, T, BLOCK_D, TOKENS)
+            gn = _window_grads(xc, xn, _rows(dy_tile, o_dl, m_d, r0 + T, hi, stride_dy_d, stride_dy_l, T, BLOCK_D,
+                                             TOKENS), w, bias, W, T, SILU)
+            dxs = ()
+            for k in tl.static_range(T):
+                acc = tl.zeros((BLOCK_D,), dtype=tl.float32)
+                for j in tl.static_range(W):  # output row k + j reads this row through weight[W − 1 − j]
+                    if k + j < T:
+                        acc += w[W - 1 - j] * gc[k + j]
+                    else:
+                        acc += w[W - 1 - j] * gn[k + j - T]
+                if HAS_DFINAL:  # final_states are the sequence's last W − 1 inputs
+                    jf = r0 + k - (hi - (W - 1))
+                    acc += tl.load(dfinal_ptr + seq * stride_df_s + o_d * stride_df_d + jf * stride_df_k,
+                                   mask=m_d & (o_dl * 0 + jf >= 0) & (o_dl * 0 + r0 + k < hi), other=0.0).to(tl.float32)
+                dxs = dxs + (acc,)
+            _store_rows(dx_tile, dxs, o_dl, m_d, r0, hi, stride_dx_d, stride_dx_l, T, BLOCK_D, TOKENS)
+            xp = xc
+            xc = xn
+            gc = gn
         if STORE_DINIT:
             if t0 == s0:  # the sequence's first tile also owns the gradient of its initial inputs
+                x_base = x_ptr + b * stride_x_b
+                dy_base = dy_ptr + b * stride_dy_b
                 r_i = s0 - (W - 1) + o_k.to(tl.int64)  # [4] rows before the sequence
                 di = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
                 for j in tl.static_range(W):
                     g_i = _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr,
-                                  stride_w_d, stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r_i + j,
-                                  s0, s1, W, HAS_INIT, SILU)
-                    w_i = tl.load(w_ptr + o_d * stride_w_d + (W - 1 - j) * stride_w_k, mask=m_d,
-                                  other=0.0).to(tl.float32)
-                    di += w_i[:, None] * g_i
+                                    stride_w_d, stride_w_k, bias, dy_base, stride_dy_d, stride_dy_l, o_d, m_d, r_i + j,
+                                    s0, s1, W, HAS_INIT, SILU)
+                    di += w[W - 1 - j][:, None] * g_i
                 if HAS_DFINAL:  # a sequence shorter than W − 1 passes initial inputs on to final_states
                     jf_i = r_i - (s1 - (W - 1))
                     m_fi = (jf_i >= 0) & (o_k < W - 1)
@@ -217,6 +313,9 @@ def _conv_bwd_kernel(
                                   other=0.0).to(tl.float32)
                 tl.store(dinit_ptr + seq * stride_di_s + o_d[:, None] * stride_di_d + o_k[None, :] * stride_di_k,
                          di.to(dinit_ptr.dtype.element_ty), mask=m_d[:, None] & (o_k < W - 1)[None, :])
+    dw_acc = tl.zeros((BLOCK_D, 4), dtype=tl.float32)
+    for j in tl.static_range(W):
+        dw_acc += tl.where(o_k[None, :] == j, dw[j][:, None], 0.0)
     # per-split partial sums: [n_splits, dim, 4] and [n_splits, dim], added in a fixed order afterwards
     tl.store(dw_ptr + (i_split * dim + o_d[:, None]).to(tl.int64) * 4 + o_k[None, :], dw_acc, mask=m_d[:, None])
     tl.store(db_ptr + (i_split * dim + o_d).to(tl.int64), db_acc, mask=m_d)
@@ -320,13 +419,27 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
     return y, final
 
 
-def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool):
-    """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation."""
-    block_l, block_d, warps = pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
+@functools.lru_cache(maxsize=64)
+def pick_bwd_blocks(dim: int, channels_contiguous: bool, elem_size: int) -> tuple[int, int, int, int]:
+    """(BLOCK_L, BLOCK_D, T, num_warps) of the backward: T rows per step of the window (16 bytes of a
+    row per thread when the tokens are contiguous), one channel per thread."""
+    t = max(4, min(8, 16 // elem_size))
+    return 64, min(128, max(32, triton.next_power_of_2(dim))), t, 4
+
+
+def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool, blocks=None):
+    """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation.
+    blocks: (BLOCK_L, BLOCK_D, T, num_warps) instead of the table's (for tuning)."""
+    channels = x.stride(1) == 1 and x.stride(2) != 1
+    block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, channels, x.element_size())
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     n_dblocks = triton.cdiv(dims.dim, block_d)
     n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
     dx = _runtime.empty_like(x)
+    for v in (x, dy, dx):  # offsets inside a tile are int32
+        if block_d * abs(v.stride(1)) + (block_l + 2 * t) * abs(v.stride(2)) >= 2**31:
+            raise ValueError(f"causal_conv1d: a tensor with strides {tuple(v.stride())} is too far apart for the "
+                             "backward's 32-bit tile offsets; pass contiguous tensors")
     dw_part = torch.empty((n_splits, dims.dim, _MAX_W), dtype=torch.float32, device=x.device)
     db_part = torch.empty((n_splits, dims.dim), dtype=torch.float32, device=x.device)
     store_dinit = need_dinit and initial_states is not None
@@ -343,7 +456,7 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
             table if table is not None else x,
             dims.dim, dims.seqlen, n_ltiles, n_tiles, n_splits,
             *x.stride(), *weight.stride(), *init_strides, *dy.stride(), *df_strides, *dx.stride(), *di_strides,
-            W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, HAS_BIAS=bias is not None,
+            W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, T=t, TOKENS=not channels, HAS_BIAS=bias is not None,
             HAS_INIT=initial_states is not None, SILU=dims.silu, HAS_DFINAL=dfinal is not None,
             STORE_DINIT=store_dinit, IS_VARLEN=table is not None, num_warps=warps,
         )
@@ -388,4 +501,4 @@ def conv1d_update(x, conv_state, weight, bias, silu: bool, *, conv_state_indices
     return y
 
 
-__all__ = ["conv1d_forward", "conv1d_backward", "conv1d_update", "CausalConv1dFn", "pick_blocks"]
+__all__ = ["conv1d_forward", "conv1d_backward", "conv1d_update", "CausalConv1dFn", "pick_blocks", "pick_bwd_blocks"]

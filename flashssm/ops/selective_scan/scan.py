@@ -37,7 +37,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.triton_common import process_delta, silu
+from flashssm.ops.triton_common import columns as _cols, join_columns as _join, process_delta, silu
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -48,40 +48,6 @@ def _fast_silu(z, FAST: tl.constexpr):
     if FAST:
         return tl.fdiv(z, 1.0 + tl.exp2(-z * LOG2E), ieee_rounding=False)
     return silu(z)
-
-
-@triton.jit
-def _cols(x, R: tl.constexpr, T: tl.constexpr):
-    """The T columns of an [R, T] tile whose rows sit in one thread's registers (free splits)."""
-    if T == 1:
-        return (tl.reshape(x, (R,)),)
-    elif T == 2:
-        return tl.split(x)
-    elif T == 4:
-        e, o = tl.split(tl.reshape(x, (R, 2, 2)))  # columns (0, 2), (1, 3)
-        c0, c2 = tl.split(e)
-        c1, c3 = tl.split(o)
-        return c0, c1, c2, c3
-    else:
-        e, o = tl.split(tl.reshape(x, (R, 4, 2)))  # even, odd columns
-        c0, c2, c4, c6 = _cols(e, R, 4)
-        c1, c3, c5, c7 = _cols(o, R, 4)
-        return c0, c1, c2, c3, c4, c5, c6, c7
-
-
-@triton.jit
-def _join(c, R: tl.constexpr, T: tl.constexpr):
-    """The inverse of `_cols`: a tuple of T [R] vectors as an [R, T] tile."""
-    if T == 1:
-        return tl.reshape(c[0], (R, 1))
-    elif T == 2:
-        return tl.join(c[0], c[1])
-    elif T == 4:
-        return tl.reshape(tl.join(tl.join(c[0], c[2]), tl.join(c[1], c[3])), (R, 4))
-    else:
-        e = _join((c[0], c[2], c[4], c[6]), R, 4)
-        o = _join((c[1], c[3], c[5], c[7]), R, 4)
-        return tl.reshape(tl.join(e, o), (R, 8))
 
 
 @triton.jit

@@ -47,11 +47,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the default knobs and a few neighbours only")
     ap.add_argument("--launches", action="store_true", help="only the time of each launch (profiler), default knobs")
     ap.add_argument("--forms", action="store_true", help="the parallel and chain forms over batch x seqlen")
+    ap.add_argument("--nheads", type=int, default=80, help="--forms: heads (80: the 2.7B mixer, 32: the 370m one)")
+    ap.add_argument("--no-z", action="store_true", help="--forms: no z gate (a Mamba-2 layer with its gated norm)")
+    ap.add_argument("--sizes", default="", help="--forms: batch x seqlen list, e.g. 8x2048,1x32768")
     args = ap.parse_args()
     if args.launches:
         return launches()
     if args.forms:
-        return forms()
+        sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s] or None
+        return forms(args.nheads, not args.no_z, sizes)
     for name in ("2.7b-1x2K", "2.7b-8x4K", "2.7b-1x32K"):
         dims, x, dt, A, B, C, extra = inputs(name)
         dy = torch.randn_like(x)
@@ -100,20 +104,25 @@ LAUNCH_VARIANTS = [{}, {"stages": (2, 2, 2)}, {"stages": (2, 2, 1)}, {"warps": (
                    {"warps": (4, 8, 4)}, {"mode": 0}, {"heads_per_block": 8}]
 
 
-def forms():
-    """Backward time of both forms on the 2.7B shape (bf16, D, z, dt_bias, softplus) as the grid of
-    (chunk, head) programs grows: where the default switches from one to the other."""
+FORM_SIZES = ((1, 2048), (2, 2048), (4, 2048), (1, 8192), (2, 4096), (4, 4096), (8, 4096), (1, 32768))
+
+
+def forms(nheads=80, with_z=True, sizes=None):
+    """Backward time of both forms on the 2.7B mixer's head shape (bf16, D, dt_bias, softplus, z unless
+    with_z is False) with nheads heads, as the grid of (chunk, head) programs grows: where the default
+    should switch from one to the other."""
     from flashssm.bench.workloads import SSDWorkload
 
-    for batch, seqlen in ((1, 2048), (2, 2048), (4, 2048), (1, 8192), (2, 4096), (4, 4096), (8, 4096), (1, 32768)):
-        inp = SSDWorkload("probe", batch, seqlen).make_inputs("cuda")
+    print(f"nheads {nheads}, z {with_z}", flush=True)
+    for batch, seqlen in sizes or FORM_SIZES:
+        inp = SSDWorkload("probe", batch, seqlen, nheads=nheads).make_inputs("cuda")
         x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
         h = x.shape[2]
         g = torch.Generator(device="cuda").manual_seed(1)
-        kw = dict(D=torch.randn(h, device="cuda", generator=g), z=torch.randn_like(x),
+        kw = dict(D=torch.randn(h, device="cuda", generator=g), z=torch.randn_like(x) if with_z else None,
                   dt_bias=torch.rand(h, device="cuda", generator=g) - 4.0, dt_softplus=True)
         dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
-        _, _, ypre, _ = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)
+        ypre = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)[2] if with_z else None
         dy = torch.randn_like(x)
         line = f"{batch}x{seqlen} ({-(-seqlen // 256) * batch * h} programs):"
         for form in ("parallel", "chain"):

@@ -107,7 +107,7 @@ def tune_conv_bwd(copy_bw: float) -> None:
             dy = torch.randn_like(x)
             floor = 3 * x.numel() * x.element_size() / copy_bw * 1e3
             dims = check_causal_conv1d(x, inp["weight"], inp["bias"], "silu")
-            chosen = conv_mod.pick_bwd_blocks(dim, channels_last, x.element_size())
+            chosen = conv_mod.pick_bwd_blocks(dim, x.element_size())
             print(f"\ncausal_conv1d backward {batch}x{seqlen} dim {dim} channels_last={channels_last}: "
                   f"floor {floor:.4f} ms; table picks {chosen}")
             grid = [(bl, bd, w) for bl, bd, w in itertools.product((32, 64, 128), (32, 64, 128, 256), (1, 2, 4, 8))

@@ -45,6 +45,12 @@ def silu(v):
 
 
 @triton.jit
+def silu_grad(v, sig):
+    """d silu(v) / dv, given sig = sigmoid(v) (callers often need it for the gate too)."""
+    return sig * (1.0 + v * (1.0 - sig))
+
+
+@triton.jit
 def process_delta(delta, delta_bias, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
                   FAST: tl.constexpr = False):
     """Mamba-1's delta + delta_bias, then softplus (torch's, threshold 20); no clamp."""

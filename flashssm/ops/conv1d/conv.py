@@ -27,7 +27,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import Conv1dDims
-from flashssm.ops.triton_common import cache_row, columns, join_columns, silu
+from flashssm.ops.triton_common import cache_row, columns, join_columns, silu, silu_grad
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
@@ -144,8 +144,7 @@ def _grad_pre(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k,
     if SILU:
         pre = _pre_activation(x_base, stride_x_d, stride_x_l, init_base, stride_i_d, stride_i_k, w_ptr, stride_w_d,
                               stride_w_k, bias, o_d, m_d, r, s0, s1, W, HAS_INIT)
-        sig = tl.sigmoid(pre)
-        g = g * sig * (1.0 + pre * (1.0 - sig))
+        g = g * silu_grad(pre, tl.sigmoid(pre))
     return g
 
 
@@ -156,7 +155,7 @@ def _rows(base, o_dl, m_d, r0, hi, stride_d, stride_l, T: tl.constexpr, BLOCK_D:
     row hi on: a tuple of T [BLOCK_D] fp32 vectors. Tokens contiguous: one [BLOCK_D, T] load (a vector
     per thread), split into columns in registers; channels contiguous: one coalesced load per row."""
     if TOKENS:
-        rr = (r0 // T) * T + tl.arange(0, T)  # (r0 is a multiple of T: said so, for 16-byte vector accesses)
+        rr = r0 + tl.arange(0, T)
         v = tl.load(base + o_dl[:, None] * stride_d + rr[None, :] * stride_l, mask=m_d[:, None] & (rr < hi)[None, :],
                     other=0.0)
         return columns(v.to(tl.float32), BLOCK_D, T)
@@ -172,13 +171,23 @@ def _store_rows(base, vals, o_dl, m_d, r0, hi, stride_d, stride_l, T: tl.constex
                 TOKENS: tl.constexpr):
     """The inverse of `_rows`: T [BLOCK_D] vectors to rows r0 .. r0 + T − 1 below hi, in the pointer's dtype."""
     if TOKENS:
-        rr = (r0 // T) * T + tl.arange(0, T)
+        rr = r0 + tl.arange(0, T)
         tl.store(base + o_dl[:, None] * stride_d + rr[None, :] * stride_l,
                  join_columns(vals, BLOCK_D, T).to(base.dtype.element_ty), mask=m_d[:, None] & (rr < hi)[None, :])
     else:
         for k in tl.static_range(T):
             tl.store(base + o_dl * stride_d + (r0 + k) * stride_l, vals[k].to(base.dtype.element_ty),
                      mask=m_d & (o_dl * 0 + r0 + k < hi))
+
+
+@triton.jit
+def _win(prev, cur, i: tl.constexpr, T: tl.constexpr):
+    """Row i (a constexpr) of a window of 2T rows held as two tuples: prev[T + i] for -T <= i < 0,
+    cur[i] for 0 <= i < T."""
+    if i >= 0:
+        return cur[i]
+    else:
+        return prev[T + i]
 
 
 @triton.jit
@@ -189,14 +198,10 @@ def _window_grads(xp, xc, dy, w, bias, W: tl.constexpr, T: tl.constexpr, SILU: t
     for k in tl.static_range(T):
         pre = bias
         for j in tl.static_range(W):
-            if k - (W - 1) + j >= 0:
-                pre = pre + w[j] * xc[k - (W - 1) + j]
-            else:
-                pre = pre + w[j] * xp[T + k - (W - 1) + j]
+            pre = pre + w[j] * _win(xp, xc, k - (W - 1) + j, T)
         gk = dy[k]
         if SILU:
-            sig = tl.sigmoid(pre)
-            gk = gk * sig * (1.0 + pre * (1.0 - sig))
+            gk = gk * silu_grad(pre, tl.sigmoid(pre))
         g = g + (gk,)
     return g
 
@@ -267,10 +272,7 @@ def _conv_bwd_kernel(
             for j in tl.static_range(W):
                 acc = dw[j]
                 for k in tl.static_range(T):
-                    if k - (W - 1) + j >= 0:
-                        acc += gc[k] * xc[k - (W - 1) + j]
-                    else:
-                        acc += gc[k] * xp[T + k - (W - 1) + j]
+                    acc += gc[k] * _win(xp, xc, k - (W - 1) + j, T)
                 dwn = dwn + (acc,)
             dw = dwn
             # the next T rows' g (past the tile for the last step), then dx of rows r0 .. r0 + T − 1
@@ -281,10 +283,7 @@ def _conv_bwd_kernel(
             for k in tl.static_range(T):
                 acc = tl.zeros((BLOCK_D,), dtype=tl.float32)
                 for j in tl.static_range(W):  # output row k + j reads this row through weight[W − 1 − j]
-                    if k + j < T:
-                        acc += w[W - 1 - j] * gc[k + j]
-                    else:
-                        acc += w[W - 1 - j] * gn[k + j - T]
+                    acc += w[W - 1 - j] * _win(gc, gn, k + j - T, T)
                 if HAS_DFINAL:  # final_states are the sequence's last W − 1 inputs
                     jf = r0 + k - (hi - (W - 1))
                     acc += tl.load(dfinal_ptr + seq * stride_df_s + o_d * stride_df_d + jf * stride_df_k,
@@ -389,6 +388,15 @@ def _tiles(dims: Conv1dDims, block_l: int, device):
     return table, 0, len(rows)
 
 
+def _check_tile_offsets(tensors: dict, block_d: int, rows: int) -> None:
+    """The kernels add int32 offsets to a tile's int64 base: a tile of block_d channels and `rows`
+    tokens of every tensor must lie within 2^31 elements of its base."""
+    for name, t in tensors.items():
+        if block_d * abs(t.stride(1)) + rows * abs(t.stride(2)) >= 2**31:
+            raise ValueError(f"causal_conv1d: {name} with strides {tuple(t.stride())} is too far apart for the kernel's "
+                             "32-bit tile offsets; pass a contiguous tensor")
+
+
 def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, return_final_states=False,
                    blocks=None):
     """Validated inputs -> (y like x, final_states (num_seqs, dim, width − 1) or None).
@@ -396,10 +404,7 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
     block_l, block_d, warps = blocks or pick_blocks(dims.dim, dims.seqlen, x.stride(1) == 1)
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     y = _runtime.empty_like(x)  # keeps x's layout
-    for t in (x, y):  # the forward's in-tile offsets are int32
-        if block_d * abs(t.stride(1)) + (block_l + _MAX_W) * abs(t.stride(2)) >= 2**31:
-            raise ValueError(f"causal_conv1d: x with strides {tuple(x.stride())} is too far apart for the kernel's "
-                             "32-bit tile offsets; pass a contiguous tensor")
+    _check_tile_offsets({"x": x}, block_d, block_l + _MAX_W)  # (y keeps x's layout)
     final = (_runtime.empty((dims.num_seqs, dims.dim, dims.width - 1), x.dtype, x.device)
              if return_final_states else None)
     init_arg = initial_states if initial_states is not None else x
@@ -420,7 +425,7 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
 
 
 @functools.lru_cache(maxsize=64)
-def pick_bwd_blocks(dim: int, channels_contiguous: bool, elem_size: int) -> tuple[int, int, int, int]:
+def pick_bwd_blocks(dim: int, elem_size: int) -> tuple[int, int, int, int]:
     """(BLOCK_L, BLOCK_D, T, num_warps) of the backward: T rows per step of the window (16 bytes of a
     row per thread when the tokens are contiguous), one channel per thread."""
     t = max(4, min(8, 16 // elem_size))
@@ -431,15 +436,12 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation.
     blocks: (BLOCK_L, BLOCK_D, T, num_warps) instead of the table's (for tuning)."""
     channels = x.stride(1) == 1 and x.stride(2) != 1
-    block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, channels, x.element_size())
+    block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, x.element_size())
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     n_dblocks = triton.cdiv(dims.dim, block_d)
     n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
     dx = _runtime.empty_like(x)
-    for v in (x, dy, dx):  # offsets inside a tile are int32
-        if block_d * abs(v.stride(1)) + (block_l + 2 * t) * abs(v.stride(2)) >= 2**31:
-            raise ValueError(f"causal_conv1d: a tensor with strides {tuple(v.stride())} is too far apart for the "
-                             "backward's 32-bit tile offsets; pass contiguous tensors")
+    _check_tile_offsets({"x": x, "the gradient of y": dy}, block_d, block_l + 2 * t)  # (dx keeps x's layout)
     dw_part = torch.empty((n_splits, dims.dim, _MAX_W), dtype=torch.float32, device=x.device)
     db_part = torch.empty((n_splits, dims.dim), dtype=torch.float32, device=x.device)
     store_dinit = need_dinit and initial_states is not None

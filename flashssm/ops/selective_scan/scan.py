@@ -37,7 +37,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.triton_common import columns as _cols, join_columns as _join, process_delta, silu
+from flashssm.ops.triton_common import columns, join_columns, process_delta, silu, silu_grad
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -248,8 +248,8 @@ def _scan_fwd_kernel(
         if HAS_Z:
             n_z = tl.load(z_base + tn[None, :] * stride_z_l, mask=m_next, other=0.0)
         dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-        dl_c = _cols(dl, BLOCK_D, TILE)
-        du_c = _cols(dl * u, BLOCK_D, TILE)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        du_c = columns(dl * u, BLOCK_D, TILE)
         if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
             keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
         # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
@@ -282,7 +282,7 @@ def _scan_fwd_kernel(
         ys = ()
         for k in tl.static_range(TILE):
             ys = ys + (tl.sum(accs[k], axis=0),)
-        y = _join(ys, BLOCK_D, TILE)
+        y = join_columns(ys, BLOCK_D, TILE)
         if HAS_D:
             y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
         if HAS_Z:
@@ -413,8 +413,8 @@ def _scan_bwd_kernel(
             t0 = c0 + k * TILE
             t, m_dt, raw, u, dl = _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
                                             HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
-            dl_c = _cols(dl, BLOCK_D, TILE)
-            du_c = _cols(dl * u, BLOCK_D, TILE)
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
             if IS_VARLEN:
                 keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
             p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
@@ -450,9 +450,9 @@ def _scan_bwd_kernel(
                 dy = dout * zt * sz
             else:
                 dy = dout
-            dl_c = _cols(dl, BLOCK_D, TILE)
-            du_c = _cols(dl * u, BLOCK_D, TILE)
-            dy_c = _cols(dy, BLOCK_D, TILE)
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
+            dy_c = columns(dy, BLOCK_D, TILE)
             if IS_VARLEN:
                 keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
             p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
@@ -542,9 +542,9 @@ def _scan_bwd_kernel(
                 sa = sa + (tl.sum(acc_a[kk], axis=0),)
                 if HAS_Z:
                     sy = sy + (tl.sum(acc_y[kk], axis=0),)
-            dhB = _join(sb, BLOCK_D, TILE)
+            dhB = join_columns(sb, BLOCK_D, TILE)
             du = dl * dhB
-            ddl = u * dhB + _join(sa, BLOCK_D, TILE) * LN2
+            ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
             if HAS_D:
                 du += Dv[:, None] * dy
                 dD += tl.sum(dy * u, axis=1)
@@ -556,10 +556,10 @@ def _scan_bwd_kernel(
             tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
             tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
             if HAS_Z:
-                ypre = _join(sy, BLOCK_D, TILE)
+                ypre = join_columns(sy, BLOCK_D, TILE)
                 if HAS_D:
                     ypre += Dv[:, None] * u
-                dz = dout * ypre * sz * (1.0 + zt * (1.0 - sz))
+                dz = dout * ypre * silu_grad(zt, sz)
                 tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
 
     # dA, dD, ddelta_bias: one slice per batch row, summed in order by the caller

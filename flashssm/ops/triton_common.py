@@ -115,3 +115,16 @@ def join_columns(c, R: tl.constexpr, T: tl.constexpr):
         e = join_columns((c[0], c[2], c[4], c[6]), R, 4)
         o = join_columns((c[1], c[3], c[5], c[7]), R, 4)
         return tl.reshape(tl.join(e, o), (R, 8))
+
+
+@triton.jit
+def prefetch(p, LEVEL: tl.constexpr = "L1"):
+    """Ask for the 128-byte line at each pointer of p to be brought into L1 or L2 (no register is
+    written, so nothing waits for it; the GPU drops a prefetch it cannot serve). GPU only: the
+    interpreter cannot run inline PTX."""
+    if LEVEL == "L2":
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1];\n\tmov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
+                                  is_pure=False, pack=1)
+    else:
+        tl.inline_asm_elementwise("prefetch.global.L1 [$1];\n\tmov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
+                                  is_pure=False, pack=1)

@@ -37,7 +37,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.triton_common import columns, join_columns, process_delta, silu, silu_grad
+from flashssm.ops.triton_common import columns, join_columns, prefetch, process_delta, silu, silu_grad
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -74,14 +74,6 @@ def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
     for q in tl.static_range(T // Q):
         out = out + _cols3(tl.load(p[:, :, None] + (q * Q + tl.arange(0, Q))[None, None, :]), NL, BLOCK_D, Q)
     return out
-
-
-@triton.jit
-def _prefetch_l1(p):
-    """Ask for the 128-byte line at each pointer of p to be brought into L1 (no register is written,
-    so nothing waits for it; the GPU drops a prefetch it cannot serve). GPU only."""
-    tl.inline_asm_elementwise("prefetch.global.L1 [$1];\n\tmov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
-                              is_pure=False, pack=1)
 
 
 @triton.jit
@@ -230,13 +222,13 @@ def _scan_fwd_kernel(
             LINES: tl.constexpr = (2 * NPAD * TILE * 4 + 127) // 128
             ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
             o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-            _prefetch_l1(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32)
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32)
             LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
             if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
-                _prefetch_l1(u_base + (t0 + LINE_U) * stride_u_l)
-                _prefetch_l1(delta_base + (t0 + LINE_U) * stride_delta_l)
+                prefetch(u_base + (t0 + LINE_U) * stride_u_l)
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l)
                 if HAS_Z:
-                    _prefetch_l1(z_base + (t0 + LINE_U) * stride_z_l)
+                    prefetch(z_base + (t0 + LINE_U) * stride_z_l)
         if PREFETCH_BC:
             bs = n_bs
             cs = n_cs
@@ -392,13 +384,13 @@ def _scan_bwd_kernel(
             if c > 0:
                 LINES: tl.constexpr = (TPC * 2 * NPAD * TILE * 4 + 127) // 128
                 o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-                _prefetch_l1(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32)
-                _prefetch_l1(u_base + (c0 - CHUNK) * stride_u_l)
-                _prefetch_l1(delta_base + (c0 - CHUNK) * stride_delta_l)
-                _prefetch_l1(do_base + (c0 - CHUNK) * stride_do_l)
+                prefetch(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32)
+                prefetch(u_base + (c0 - CHUNK) * stride_u_l)
+                prefetch(delta_base + (c0 - CHUNK) * stride_delta_l)
+                prefetch(do_base + (c0 - CHUNK) * stride_do_l)
                 if HAS_Z:
-                    _prefetch_l1(z_base + (c0 - CHUNK) * stride_z_l)
-                _prefetch_l1(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate)
+                    prefetch(z_base + (c0 - CHUNK) * stride_z_l)
+                prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate)
         # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
         # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
         tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch

@@ -51,7 +51,7 @@ from flashssm.ops.triton_common import process_dt, process_dt_grad
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import _hand_back, _or, _receive
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
-                                      entering_states, launch, release_tickets, varlen_table, workspace)
+                                      entering_states, launch, take_ticket, varlen_table, workspace)
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
 # inputs are 16-bit: rounded to the input dtype, split into two 16-bit parts (two products), or
@@ -109,7 +109,7 @@ def _dstates_kernel(
     IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
 ):
-    ticket = tl.atomic_add(counter_ptr, 1)  # launch order
+    ticket = take_ticket(counter_ptr, n_programs)  # launch order
     h = ticket % nheads
     rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
@@ -172,7 +172,6 @@ def _dstates_kernel(
                   is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
     _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
     tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :], dH)
-    release_tickets(counter_ptr, n_programs)
 
 
 @triton.jit

@@ -43,7 +43,7 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm.ops.triton_common import process_dt_grad
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
-                                      release_tickets, varlen_table, workspace)
+                                      take_ticket, varlen_table, workspace)
 
 
 @triton.jit
@@ -83,7 +83,7 @@ def _ssd_bwd_kernel(
     DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
     NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
 ):
-    ticket = tl.atomic_add(counter_ptr, 1)  # launch order
+    ticket = take_ticket(counter_ptr, n_programs)  # launch order
     h = ticket % nheads
     rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
@@ -278,7 +278,6 @@ def _ssd_bwd_kernel(
     tl.store(part + BLOCK_P + offs_p * 0, dA_acc + offs_p * 0.0, mask=offs_p == 0)
     tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
 
-    release_tickets(counter_ptr, n_programs)
 
 
 @triton.jit

@@ -4,7 +4,10 @@ One program per (chunk, sequence, head, block of headdim). Programs take tickets
 counter in launch order, ticket order being chunk-position-major (chunk k of every sequence
 before chunk k+1 of any), so a program only ever waits on a program that started before it:
 deadlock-free by construction, and the interpreter (which runs programs one after another)
-executes the same code.
+executes the same code. On long inputs a "chunk" here is a span of several of the caller's
+chunks (LaunchConfig.group): the sweeps below are sub-chunk recurrences that do not care where
+chunks end, and fewer, longer programs pay their fixed costs (ticket, hand-over, first loads)
+fewer times.
 
 Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
   A. sweeps the chunk in sub-chunks of SUB tokens, accumulating the chunk's own state
@@ -21,12 +24,13 @@ Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
 The hand-over uses one state slot and one flag per chain (sequence, head, headdim block): the
 only reader of a slot is the next chunk's program, which is also its next writer, so a slot is
 reused in place. flag = k + 1 means "the state after chunk k is in the slot"; the last chunk of
-a chain puts the flag back to 0 and the last program to finish resets the ticket counters, so
+a chain puts the flag back to 0 and the program with the last ticket resets the ticket counter, so
 the workspace is clean after every launch and no memset launch is needed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -36,7 +40,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt
+from flashssm.ops.triton_common import prefetch, process_dt
 
 
 @triton.jit
@@ -74,12 +78,16 @@ def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.
 
 
 @triton.jit
-def release_tickets(counter_ptr, n_programs):
-    """The last program to finish puts the ticket counters back to zero for the next launch."""
-    done = tl.atomic_add(counter_ptr + 1, 1)
-    if done == n_programs - 1:
+def take_ticket(counter_ptr, n_programs):
+    """This program's place in launch order. The program that takes the last ticket puts the counter
+    back to zero for the next launch: every other program of this launch has taken its ticket by
+    then, and the next launch on the stream starts after this one ends. (A second counter of
+    finished programs did this before: one more atomic on one hot address per program, 4% of the
+    stall samples at 8x4K, benchmarks/notes/ssd_forward.md.)"""
+    ticket = tl.atomic_add(counter_ptr, 1)
+    if ticket == n_programs - 1:
         tl.atomic_xchg(counter_ptr, 0)
-        tl.atomic_xchg(counter_ptr + 1, 0)
+    return ticket
 
 
 @triton.jit
@@ -101,9 +109,9 @@ def _ssd_fwd_kernel(
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
-    OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr,
+    OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
 ):
-    ticket = tl.atomic_add(counter_ptr, 1)  # launch order, not blockIdx order
+    ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
     rest = ticket // n_pblocks
     h = rest % nheads
@@ -182,6 +190,10 @@ def _ssd_fwd_kernel(
             mask_t = t < length
             mask_tp = mask_t[:, None] & mask_p[None, :]
             mask_tn = mask_t[:, None] & mask_n[None, :]
+            if PREFETCH:  # the next sub-chunk's rows into L2: its loads, issued at the end of this
+                # iteration and waited for at the top of the next, then come from L2, not DRAM
+                _prefetch_rows(tl.minimum(t + SUB, length - 1), x_base, stride_x_t, B_base, stride_B_t, C_base,
+                               stride_C_t, dt_base, stride_dt_t, z_base, stride_z_t, BLOCK_P, BLOCK_N, HAS_Z)
             dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                                          HAS_DT_BIAS, DT_SOFTPLUS)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
@@ -216,7 +228,22 @@ def _ssd_fwd_kernel(
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
-    release_tickets(counter_ptr, n_programs)
+
+
+@triton.jit
+def _prefetch_rows(t, x_base, stride_x_t, B_base, stride_B_t, C_base, stride_C_t, dt_base, stride_dt_t,
+                   z_base, stride_z_t, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr):
+    """L2 prefetch of tokens t's rows of x, B, C, dt (and z): one request per 128-byte line."""
+    LINE: tl.constexpr = 1024 // x_base.dtype.element_ty.primitive_bitwidth  # elements a line
+    X_LINES: tl.constexpr = max(1, BLOCK_P // LINE)
+    N_LINES: tl.constexpr = max(1, BLOCK_N // LINE)
+    prefetch(x_base + t[:, None] * stride_x_t + (tl.arange(0, X_LINES) * LINE)[None, :], "L2")
+    lines_n = (tl.arange(0, N_LINES) * LINE)[None, :]
+    prefetch(B_base + t[:, None] * stride_B_t + lines_n, "L2")
+    prefetch(C_base + t[:, None] * stride_C_t + lines_n, "L2")
+    prefetch(dt_base + t * stride_dt_t, "L2")
+    if HAS_Z:
+        prefetch(z_base + t[:, None] * stride_z_t + (tl.arange(0, X_LINES) * LINE)[None, :], "L2")
 
 
 @triton.jit
@@ -257,6 +284,10 @@ class LaunchConfig:
     early_publish: bool = True  # hand the state on before the output sweep (short chain)
     maxnreg: int | None = None
     m_split: bool = True        # (C.B^T o L o dt) x as two 16-bit products (else one in tf32)
+    prefetch: bool = False      # GPU: the output sweep prefetches the next sub-chunk's rows into L2
+    group: int = 1              # chunks per program: a program sweeps `group` consecutive chunks of a
+                                # chain as one, with no hand-over between them (the result does not
+                                # depend on the chunking beyond rounding); 1 when storing chunk states
 
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
@@ -269,8 +300,29 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     more stages and register caps on the 2.7B shape.
     """
     chains = dims.num_seqs * dims.nheads
-    return _pick_config(dims.headdim, dims.dstate, dims.chunk_size, dtype.itemsize,
-                        chains >= 2 * _resident_programs(device))
+    resident = _resident_programs(device)
+    group = _group(dims, resident)
+    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize,
+                       chains >= 2 * resident)
+    return dataclasses.replace(cfg, group=group) if group > 1 else cfg
+
+
+def _group(dims: SSDDims, resident: int) -> int:
+    """Chunks per program: as many as keep GROUP_WAVES waves of programs for the GPU (a program's
+    fixed costs, its ticket, the hand-over and its first loads, were ~40% of the stall samples at one
+    chunk a program on 8x4K; benchmarks/notes/ssd_forward.md), and effective chunks of at most
+    MAX_GROUP_TOKENS tokens."""
+    group = 1
+    while (dims.chunk_size * group * 2 <= MAX_GROUP_TOKENS
+           and _chunk_rows(dims, dims.chunk_size * group * 2) * dims.nheads >= GROUP_WAVES * resident):
+        group *= 2
+    return group
+
+
+# H100, 2.7B shape (tune-group.txt): 1, 2, 4, 8 chunks of 256 a program: 8x4K late 0.988, 0.872,
+# 0.806, 0.771 ms; 1x32K early 1.117, 1.070, 1.036, 0.992 ms (group 8 leaves 4.8 waves at 8x4K)
+GROUP_WAVES = 4             # keep at least this many waves of resident programs when grouping chunks
+MAX_GROUP_TOKENS = 2048     # and sweep at most this many tokens a program
 
 
 def _resident_programs(device: torch.device) -> int:
@@ -289,11 +341,14 @@ def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many
     block_p = max(16, min(triton.next_power_of_2(headdim), 8192 // block_n))
     # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
     sub = max(16, min(64, chunk_size, 16384 // (block_n * itemsize)))
-    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=not many_chains)
+    # late publish: the next sub-chunk's rows are prefetched into L2 (8x4K 0.773 -> 0.711 ms, 32x2K 1.506 ->
+    # 1.372 on an H100, tune-prefetch.txt); early publish gains nothing (its first sweep has just read them)
+    return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=not many_chains,
+                        prefetch=many_chains)
 
 
 class _Workspace:
-    """Ticket counters, hand-over flags and state slots of one (device, stream).
+    """Ticket counter, hand-over flags and state slots of one (device, stream).
 
     Between launches the counters and flags are all zero (the kernel leaves them so); slots hold
     no meaning between launches. Grown, never shrunk.
@@ -301,7 +356,7 @@ class _Workspace:
 
     def __init__(self, device: torch.device):
         self.device = device
-        self.counter = torch.zeros(2, dtype=torch.int32, device=device)
+        self.counter = torch.zeros(1, dtype=torch.int32, device=device)
         self.flags = torch.zeros(0, dtype=torch.int32, device=device)
         self.slots: dict[torch.dtype, torch.Tensor] = {}
 
@@ -338,15 +393,16 @@ def workspace(device: torch.device) -> _Workspace:
     return ws
 
 
-def varlen_table(dims: SSDDims, device: torch.device) -> tuple[torch.Tensor, int, int]:
+def varlen_table(dims: SSDDims, device: torch.device, chunk: int | None = None) -> tuple[torch.Tensor, int, int]:
     """Chunk table for packed sequences, position-major, longest sequences first.
 
     Rows: (sequence, chunk index, first token, length, chunks in the sequence, lane). A sequence
     of length 0 gets one empty chunk, which hands its initial state to final_states. Lanes
     number the sequences of two chunks or more, the only ones that hand states along.
-    Returns the table, the number of rows and the number of lanes.
+    Returns the table, the number of rows and the number of lanes. `chunk`: the chunk length, if
+    not dims.chunk_size (a program sweeping several chunks as one).
     """
-    q = dims.chunk_size
+    q = chunk or dims.chunk_size
     cu = dims.cu_seqlens
     lengths = [e - s for s, e in zip(cu, cu[1:])]
     counts = [max(1, -(-n // q)) for n in lengths]
@@ -411,9 +467,12 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
 
 def chunk_rows(dims: SSDDims) -> int:
     """Chunks over all sequences (one empty chunk for an empty sequence)."""
+    return _chunk_rows(dims, dims.chunk_size)
+
+
+def _chunk_rows(dims: SSDDims, q: int) -> int:
     if dims.cu_seqlens is None:
-        return max(1, triton.cdiv(dims.seqlen, dims.chunk_size)) * dims.batch
-    q = dims.chunk_size
+        return max(1, triton.cdiv(dims.seqlen, q)) * dims.batch
     return sum(max(1, -(-(e - s) // q)) for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:]))
 
 
@@ -422,11 +481,13 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     device = x.device
     block_n = _block_n(dims.dstate)
     n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
+    chunk = dims.chunk_size * (cfg.group if states is None else 1)  # the states are stored per chunk
     if dims.cu_seqlens is not None:
-        table, n_rows, n_lanes = varlen if varlen is not None else varlen_table(dims, device)
+        table, n_rows, n_lanes = (varlen if varlen is not None and chunk == dims.chunk_size
+                                  else varlen_table(dims, device, chunk))
     else:
         table = x  # any pointer: IS_VARLEN=False never reads it
-        n_rows = chunk_rows(dims)
+        n_rows = _chunk_rows(dims, chunk)
         n_lanes = dims.batch
     n_programs = n_rows * dims.nheads * n_pblocks
     counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks, cfg.block_p * block_n,
@@ -451,13 +512,14 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
             *init_strides, *final_strides,
             float(dims.dt_limit[0]), float(dims.dt_limit[1]),
-            CHUNK=dims.chunk_size, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
+            CHUNK=chunk, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish or y is None,
             DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
+            PREFETCH=cfg.prefetch and device.type == "cuda",
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

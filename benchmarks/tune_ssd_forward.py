@@ -22,8 +22,9 @@ from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from flashssm.ops.ssd.reference import ssd_scan_chunked
 
 ARGS = ("x", "dt", "A", "B", "C")
-CANDIDATES = [  # sub, block_p, warps, stages, maxnreg, m_split
-    (64, 64, 4, 2, None, True), (64, 64, 4, 2, None, False), (32, 64, 4, 3, None, True), (64, 64, 8, 2, None, True),
+CANDIDATES = [  # sub, block_p, warps, stages, maxnreg, m_split, group (chunks per program), L2 prefetch
+    (64, 64, 4, 2, None, True, 1, False), (64, 64, 4, 2, None, True, 8, False), (64, 64, 4, 2, None, True, 8, True),
+    (64, 64, 4, 2, None, False, 8, False), (32, 64, 4, 3, None, True, 8, False), (64, 64, 8, 2, None, True, 8, False),
 ]
 
 
@@ -42,11 +43,21 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--state-dtype", default="float32")
     parser.add_argument("--hop", action="store_true")
+    parser.add_argument("--candidate", action="append",
+                        help="sub,block_p,warps,stages,maxnreg(0: none),split(0|1)[,group[,prefetch(0|1)]]; replaces the built-in list")
+    parser.add_argument("--mode", choices=("both", "early", "late"), default="both")
+    parser.add_argument("--check-only", action="store_true", help="the correctness check, no timing")
     args = parser.parse_args()
+    candidates = CANDIDATES
+    if args.candidate:
+        candidates = [tuple(int(v) for v in c.split(",")) for c in args.candidate]
+        candidates = [(c[0], c[1], c[2], c[3], c[4] or None, bool(c[5]), c[6] if len(c) > 6 else 1,
+                       bool(c[7]) if len(c) > 7 else False) for c in candidates]
     state_dtype = getattr(torch, args.state_dtype)
     names = args.workload or ["2.7b-1x32K", "2.7b-8x4K"]
-    ceilings = measure_ceilings(torch.device("cuda"))
-    print(f"copy {ceilings.copy_bytes_per_s / 1e12:.2f} TB/s, gemm {ceilings.gemm_flops_per_s / 1e12:.0f} TF/s")
+    if not args.check_only:
+        ceilings = measure_ceilings(torch.device("cuda"))
+        print(f"copy {ceilings.copy_bytes_per_s / 1e12:.2f} TB/s, gemm {ceilings.gemm_flops_per_s / 1e12:.0f} TF/s")
     if args.hop:
         for chunk in (64, 256):
             w = SSDWorkload("hop", 1, 1 << 19, nheads=1, headdim=32, dstate=16, chunk_size=chunk)
@@ -59,26 +70,33 @@ def main():
                   flush=True)
     check = WORKLOADS["accuracy-2x1K"].make_inputs("cuda", seed=1)
     ref_y = ssd_scan_chunked(*(check[k].double() for k in ARGS), chunk_size=256)[0]
-    cases = {n: WORKLOADS[n].make_inputs("cuda", seed=0) for n in names}
+    cases = {} if args.check_only else {n: WORKLOADS[n].make_inputs("cuda", seed=0) for n in names}
     rows = []
-    for early in (True, False):
-        for sub, bp, warps, stages, maxnreg, split in CANDIDATES:
-            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split)
+    modes = {"both": (True, False), "early": (True,), "late": (False,)}[args.mode]
+    for early in modes:
+        for sub, bp, warps, stages, maxnreg, split, group, pf in candidates:
+            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split, prefetch=pf, group=group)
             try:
                 dims = check_ssd_scan(*(check[k] for k in ARGS), chunk_size=256)
                 y, _, _, kern = launch(dims, *(check[k] for k in ARGS), config=cfg, state_dtype=state_dtype)
                 err = rel(y, ref_y)
                 res = f"regs {kern.n_regs:3d} spills {kern.n_spills:4d} smem {kern.metadata.shared // 1024:3d}K"
+                torch.cuda.synchronize()
+                if args.check_only:
+                    print(f"{cfg}: err {err:.2e} {res}", flush=True)
+                    continue
                 times = [time_config(cases[n], WORKLOADS[n].chunk_size, cfg, state_dtype) for n in names]
             except Exception as e:  # a config that does not compile is a row, not the end
                 print(f"{cfg}: {type(e).__name__}: {str(e)[:160]}", flush=True)
                 continue
             floors = [floor_s(WORKLOADS[n], ceilings)[0] * 1e3 for n in names]
             line = (f"{'early' if early else 'late '} sub {sub:3d} bp {bp:3d} w {warps} st {stages} "
-                    f"maxnreg {maxnreg or '-':>3} {'split' if split else 'tf32 '} | err {err:.2e} | {res} | "
+                    f"maxnreg {maxnreg or '-':>3} {'split' if split else 'tf32 '} group {group} pf {int(pf)} | err {err:.2e} | {res} | "
                     + " | ".join(f"{n} {t:.3f} ms ({t / f:.2f}x)" for n, t, f in zip(names, times, floors)))
             rows.append((times, line))
             print(line, flush=True)
+    if args.check_only:
+        return 0
     for i, n in enumerate(names):
         print(f"\nbest for {n}:")
         for _, line in sorted(rows, key=lambda r: r[0][i])[:4]:

@@ -1,0 +1,132 @@
+"""Compile the fused SSD forward for sm_90 without a GPU and print its resources and SASS mix.
+
+    env -u TRITON_INTERPRET python benchmarks/offline_ssd_forward.py [--sub 64] [--block-p 64]
+        [--warps 4] [--stages 2] [--late] [--z] [--d] [--maxnreg N] [--sass FILE]
+
+The kernel is compiled the way the JIT specialises it for the 2.7B bench shape (bf16 x/B/C, fp32
+dt, contiguous tensors: unit strides become constants, 16-divisible pointers and strides are
+marked so). Registers, spills and shared memory come from ptxas; the SASS histogram counts the
+instructions of the whole kernel by opcode (HGMMA, MUFU, LDG/STG, LDS/STS, BAR, ...), which is
+how a change's effect on the loop is checked before spending GPU time on it. The local Triton may
+be newer than the GPU machine's: the figures are indicative, the GPU's timing decides.
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from flashssm.ops.ssd.forward import _ssd_fwd_kernel
+
+# 2.7B shape, contiguous: x/y/z (b, t, 80, 64), dt (b, t, 80), B/C (b, t, 1, 128)
+STRIDES = {
+    "stride_x_b": 4096 * 5120, "stride_x_t": 5120, "stride_x_h": 64, "stride_x_p": 1,
+    "stride_dt_b": 4096 * 80, "stride_dt_t": 80, "stride_dt_h": 1,
+    "stride_B_b": 4096 * 128, "stride_B_t": 128, "stride_B_g": 128, "stride_B_n": 1,
+    "stride_C_b": 4096 * 128, "stride_C_t": 128, "stride_C_g": 128, "stride_C_n": 1,
+    "stride_z_b": 4096 * 5120, "stride_z_t": 5120, "stride_z_h": 64, "stride_z_p": 1,
+    "stride_y_b": 4096 * 5120, "stride_y_t": 5120, "stride_y_h": 64, "stride_y_p": 1,
+    "stride_D_h": 1, "stride_D_p": 0,
+}
+SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
+         "n_pblocks": 1, "n_programs": 8 * 16 * 80}
+FP32_PTRS = {"dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr"}
+INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
+
+
+def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False):
+    consts = dict(CHUNK=256, SUB=sub, BLOCK_P=block_p, BLOCK_N=128, HAS_D=has_d, HAS_Z=has_z, HAS_DT_BIAS=False,
+                  DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
+                  DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=True, STORE_YPRE=False,
+                  STORE_STATES=False, PREFETCH=prefetch)
+    signature, attrs = {}, {}
+    for i, name in enumerate(_ssd_fwd_kernel.arg_names):
+        if name in consts:
+            signature[name] = "constexpr"
+        elif name.endswith("_ptr"):
+            signature[name] = INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")
+            attrs[(i,)] = [["tt.divisibility", 16]]
+        elif name in ("dt_lo", "dt_hi"):
+            signature[name] = "fp32"
+        elif {**STRIDES, **SIZES}.get(name) == 1:  # the JIT turns an int equal to 1 into a constant
+            signature[name] = "constexpr"
+            consts[name] = 1
+        else:
+            signature[name] = "i32"
+            if {**STRIDES, **SIZES}.get(name, 1) % 16 == 0:  # and marks multiples of 16
+                attrs[(i,)] = [["tt.divisibility", 16]]
+    options = {"num_warps": warps, "num_stages": stages}
+    if maxnreg:
+        options["maxnreg"] = maxnreg
+    return triton.compile(ASTSource(fn=_ssd_fwd_kernel, signature=signature, constexprs=consts, attrs=attrs),
+                          target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def sass_histogram(cubin: bytes) -> tuple[collections.Counter, str]:
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
+    ops = collections.Counter()
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
+        if m:
+            ops[m.group(1).split(".")[0]] += 1
+    return ops, sass
+
+
+def ptxas_usage(ptx: str, maxnreg: int | None) -> str:
+    """ptxas -v on the PTX: 'Used N registers, ... bytes spill stores'."""
+    bin_dir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    tool = os.path.join(bin_dir, "ptxas-blackwell")  # newer Triton writes PTX that only this one reads
+    if not os.path.exists(tool):
+        tool = os.path.join(bin_dir, "ptxas")
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [tool, "-arch=sm_90a", "-v", src, "-o", os.path.join(d, "k.cubin")]
+        if maxnreg:
+            cmd.insert(1, f"--maxrregcount={maxnreg}")
+        run = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return run.stderr + run.stdout
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sub", type=int, default=64)
+    p.add_argument("--block-p", type=int, default=64)
+    p.add_argument("--warps", type=int, default=4)
+    p.add_argument("--stages", type=int, default=2)
+    p.add_argument("--maxnreg", type=int)
+    p.add_argument("--late", action="store_true")
+    p.add_argument("--z", action="store_true")
+    p.add_argument("--d", action="store_true")
+    p.add_argument("--prefetch", action="store_true")
+    p.add_argument("--sass", help="write the SASS here")
+    a = p.parse_args()
+    k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch)
+    ops, sass = sass_histogram(k.asm["cubin"])
+    usage = ptxas_usage(k.asm["ptx"], a.maxnreg)
+    regs = re.search(r"Used (\d+) registers", usage).group(1)
+    spills = re.search(r"(\d+) bytes spill stores", usage).group(1)
+    if a.sass:
+        with open(a.sass, "w") as f:
+            f.write(sass)
+    keys = ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG", "STG", "LDS", "STS", "LDSM",
+            "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"]
+    mix = " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    print(f"sub {a.sub} bp {a.block_p} w {a.warps} st {a.stages} {'late' if a.late else 'early'}"
+          f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}: regs {regs} spill-bytes {spills} "
+          f"smem {k.metadata.shared // 1024}K total {sum(ops.values())} | {mix}")
+
+
+if __name__ == "__main__":
+    main()

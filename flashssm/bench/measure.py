@@ -19,16 +19,18 @@ def time_ms(fn, device: torch.device, warmup_ms: float = 25, rep_ms: float = 100
     """Median time of one call in milliseconds.
 
     On a GPU, triton.testing.do_bench: CUDA events around each call, the L2 cache flushed before
-    each (so inputs that fit in L2 are not read from it). On the CPU, wall time of repeated calls.
+    each (so inputs that fit in L2 are not read from it). On the CPU, wall time of repeated calls
+    (a warm-up call unless warmup_ms is 0, then calls until rep_ms has passed: at least one, at most 100).
     """
     if device.type == "cuda":
         from triton.testing import do_bench
 
         return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-    fn()
+    if warmup_ms > 0:
+        fn()
     times = []
     deadline = time.perf_counter() + rep_ms / 1e3
-    while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 100):
+    while not times or (time.perf_counter() < deadline and len(times) < 100):
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1e3)

@@ -47,7 +47,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt, process_dt_grad
+from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import _hand_back, _or, _receive
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
@@ -161,7 +161,7 @@ def _dstates_kernel(
                 yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
                              mask=mask_tp, other=0.0).to(tl.float32)
                 tl.store(dz_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
-                         (dy * yp * sig * (1.0 + zv * (1.0 - sig))).to(dz_ptr.dtype.element_ty), mask=mask_tp)
+                         (dy * yp * silu_grad(zv, sig)).to(dz_ptr.dtype.element_ty), mask=mask_tp)
             dy = dy * zv * sig
         tl.store(dy_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
                  dy.to(dy_ptr.dtype.element_ty), mask=mask_tp)

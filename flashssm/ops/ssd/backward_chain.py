@@ -41,7 +41,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt_grad
+from flashssm.ops.triton_common import process_dt_grad, silu_grad
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
                                       take_ticket, varlen_table, workspace)
 
@@ -243,7 +243,7 @@ def _ssd_bwd_kernel(
             yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
                          mask=mask_tp, other=0.0).to(tl.float32)
             sig = tl.sigmoid(zv)
-            dz = dout * yp * sig * (1.0 + zv * (1.0 - sig))
+            dz = dout * yp * silu_grad(zv, sig)
             tl.store(dz_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dz.to(dz_ptr.dtype.element_ty),
                      mask=mask_tp)
         # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)

@@ -279,7 +279,6 @@ def _ssd_bwd_kernel(
     tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
 
 
-
 @triton.jit
 def _receive(slot, flag, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks, is_last,
              stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL: tl.constexpr):

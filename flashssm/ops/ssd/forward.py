@@ -192,8 +192,10 @@ def _ssd_fwd_kernel(
             mask_tn = mask_t[:, None] & mask_n[None, :]
             if PREFETCH:  # the next sub-chunk's rows into L2: its loads, issued at the end of this
                 # iteration and waited for at the top of the next, then come from L2, not DRAM
-                _prefetch_rows(tl.minimum(t + SUB, length - 1), x_base, stride_x_t, B_base, stride_B_t, C_base,
-                               stride_C_t, dt_base, stride_dt_t, z_base, stride_z_t, BLOCK_P, BLOCK_N, HAS_Z)
+                _prefetch_rows(tl.minimum(t + SUB, length - 1), pb * BLOCK_P, headdim, dstate,
+                               x_base, stride_x_t, stride_x_p, z_base, stride_z_t, stride_z_p,
+                               B_base, stride_B_t, stride_B_n, C_base, stride_C_t, stride_C_n,
+                               dt_base, stride_dt_t, BLOCK_P, BLOCK_N, HAS_Z)
             dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                                          HAS_DT_BIAS, DT_SOFTPLUS)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
@@ -229,21 +231,21 @@ def _ssd_fwd_kernel(
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
 
-
 @triton.jit
-def _prefetch_rows(t, x_base, stride_x_t, B_base, stride_B_t, C_base, stride_C_t, dt_base, stride_dt_t,
-                   z_base, stride_z_t, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr):
-    """L2 prefetch of tokens t's rows of x, B, C, dt (and z): one request per 128-byte line."""
+def _prefetch_rows(t, p0, headdim, dstate, x_base, stride_x_t, stride_x_p, z_base, stride_z_t, stride_z_p,
+                   B_base, stride_B_t, stride_B_n, C_base, stride_C_t, stride_C_n, dt_base, stride_dt_t,
+                   BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr):
+    """L2 prefetch of tokens t's rows of x and z (this program's columns from p0), B, C and dt: one
+    request per 128-byte line, every address inside its row."""
     LINE: tl.constexpr = 1024 // x_base.dtype.element_ty.primitive_bitwidth  # elements a line
-    X_LINES: tl.constexpr = max(1, BLOCK_P // LINE)
-    N_LINES: tl.constexpr = max(1, BLOCK_N // LINE)
-    prefetch(x_base + t[:, None] * stride_x_t + (tl.arange(0, X_LINES) * LINE)[None, :], "L2")
-    lines_n = (tl.arange(0, N_LINES) * LINE)[None, :]
-    prefetch(B_base + t[:, None] * stride_B_t + lines_n, "L2")
-    prefetch(C_base + t[:, None] * stride_C_t + lines_n, "L2")
-    prefetch(dt_base + t * stride_dt_t, "L2")
+    cols_p = tl.minimum(p0 + tl.arange(0, max(1, BLOCK_P // LINE)) * LINE, headdim - 1)[None, :]
+    cols_n = tl.minimum(tl.arange(0, max(1, BLOCK_N // LINE)) * LINE, dstate - 1)[None, :]
+    prefetch(x_base + t[:, None] * stride_x_t + cols_p * stride_x_p, "L2")
     if HAS_Z:
-        prefetch(z_base + t[:, None] * stride_z_t + (tl.arange(0, X_LINES) * LINE)[None, :], "L2")
+        prefetch(z_base + t[:, None] * stride_z_t + cols_p * stride_z_p, "L2")
+    prefetch(B_base + t[:, None] * stride_B_t + cols_n * stride_B_n, "L2")
+    prefetch(C_base + t[:, None] * stride_C_t + cols_n * stride_C_n, "L2")
+    prefetch(dt_base + t * stride_dt_t, "L2")
 
 
 @triton.jit

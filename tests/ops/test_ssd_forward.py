@@ -260,3 +260,9 @@ def test_prefetch_path_compiles_for_hopper():
     if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
         pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.parametrize("group", [0, -2, 1.5])
+def test_launch_config_rejects_bad_group(group):
+    with pytest.raises(ValueError, match="group"):
+        LaunchConfig(64, 64, 4, 2, group=group)

@@ -291,6 +291,10 @@ class LaunchConfig:
                                 # chain as one, with no hand-over between them (the result does not
                                 # depend on the chunking beyond rounding); 1 when storing chunk states
 
+    def __post_init__(self):
+        if not isinstance(self.group, int) or self.group < 1:
+            raise ValueError(f"LaunchConfig.group must be an int >= 1 (chunks per program), got {self.group!r}")
+
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
     """A launch configuration from the shape and the GPU: no autotuning at call time.

@@ -28,22 +28,23 @@ def fwd_args(inp):
     return ([inp[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")], True)
 
 
-def _bwd_config(w, lanes, chunk, warps) -> "scan.BackwardConfig":
+def _bwd_config(w, lanes, chunk, warps, tile=0, maxnreg=0) -> "scan.BackwardConfig":
     """A backward configuration for workload w: lanes per channel, chunk, warps (the warps' lanes
-    filled with channels, the picked tile)."""
-    tile = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, 1, DTYPES[w.dtype].itemsize).tile
-    return scan.BackwardConfig(32 * warps // lanes, lanes, tile, chunk, warps)
+    filled with channels), tile (0: the picked one), register cap (0: none)."""
+    picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, 1, DTYPES[w.dtype].itemsize)
+    return scan.BackwardConfig(32 * warps // lanes, lanes, tile or picked.tile, chunk, warps, maxnreg or picked.maxnreg)
 
 
 def _warm_one(job):
     """Compile one backward configuration in a worker process (the timing process then finds it in
     Triton's cache): a batch of at most 2, the workload's other sizes (same specialisation)."""
-    name, lanes, chunk, warps = job
+    name, *knobs = job
     w = WORKLOADS[name]
     small = type(w)(w.name, min(w.batch, 2), w.seqlen, dim=w.dim, dstate=w.dstate, dtype=w.dtype)
     inp = small.make_inputs("cuda")
     tensors, sp = fwd_args(inp)
-    cfg = _bwd_config(w, lanes, chunk, warps)
+    cfg = _bwd_config(w, *knobs)
+    chunk = cfg.chunk
     try:
         _, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)
         scan.scan_backward(inp["dy"], None, *tensors, sp, ckpt=ckpt, ckpt_tile=chunk, config=cfg)
@@ -71,7 +72,7 @@ def main():
     ap.add_argument("--forward", action="store_true", help="the forward only")
     ap.add_argument("--backward", action="store_true", help="forward + backward only")
     ap.add_argument("--configs", default="", help="backward configurations to time instead of the grid: "
-                    "'workload:lanes,chunk,warps;...'")
+                    "'workload:lanes,chunk,warps[,tile[,maxnreg]];...'")
     args = ap.parse_args()
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
@@ -134,8 +135,9 @@ def main():
         floor_ms = w.bytes() / bw * 1e3
         picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms, inp["u"].element_size())
         print(f"\n{name} forward + backward: floor {floor_ms:.3f} ms, picked {picked}")
-        for lanes, chunk, warps in grid:
-            cfg = _bwd_config(w, lanes, chunk, warps)
+        for knobs in grid:
+            cfg = _bwd_config(w, *knobs)
+            lanes, chunk, warps = cfg.lanes, cfg.chunk, cfg.num_warps
 
             def run():
                 y, _, ckpt = scan.scan_forward(*tensors, sp, ckpt_tile=chunk)
@@ -147,7 +149,8 @@ def main():
                 print(f"  {cfg}: {type(e).__name__}: {str(e)[:80]}")
                 continue
             mark = "*" if cfg == picked else " "
-            print(f" {mark}lanes {lanes} chunk {chunk:3d} warps {warps}: {ms:.3f} ms (backward {ms_bwd:.3f})"
+            print(f" {mark}lanes {lanes} chunk {chunk:3d} warps {warps} tile {cfg.tile} maxnreg {cfg.maxnreg}: "
+                  f"{ms:.3f} ms (backward {ms_bwd:.3f})"
                   f"  x floor {ms / floor_ms:.2f}")
 
 

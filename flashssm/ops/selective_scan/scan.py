@@ -581,6 +581,7 @@ class BackwardConfig:
     tile: int       # tokens per load (1, 2, 4 or 8)
     chunk: int      # tokens between the states the forward stores (a multiple of tile)
     num_warps: int
+    maxnreg: int | None = None  # a register cap for ptxas (GPU): fewer registers, more resident warps
 
 
 def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
@@ -764,6 +765,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
             DETERMINISTIC=bool(deterministic), ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
     else:
         for t in (du, ddelta, dz, dA, dD, dbias, dB, dC):

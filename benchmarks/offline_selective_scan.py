@@ -1,0 +1,108 @@
+"""Compile selective_scan's forward or backward kernel for sm_90 without a GPU; print its resources
+and SASS mix.
+
+    env -u TRITON_INTERPRET python benchmarks/offline_selective_scan.py bwd [--lanes 4] [--tile 8]
+        [--chunk 32] [--warps 1] [--sass FILE]
+    env -u TRITON_INTERPRET python benchmarks/offline_selective_scan.py fwd [--lanes 1] [--tile 8] ...
+
+Specialised as the bench calls it on the Mamba-1 2.8B shape (dim 5120, dstate 16 unless --dstate,
+bf16 u/delta/z/dout, B and C shared, D, z, delta_bias, softplus, seqlen 2048, contiguous). Registers
+and spills come from ptxas, the histogram counts the SASS of the whole kernel by opcode. The local
+Triton may be newer than the GPU machine's: the figures are indicative, the GPU's timing decides.
+The backward takes about a minute to compile (its tiles are unrolled per slot and token).
+"""
+
+import argparse
+import re
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from benchmarks.offline_ssd_forward import ptxas_usage, sass_histogram
+from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
+
+BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
+INT_PTRS = {"seq_ptr": "*i32"}
+
+
+def sizes(dim, dstate, seqlen, tile, chunk, block_d, lanes):
+    npad = -(-dstate // lanes) * lanes
+    n_tiles = -(-seqlen // tile) + 1
+    return {
+        "dim": dim, "dstate": dstate, "seqlen": seqlen, "dims_per_group": dim, "ngroups": 1, "batch": 8,
+        "n_tiles": n_tiles, "n_ckpt": -(-seqlen // chunk), "blocks_per_group": -(-dim // block_d),
+        "stride_u_b": dim * seqlen, "stride_u_d": seqlen, "stride_u_l": 1,
+        "stride_delta_b": dim * seqlen, "stride_delta_d": seqlen, "stride_delta_l": 1,
+        "stride_z_b": dim * seqlen, "stride_z_d": seqlen, "stride_z_l": 1,
+        "stride_y_b": dim * seqlen, "stride_y_d": seqlen, "stride_y_l": 1,
+        "stride_do_b": dim * seqlen, "stride_do_d": seqlen, "stride_do_l": 1,
+        "stride_A_d": dstate, "stride_A_n": 1, "_npad": npad,
+    }
+
+
+def compile_kernel(kernel, consts, values, warps, maxnreg=None):
+    signature, attrs = {}, {}
+    consts = dict(consts)
+    for i, name in enumerate(kernel.arg_names):
+        if name in consts:
+            signature[name] = "constexpr"
+        elif name.endswith("_ptr"):
+            signature[name] = INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")
+            attrs[(i,)] = [["tt.divisibility", 16]]
+        elif values.get(name) == 1:  # the JIT turns an int equal to 1 into a constant
+            signature[name] = "constexpr"
+            consts[name] = 1
+        else:
+            signature[name] = "i32"
+            if values.get(name, 1) % 16 == 0:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+    options = {"num_warps": warps}
+    if maxnreg:
+        options["maxnreg"] = maxnreg
+    return triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts, attrs=attrs),
+                          target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("which", choices=("fwd", "bwd"))
+    p.add_argument("--lanes", type=int)
+    p.add_argument("--tile", type=int, default=8)
+    p.add_argument("--chunk", type=int, default=32)
+    p.add_argument("--warps", type=int, default=1)
+    p.add_argument("--dstate", type=int, default=16)
+    p.add_argument("--dim", type=int, default=5120)
+    p.add_argument("--maxnreg", type=int)
+    p.add_argument("--ckpt", action="store_true", help="forward: store the backward's checkpoints")
+    p.add_argument("--sass", help="write the SASS here")
+    a = p.parse_args()
+    lanes = a.lanes or (4 if a.which == "bwd" else 1)
+    block_d = 32 * a.warps // lanes
+    values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d, lanes)
+    common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
+                  HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, ACC=tl.float32)
+    if a.which == "bwd":
+        consts = dict(common, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False)
+        k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
+    else:
+        consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
+                      STORE_CKPT=a.ckpt)
+        k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
+    ops, sass = sass_histogram(k.asm["cubin"])
+    usage = ptxas_usage(k.asm["ptx"], a.maxnreg)
+    regs = re.search(r"Used (\d+) registers", usage).group(1)
+    spills = re.search(r"(\d+) bytes spill stores", usage).group(1)
+    if a.sass:
+        with open(a.sass, "w") as f:
+            f.write(sass)
+    keys = ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "RED", "LDG", "STG", "LDS", "STS", "BAR", "F2F",
+            "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"]
+    mix = " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} "
+          f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} total {sum(ops.values())} | {mix}")
+
+
+if __name__ == "__main__":
+    main()

@@ -118,10 +118,11 @@ def join_columns(c, R: tl.constexpr, T: tl.constexpr):
 
 
 @triton.jit
-def prefetch(p, LEVEL: tl.constexpr = "L1"):
-    """Ask for the 128-byte line at each pointer of p to be brought into L1 or L2 (no register is
-    written, so nothing waits for it; the GPU drops a prefetch it cannot serve). GPU only: the
-    interpreter cannot run inline PTX."""
+def prefetch(p, LEVEL: tl.constexpr):
+    """Ask for the 128-byte line at each pointer of p to be brought into L1 or L2 (LEVEL "L1" or "L2";
+    no register is written, so nothing waits for it; the GPU drops a prefetch it cannot serve). GPU
+    only: the interpreter cannot run inline PTX. LEVEL has no default: Triton 3.6 fails to compile a
+    call that leaves a constexpr string argument to its default (3.9 accepts it)."""
     if LEVEL == "L2":
         tl.inline_asm_elementwise("prefetch.global.L2 [$1];\n\tmov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
                                   is_pure=False, pack=1)

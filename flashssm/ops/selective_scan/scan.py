@@ -222,13 +222,13 @@ def _scan_fwd_kernel(
             LINES: tl.constexpr = (2 * NPAD * TILE * 4 + 127) // 128
             ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
             o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32)
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32, "L1")
             LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
             if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
-                prefetch(u_base + (t0 + LINE_U) * stride_u_l)
-                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l)
+                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
                 if HAS_Z:
-                    prefetch(z_base + (t0 + LINE_U) * stride_z_l)
+                    prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
         if PREFETCH_BC:
             bs = n_bs
             cs = n_cs
@@ -384,13 +384,13 @@ def _scan_bwd_kernel(
             if c > 0:
                 LINES: tl.constexpr = (TPC * 2 * NPAD * TILE * 4 + 127) // 128
                 o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-                prefetch(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32)
-                prefetch(u_base + (c0 - CHUNK) * stride_u_l)
-                prefetch(delta_base + (c0 - CHUNK) * stride_delta_l)
-                prefetch(do_base + (c0 - CHUNK) * stride_do_l)
+                prefetch(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32, "L1")
+                prefetch(u_base + (c0 - CHUNK) * stride_u_l, "L1")
+                prefetch(delta_base + (c0 - CHUNK) * stride_delta_l, "L1")
+                prefetch(do_base + (c0 - CHUNK) * stride_do_l, "L1")
                 if HAS_Z:
-                    prefetch(z_base + (c0 - CHUNK) * stride_z_l)
-                prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate)
+                    prefetch(z_base + (c0 - CHUNK) * stride_z_l, "L1")
+                prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate, "L1")
         # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
         # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
         tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch

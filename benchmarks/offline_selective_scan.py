@@ -13,14 +13,13 @@ The backward takes about a minute to compile (its tiles are unrolled per slot an
 """
 
 import argparse
-import re
 
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from benchmarks.offline_ssd_forward import ptxas_usage, sass_histogram
+from benchmarks.offline_ssd_forward import resource_report
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
 BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
@@ -90,18 +89,11 @@ def main():
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
                       STORE_CKPT=a.ckpt)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
-    ops, sass = sass_histogram(k.asm["cubin"])
-    usage = ptxas_usage(k.asm["ptx"], a.maxnreg)
-    regs = re.search(r"Used (\d+) registers", usage).group(1)
-    spills = re.search(r"(\d+) bytes spill stores", usage).group(1)
-    if a.sass:
-        with open(a.sass, "w") as f:
-            f.write(sass)
-    keys = ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "RED", "LDG", "STG", "LDS", "STS", "BAR", "F2F",
-            "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"]
-    mix = " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
+                                            "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
+                                        a.maxnreg, a.sass)
     print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} "
-          f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} total {sum(ops.values())} | {mix}")
+          f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")
 
 
 if __name__ == "__main__":

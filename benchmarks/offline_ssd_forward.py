@@ -99,6 +99,20 @@ def ptxas_usage(ptx: str, maxnreg: int | None) -> str:
     return run.stderr + run.stdout
 
 
+def resource_report(k, keys, maxnreg=None, sass_path=None) -> tuple[str, str, str]:
+    """(SASS mix: total and the count of each opcode in keys, registers, spilled bytes) of a compiled
+    kernel; the SASS goes to sass_path if given."""
+    ops, sass = sass_histogram(k.asm["cubin"])
+    usage = ptxas_usage(k.asm["ptx"], maxnreg)
+    regs = re.search(r"Used (\d+) registers", usage).group(1)
+    spills = re.search(r"(\d+) bytes spill stores", usage).group(1)
+    if sass_path:
+        with open(sass_path, "w") as f:
+            f.write(sass)
+    mix = f"total {sum(ops.values())} | " + " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    return mix, regs, spills
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--sub", type=int, default=64)
@@ -113,19 +127,12 @@ def main():
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch)
-    ops, sass = sass_histogram(k.asm["cubin"])
-    usage = ptxas_usage(k.asm["ptx"], a.maxnreg)
-    regs = re.search(r"Used (\d+) registers", usage).group(1)
-    spills = re.search(r"(\d+) bytes spill stores", usage).group(1)
-    if a.sass:
-        with open(a.sass, "w") as f:
-            f.write(sass)
-    keys = ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG", "STG", "LDS", "STS", "LDSM",
-            "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"]
-    mix = " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    mix, regs, spills = resource_report(k, ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG",
+                                            "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"],
+                                        a.maxnreg, a.sass)
     print(f"sub {a.sub} bp {a.block_p} w {a.warps} st {a.stages} {'late' if a.late else 'early'}"
           f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}: regs {regs} spill-bytes {spills} "
-          f"smem {k.metadata.shared // 1024}K total {sum(ops.values())} | {mix}")
+          f"smem {k.metadata.shared // 1024}K {mix}")
 
 
 if __name__ == "__main__":

@@ -14,20 +14,16 @@ The backward takes about a minute to compile (its tiles are unrolled per slot an
 
 import argparse
 
-import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
-from benchmarks.offline_ssd_forward import resource_report
+from benchmarks.offline_ssd_forward import compile_specialised, resource_report
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
 BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
 INT_PTRS = {"seq_ptr": "*i32"}
 
 
-def sizes(dim, dstate, seqlen, tile, chunk, block_d, lanes):
-    npad = -(-dstate // lanes) * lanes
+def sizes(dim, dstate, seqlen, tile, chunk, block_d):
     n_tiles = -(-seqlen // tile) + 1
     return {
         "dim": dim, "dstate": dstate, "seqlen": seqlen, "dims_per_group": dim, "ngroups": 1, "batch": 8,
@@ -37,31 +33,13 @@ def sizes(dim, dstate, seqlen, tile, chunk, block_d, lanes):
         "stride_z_b": dim * seqlen, "stride_z_d": seqlen, "stride_z_l": 1,
         "stride_y_b": dim * seqlen, "stride_y_d": seqlen, "stride_y_l": 1,
         "stride_do_b": dim * seqlen, "stride_do_d": seqlen, "stride_do_l": 1,
-        "stride_A_d": dstate, "stride_A_n": 1, "_npad": npad,
+        "stride_A_d": dstate, "stride_A_n": 1,
     }
 
 
 def compile_kernel(kernel, consts, values, warps, maxnreg=None):
-    signature, attrs = {}, {}
-    consts = dict(consts)
-    for i, name in enumerate(kernel.arg_names):
-        if name in consts:
-            signature[name] = "constexpr"
-        elif name.endswith("_ptr"):
-            signature[name] = INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")
-            attrs[(i,)] = [["tt.divisibility", 16]]
-        elif values.get(name) == 1:  # the JIT turns an int equal to 1 into a constant
-            signature[name] = "constexpr"
-            consts[name] = 1
-        else:
-            signature[name] = "i32"
-            if values.get(name, 1) % 16 == 0:
-                attrs[(i,)] = [["tt.divisibility", 16]]
-    options = {"num_warps": warps}
-    if maxnreg:
-        options["maxnreg"] = maxnreg
-    return triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts, attrs=attrs),
-                          target=GPUTarget("cuda", 90, 32), options=options)
+    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")  # noqa: E731
+    return compile_specialised(kernel, consts, values, ptr_type, warps, maxnreg=maxnreg)
 
 
 def main():
@@ -79,7 +57,7 @@ def main():
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps // lanes
-    values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d, lanes)
+    values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d)
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, ACC=tl.float32)
     if a.which == "bwd":

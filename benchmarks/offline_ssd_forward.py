@@ -45,26 +45,39 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
                   DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
                   DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=True, STORE_YPRE=False,
                   STORE_STATES=False, PREFETCH=prefetch)
+    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
+    return compile_specialised(_ssd_fwd_kernel, consts, {**STRIDES, **SIZES}, ptr_type, warps, stages=stages,
+                               maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
+
+
+def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, maxnreg=None, floats=()):
+    """triton.compile for sm_90, specialised as the JIT would for these arguments: pointers typed by
+    ptr_type(name) and marked 16-divisible, the names in floats fp32, every other argument an int
+    whose value in `values` decides (an unknown one is left unmarked): equal to 1 becomes a constant, a multiple
+    of 16 is marked so."""
     signature, attrs = {}, {}
-    for i, name in enumerate(_ssd_fwd_kernel.arg_names):
+    consts = dict(consts)
+    for i, name in enumerate(kernel.arg_names):
         if name in consts:
             signature[name] = "constexpr"
         elif name.endswith("_ptr"):
-            signature[name] = INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")
+            signature[name] = ptr_type(name)
             attrs[(i,)] = [["tt.divisibility", 16]]
-        elif name in ("dt_lo", "dt_hi"):
+        elif name in floats:
             signature[name] = "fp32"
-        elif {**STRIDES, **SIZES}.get(name) == 1:  # the JIT turns an int equal to 1 into a constant
+        elif values.get(name) == 1:  # the JIT turns an int equal to 1 into a constant
             signature[name] = "constexpr"
             consts[name] = 1
         else:
             signature[name] = "i32"
-            if {**STRIDES, **SIZES}.get(name, 1) % 16 == 0:  # and marks multiples of 16
+            if values.get(name, 1) % 16 == 0:  # and marks multiples of 16
                 attrs[(i,)] = [["tt.divisibility", 16]]
-    options = {"num_warps": warps, "num_stages": stages}
+    options = {"num_warps": warps}
+    if stages is not None:
+        options["num_stages"] = stages
     if maxnreg:
         options["maxnreg"] = maxnreg
-    return triton.compile(ASTSource(fn=_ssd_fwd_kernel, signature=signature, constexprs=consts, attrs=attrs),
+    return triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts, attrs=attrs),
                           target=GPUTarget("cuda", 90, 32), options=options)
 
 

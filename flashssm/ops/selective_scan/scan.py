@@ -597,7 +597,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     """Lanes per channel: 1 (every state of a channel in one thread's registers, no shuffle), doubled
     while the grid has fewer than 4 warps per SM or a thread would hold more than 16 states (each
     doubling adds a shuffle per token and repeats the per-token work on more lanes). One warp per
-    program, two from dstate 64. Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
+    program, two from dstate 64 or at 4 lanes (1x32K and 1x256K of the 2.8B shape: 16-18 % faster
+    than one warp; at lanes 1, 2 and 8 one warp is as fast or faster). Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
     vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, v2): at 8x2K lanes 1, 2
     and 4 are within 2 % of each other, at 1x32K and 1x256K lanes 4 beats 8 by 10-15 %, at dstate 128
     lanes 8 with two warps is the best by 30 %."""
@@ -605,7 +606,7 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     cap = min(32, triton.next_power_of_2(dstate))
     while lanes < cap and (triton.cdiv(dstate, lanes) > 16 or batch * dim * lanes < 4 * n_sms * 32):
         lanes *= 2
-    warps = 2 if dstate >= 64 else 1
+    warps = 2 if dstate >= 64 or lanes == 4 else 1
     dpg = dim // ngroups
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
     tile = max(2, min(8, 16 // elem_size))

@@ -144,6 +144,24 @@ def test_backward_layouts(lanes, tile, chunk, device):
         _check_grads(grads, g_ref, torch.float32, f"{shape}: ")
 
 
+@pytest.mark.parametrize("field,value", [("block_d", 3), ("lanes", 0), ("lanes", 64), ("num_warps", 1.0),
+                                         ("tile", 16), ("tile", 3), ("maxnreg", 8), ("maxnreg", 300),
+                                         ("chunk", 24), ("chunk", 0)])
+def test_configs_reject_bad_fields(field, value):
+    """Launch configurations (tuning knobs, also taken by the launchers) refuse values the kernels
+    cannot split by, and register caps ptxas would refuse or turn into spills of everything."""
+    fwd = dict(block_d=8, lanes=4, tile=8, num_warps=1)
+    bwd = dict(fwd, chunk=32)
+    if field in fwd:
+        with pytest.raises(ValueError, match=field):
+            ForwardConfig(**dict(fwd, **{field: value}))
+    with pytest.raises(ValueError, match=field):
+        BackwardConfig(**dict(bwd, **{field: value}))
+    assert BackwardConfig(**bwd, maxnreg=168).maxnreg == 168
+    with pytest.raises(ValueError, match="prefetch_bc"):
+        ForwardConfig(**fwd, prefetch_bc=-1)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_backward_16bit(dtype, device):
     """16-bit inputs and incoming gradient: every gradient in its input's dtype, against float64."""

@@ -266,3 +266,10 @@ def test_prefetch_path_compiles_for_hopper():
 def test_launch_config_rejects_bad_group(group):
     with pytest.raises(ValueError, match="group"):
         LaunchConfig(64, 64, 4, 2, group=group)
+
+
+@pytest.mark.parametrize("maxnreg", [0, -1, 8, 256, 128.0])
+def test_launch_config_rejects_bad_register_cap(maxnreg):
+    with pytest.raises(ValueError, match="maxnreg"):
+        LaunchConfig(64, 64, 4, 2, maxnreg=maxnreg)
+    assert LaunchConfig(64, 64, 4, 2, maxnreg=168).maxnreg == 168

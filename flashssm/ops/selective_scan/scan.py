@@ -573,6 +573,31 @@ class ForwardConfig:
     prefetch_bc: int = 0  # B and C of the next tile are loaded into registers ahead when slots * tile is at most this
     prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
 
+    def __post_init__(self):
+        _check_layout(self)
+        for name in ("prefetch_bc", "prefetch_tiles"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"ForwardConfig.{name} must be an int >= 0, got {v!r}")
+
+
+def _check_layout(cfg) -> None:
+    """The fields both configurations share: powers of two where the kernels split tensors by them,
+    a tile the column splits handle, a register cap ptxas accepts."""
+    kind = type(cfg).__name__
+    for name in ("block_d", "lanes", "num_warps"):
+        v = getattr(cfg, name)
+        if not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise ValueError(f"{kind}.{name} must be a power of two >= 1, got {v!r}")
+    if cfg.lanes > 32:
+        raise ValueError(f"{kind}.lanes must be at most 32 (the lanes of one warp), got {cfg.lanes}")
+    if cfg.tile not in (1, 2, 4, 8):
+        raise ValueError(f"{kind}.tile must be 1, 2, 4 or 8 tokens, got {cfg.tile!r}")
+    maxnreg = getattr(cfg, "maxnreg", None)
+    if maxnreg is not None and (not isinstance(maxnreg, int) or not 16 <= maxnreg <= 255):
+        raise ValueError(f"{kind}.maxnreg must be None or an int from 16 to 255 (a ptxas register cap), "
+                         f"got {maxnreg!r}")
+
 
 @dataclass(frozen=True)
 class BackwardConfig:
@@ -582,6 +607,12 @@ class BackwardConfig:
     chunk: int      # tokens between the states the forward stores (a multiple of tile)
     num_warps: int
     maxnreg: int | None = None  # a register cap for ptxas (GPU): fewer registers, more resident warps
+
+    def __post_init__(self):
+        _check_layout(self)
+        if not isinstance(self.chunk, int) or self.chunk < 1 or self.chunk & (self.chunk - 1):
+            raise ValueError(f"BackwardConfig.chunk must be a power of two >= 1 (tokens between stored states), "
+                             f"got {self.chunk!r}")
 
 
 def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:

@@ -294,6 +294,9 @@ class LaunchConfig:
     def __post_init__(self):
         if not isinstance(self.group, int) or self.group < 1:
             raise ValueError(f"LaunchConfig.group must be an int >= 1 (chunks per program), got {self.group!r}")
+        if self.maxnreg is not None and (not isinstance(self.maxnreg, int) or not 16 <= self.maxnreg <= 255):
+            raise ValueError(f"LaunchConfig.maxnreg must be None or an int from 16 to 255 (a ptxas register cap), "
+                             f"got {self.maxnreg!r}")
 
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:

@@ -125,6 +125,17 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
     return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
 
 
+def cdiv(a: int, b: int) -> int:
+    """triton.cdiv for host code: in Triton 3.4 and later that one is a constexpr function whose
+    wrapper costs microseconds a call, and a small launch is bound by its host path."""
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    """triton.next_power_of_2 for host code (same values: 0 for 0, 1 for 1); see `cdiv`."""
+    return 1 << (n - 1).bit_length() if n > 0 else 0
+
+
 def poison_outputs() -> bool:
     """Tests set FLASHSSM_POISON_OUTPUTS=1 so that any output element a kernel fails to write is NaN."""
     return os.environ.get(_POISON_ENV, "0") == "1"

@@ -617,7 +617,7 @@ class BackwardConfig:
 
 def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     """The largest power of two <= target whose blocks never straddle two groups of B and C."""
-    block = max(1, min(target, triton.next_power_of_2(dim)))
+    block = max(1, min(target, _runtime.next_power_of_2(dim)))
     while ngroups > 1 and dims_per_group % block:
         block //= 2
     return block
@@ -634,8 +634,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     and 4 are within 2 % of each other, at 1x32K and 1x256K lanes 4 beats 8 by 10-15 %, at dstate 128
     lanes 8 with two warps is the best by 30 %."""
     lanes = 1
-    cap = min(32, triton.next_power_of_2(dstate))
-    while lanes < cap and (triton.cdiv(dstate, lanes) > 16 or batch * dim * lanes < 4 * n_sms * 32):
+    cap = min(32, _runtime.next_power_of_2(dstate))
+    while lanes < cap and (_runtime.cdiv(dstate, lanes) > 16 or batch * dim * lanes < 4 * n_sms * 32):
         lanes *= 2
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     dpg = dim // ngroups
@@ -652,7 +652,7 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
     beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
     chunks of 16, 32, 64 tokens are within 4 %."""
-    lanes = min(32, triton.next_power_of_2(triton.cdiv(dstate, 4 if dstate <= 32 else 8)))
+    lanes = min(32, _runtime.next_power_of_2(_runtime.cdiv(dstate, 4 if dstate <= 32 else 8)))
     block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
     tile = max(2, min(8, 16 // elem_size))
     return BackwardConfig(block_d, lanes, tile, 32, 1)
@@ -706,11 +706,11 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     if ckpt_tile is not None:
         while ckpt_tile % tile:
             tile //= 2
-        ckpt = _runtime.empty((batch, triton.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
+        ckpt = _runtime.empty((batch, _runtime.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
     z_arg = z if z is not None else u
-    slots = triton.cdiv(dstate, cfg.lanes)
+    slots = _runtime.cdiv(dstate, cfg.lanes)
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
-    grid = (triton.cdiv(dim, cfg.block_d), batch)
+    grid = (_runtime.cdiv(dim, cfg.block_d), batch)
     _scan_fwd_kernel[grid](
         u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
@@ -731,13 +731,13 @@ def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: to
     forward's traffic at dim 5120). n_tiles: one more tile than the sequence has (the forward's
     prefetch past the last one reads it), and at least min_tiles (the backward's whole chunks)."""
     batch, ngroups, dstate, seqlen = B4.shape
-    n_tiles = max(triton.cdiv(seqlen, tile) + 1, min_tiles)
+    n_tiles = max(_runtime.cdiv(seqlen, tile) + 1, min_tiles)
     out = _runtime.empty((batch, ngroups, n_tiles, 2, npad, tile), dtype, B4.device)
-    block_l = max(tile, min(256, triton.next_power_of_2(n_tiles * tile), 4096 // triton.next_power_of_2(npad)))
-    grid = (triton.cdiv(n_tiles * tile, block_l), batch * ngroups)
+    block_l = max(tile, min(256, _runtime.next_power_of_2(n_tiles * tile), 4096 // _runtime.next_power_of_2(npad)))
+    grid = (_runtime.cdiv(n_tiles * tile, block_l), batch * ngroups)
     if batch * ngroups:
         _bc_tiles_kernel[grid](B4, C4, out, dstate, seqlen, ngroups, n_tiles, *B4.stride(), *C4.stride(),
-                               NPAD=npad, BLOCK_N=triton.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l,
+                               NPAD=npad, BLOCK_N=_runtime.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l,
                                num_warps=4)
     return out
 
@@ -762,9 +762,9 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     while ckpt_tile % tile:
         tile //= 2
     acc_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
-    n_ckpt = triton.cdiv(seqlen, ckpt_tile)
-    slots = triton.cdiv(dstate, cfg.lanes)
-    blocks_per_group = triton.cdiv(dpg, cfg.block_d)
+    n_ckpt = _runtime.cdiv(seqlen, ckpt_tile)
+    slots = _runtime.cdiv(dstate, cfg.lanes)
+    blocks_per_group = _runtime.cdiv(dpg, cfg.block_d)
     dev = u.device
 
     du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
@@ -784,7 +784,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     if seqlen > 0 and batch > 0 and dim > 0:
         bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
-        grid = (triton.cdiv(dim, cfg.block_d), batch)
+        grid = (_runtime.cdiv(dim, cfg.block_d), batch)
         scratch = _runtime.empty((batch, grid[0], ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
         _scan_bwd_kernel[grid](
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,

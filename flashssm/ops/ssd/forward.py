@@ -340,14 +340,14 @@ def _resident_programs(device: torch.device) -> int:
 
 
 def _block_n(dstate: int) -> int:
-    return max(16, triton.next_power_of_2(dstate))
+    return max(16, _runtime.next_power_of_2(dstate))
 
 
 @functools.lru_cache(maxsize=256)
 def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many_chains: bool) -> LaunchConfig:
     block_n = _block_n(dstate)
     # the running state [BLOCK_N, BLOCK_P] lives in registers: keep it at 8K fp32 elements
-    block_p = max(16, min(triton.next_power_of_2(headdim), 8192 // block_n))
+    block_p = max(16, min(_runtime.next_power_of_2(headdim), 8192 // block_n))
     # the sub-chunk's B and C tiles: at most 16 KB each, so two pipeline stages fit in shared memory
     sub = max(16, min(64, chunk_size, 16384 // (block_n * itemsize)))
     # late publish: the next sub-chunk's rows are prefetched into L2 (8x4K 0.773 -> 0.711 ms, 32x2K 1.506 ->
@@ -464,7 +464,7 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     `varlen_table` when the caller has it already (varlen inputs)."""
     state_dtype = state_dtype or torch.float32
     block_n = _block_n(dims.dstate)
-    block_p = max(16, triton.next_power_of_2(dims.headdim))
+    block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
                        num_stages=base.num_stages, early_publish=True)
@@ -481,7 +481,7 @@ def chunk_rows(dims: SSDDims) -> int:
 
 def _chunk_rows(dims: SSDDims, q: int) -> int:
     if dims.cu_seqlens is None:
-        return max(1, triton.cdiv(dims.seqlen, q)) * dims.batch
+        return max(1, _runtime.cdiv(dims.seqlen, q)) * dims.batch
     return sum(max(1, -(-(e - s) // q)) for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:]))
 
 
@@ -489,7 +489,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
          final=None, states=None, varlen=None):
     device = x.device
     block_n = _block_n(dims.dstate)
-    n_pblocks = triton.cdiv(dims.headdim, cfg.block_p)
+    n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
     chunk = dims.chunk_size * (cfg.group if states is None else 1)  # the states are stored per chunk
     if dims.cu_seqlens is not None:
         table, n_rows, n_lanes = (varlen if varlen is not None and chunk == dims.chunk_size

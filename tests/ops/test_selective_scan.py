@@ -162,6 +162,19 @@ def test_configs_reject_bad_fields(field, value):
         ForwardConfig(**fwd, prefetch_bc=-1)
 
 
+def test_configs_must_not_straddle_groups(device):
+    """A hand-given block of channels wider than a group of B and C is refused, not run with the first
+    channel's group for all of them."""
+    kw = _inputs((1, 4, 9, 3, 4), torch.float32, device)  # 4 groups of one channel
+    args = [kw.get(k) for k in GRAD_NAMES]
+    with pytest.raises(ValueError, match="block_d"):
+        scan_forward(*args, False, config=ForwardConfig(2, 1, 8, 1))
+    _, _, ckpt = scan_forward(*args, False, ckpt_tile=8, config=ForwardConfig(1, 1, 8, 1))
+    with pytest.raises(ValueError, match="block_d"):
+        scan_backward(torch.randn_like(kw["u"]), None, *args, False, ckpt=ckpt, ckpt_tile=8,
+                      config=BackwardConfig(2, 2, 4, 8, 1))
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_backward_16bit(dtype, device):
     """16-bit inputs and incoming gradient: every gradient in its input's dtype, against float64."""

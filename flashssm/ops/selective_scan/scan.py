@@ -615,6 +615,14 @@ class BackwardConfig:
                              f"got {self.chunk!r}")
 
 
+def _check_groups(cfg, dim: int, ngroups: int) -> None:
+    """A program reads the B and C of its first channel's group for all its channels: a configuration
+    given by hand must not put two groups in one block (the picked ones never do)."""
+    if ngroups > 1 and (dim // ngroups) % cfg.block_d:
+        raise ValueError(f"{type(cfg).__name__}.block_d ({cfg.block_d}) must divide the channels per group "
+                         f"({dim // ngroups}: dim {dim} over {ngroups} groups of B and C)")
+
+
 def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     """The largest power of two <= target whose blocks never straddle two groups of B and C."""
     block = max(1, min(target, _runtime.next_power_of_2(dim)))
@@ -692,6 +700,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     ngroups = B4.shape[1]
     cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
                                    u.element_size())
+    _check_groups(cfg, dim, ngroups)
     state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
     y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
     last = None
@@ -758,6 +767,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     dpg = dim // ngroups
     cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, _runtime.sm_count(u.device, on_cpu=4),
                                     u.element_size())
+    _check_groups(cfg, dim, ngroups)
     tile = cfg.tile
     while ckpt_tile % tile:
         tile //= 2

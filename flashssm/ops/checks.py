@@ -54,6 +54,13 @@ def check_bool(name: str, value) -> None:
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 
 
+def check_register_cap(owner: str, maxnreg) -> None:
+    """A launch configuration's ptxas register cap: None or an int from 16 to 255."""
+    if maxnreg is not None and (not isinstance(maxnreg, int) or not 16 <= maxnreg <= 255):
+        raise ValueError(f"{owner}.maxnreg must be None or an int from 16 to 255 (a ptxas register cap), "
+                         f"got {maxnreg!r}")
+
+
 def as_int(name: str, value, expected: str = "an int") -> int:
     """value as an int (anything with __index__ but bool), else a TypeError naming the argument."""
     try:

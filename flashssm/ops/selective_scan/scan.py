@@ -37,6 +37,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
+from flashssm.ops.checks import check_register_cap
 from flashssm.ops.triton_common import columns, join_columns, prefetch, process_delta, silu, silu_grad
 
 LOG2E = tl.constexpr(1.4426950408889634)
@@ -593,10 +594,7 @@ def _check_layout(cfg) -> None:
         raise ValueError(f"{kind}.lanes must be at most 32 (the lanes of one warp), got {cfg.lanes}")
     if cfg.tile not in (1, 2, 4, 8):
         raise ValueError(f"{kind}.tile must be 1, 2, 4 or 8 tokens, got {cfg.tile!r}")
-    maxnreg = getattr(cfg, "maxnreg", None)
-    if maxnreg is not None and (not isinstance(maxnreg, int) or not 16 <= maxnreg <= 255):
-        raise ValueError(f"{kind}.maxnreg must be None or an int from 16 to 255 (a ptxas register cap), "
-                         f"got {maxnreg!r}")
+    check_register_cap(kind, getattr(cfg, "maxnreg", None))
 
 
 @dataclass(frozen=True)

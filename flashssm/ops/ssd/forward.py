@@ -39,7 +39,7 @@ import triton
 import triton.language as tl
 
 from flashssm import _runtime
-from flashssm.ops.checks import SSDDims
+from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm.ops.triton_common import prefetch, process_dt
 
 
@@ -294,9 +294,7 @@ class LaunchConfig:
     def __post_init__(self):
         if not isinstance(self.group, int) or self.group < 1:
             raise ValueError(f"LaunchConfig.group must be an int >= 1 (chunks per program), got {self.group!r}")
-        if self.maxnreg is not None and (not isinstance(self.maxnreg, int) or not 16 <= self.maxnreg <= 255):
-            raise ValueError(f"LaunchConfig.maxnreg must be None or an int from 16 to 255 (a ptxas register cap), "
-                             f"got {self.maxnreg!r}")
+        check_register_cap("LaunchConfig", self.maxnreg)
 
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:

@@ -369,15 +369,15 @@ def pick_blocks(dim: int, seqlen: int, channels_contiguous: bool) -> tuple[int, 
     """(BLOCK_L, BLOCK_D, num_warps): 4096-element tiles, long along the contiguous dimension
     (benchmarks/notes/conv1d.md has the sweep)."""
     if channels_contiguous:
-        return 32, min(128, triton.next_power_of_2(dim)), 4
-    return min(128, max(16, triton.next_power_of_2(seqlen))), min(16, triton.next_power_of_2(dim)), 4
+        return 32, min(128, _runtime.next_power_of_2(dim)), 4
+    return min(128, max(16, _runtime.next_power_of_2(seqlen))), min(16, _runtime.next_power_of_2(dim)), 4
 
 
 def _tiles(dims: Conv1dDims, block_l: int, device):
     """(table or None, tiles per batch row, tile count). Packed input: one row per tile,
     (sequence, first token, start, end); an empty sequence gets one tile (its final state)."""
     if dims.cu_seqlens is None:
-        n_ltiles = max(1, triton.cdiv(dims.seqlen, block_l))
+        n_ltiles = max(1, _runtime.cdiv(dims.seqlen, block_l))
         return None, n_ltiles, n_ltiles * dims.batch
     rows = []
     cu = dims.cu_seqlens
@@ -412,7 +412,7 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
     final_arg = final if final is not None else y
     final_strides = final.stride() if final is not None else (0, 0, 0)
     with _runtime.on_device(x.device):
-        _conv_fwd_kernel[(n_tiles, triton.cdiv(dims.dim, block_d))](
+        _conv_fwd_kernel[(n_tiles, _runtime.cdiv(dims.dim, block_d))](
             x, weight, bias if bias is not None else weight, init_arg, y, final_arg,
             table if table is not None else x,
             dims.dim, dims.seqlen, n_ltiles,
@@ -429,7 +429,7 @@ def pick_bwd_blocks(dim: int, elem_size: int) -> tuple[int, int, int, int]:
     """(BLOCK_L, BLOCK_D, T, num_warps) of the backward: T rows per step of the window (16 bytes of a
     row per thread when the tokens are contiguous), one channel per thread."""
     t = max(4, min(8, 16 // elem_size))
-    return 64, min(128, max(32, triton.next_power_of_2(dim))), t, 4
+    return 64, min(128, max(32, _runtime.next_power_of_2(dim))), t, 4
 
 
 def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool, blocks=None):
@@ -438,7 +438,7 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     channels = x.stride(1) == 1 and x.stride(2) != 1
     block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, x.element_size())
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
-    n_dblocks = triton.cdiv(dims.dim, block_d)
+    n_dblocks = _runtime.cdiv(dims.dim, block_d)
     n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
     dx = _runtime.empty_like(x)
     _check_tile_offsets({"x": x, "the gradient of y": dy}, block_d, block_l + 2 * t)  # (dx keeps x's layout)
@@ -490,9 +490,9 @@ def conv1d_update(x, conv_state, weight, bias, silu: bool, *, conv_state_indices
     batch, dim, seqlen = x3.shape
     y = out if out is not None else _runtime.empty(x.shape, x.dtype, x.device)
     y3 = y[..., None] if squeeze else y
-    block_d = min(256, triton.next_power_of_2(dim))
+    block_d = min(256, _runtime.next_power_of_2(dim))
     with _runtime.on_device(x.device):
-        _conv_update_kernel[(triton.cdiv(dim, block_d), batch)](
+        _conv_update_kernel[(_runtime.cdiv(dim, block_d), batch)](
             x3, conv_state, weight, bias if bias is not None else weight,
             conv_state_indices if conv_state_indices is not None else weight, y3,
             dim, seqlen, conv_state.shape[2],

@@ -178,7 +178,7 @@ WIDE_BLOCKS = (4, 1024, 8)   # BLOCK_M rows, BLOCK_N column chunk, num_warps
 def pick_blocks(group_size: int) -> tuple[int, int, int]:
     """(BLOCK_M rows, BLOCK_N channels, num_warps): two rows of a wide group on 16 warps, else
     2048-element programs (benchmarks/notes/rmsnorm_gated.md has the sweep)."""
-    block_n = triton.next_power_of_2(group_size)
+    block_n = _runtime.next_power_of_2(group_size)
     if block_n >= 8192:
         return 2, block_n, 16
     block_m = max(1, min(64, 2048 // block_n))
@@ -202,7 +202,7 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
     n_rows = x2.shape[0]
     block_m, block_n, warps = blocks or pick_blocks(group_size)
     with _runtime.on_device(x.device):
-        _rmsnorm_fwd_kernel[(triton.cdiv(n_rows, block_m), dim // group_size)](
+        _rmsnorm_fwd_kernel[(_runtime.cdiv(n_rows, block_m), dim // group_size)](
             x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0),
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
             num_warps=warps,
@@ -222,7 +222,7 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
         wide_blocks = WIDE_BLOCKS
     kernel = _rmsnorm_bwd_kernel if wide_blocks is None else _rmsnorm_bwd_wide_kernel
     block_m, block_n, warps = pick_blocks(group_size) if wide_blocks is None else wide_blocks
-    n_blocks = triton.cdiv(n_rows, block_m)
+    n_blocks = _runtime.cdiv(n_rows, block_m)
     n_groups = dim // group_size
     n_splits = max(1, min(n_blocks, (4 * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)

@@ -75,9 +75,9 @@ def _scan_step_kernel(
 @functools.lru_cache(maxsize=256)
 def pick_block_d(batch: int, dim: int, dstate: int, n_sms: int) -> int:
     """Channels per program: 512 state elements (one warp), fewer while the grid is under ~8 programs per SM."""
-    block_n = triton.next_power_of_2(dstate)
-    block_d = max(1, min(triton.next_power_of_2(dim), 512 // block_n))
-    while block_d > 4 and batch * triton.cdiv(dim, block_d) < 8 * n_sms:
+    block_n = _runtime.next_power_of_2(dstate)
+    block_d = max(1, min(_runtime.next_power_of_2(dim), 512 // block_n))
+    while block_d > 4 and batch * _runtime.cdiv(dim, block_d) < 8 * n_sms:
         block_d //= 2
     return block_d
 
@@ -98,10 +98,10 @@ def selective_scan_step_kernel(state, u, delta, A, B, C, *, D=None, z=None, delt
     dstate = state.shape[2]
     ngroups = 1 if B.dim() == 2 else B.shape[1]
     y = out if out is not None else _runtime.empty(u.shape, u.dtype, u.device)
-    block_n = triton.next_power_of_2(dstate)
+    block_n = _runtime.next_power_of_2(dstate)
     block_d = block_d or pick_block_d(batch, dim, dstate, _runtime.sm_count(u.device, on_cpu=1))
     z_arg = z if z is not None else u
-    grid = (triton.cdiv(dim, block_d), batch)
+    grid = (_runtime.cdiv(dim, block_d), batch)
     _scan_step_kernel[grid](
         state, u, delta, A, B, C, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         state_batch_indices if state_batch_indices is not None else A, y,

@@ -508,7 +508,7 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
     q = dims.chunk_size
     block_n = _block_n(n)
-    block_p = max(16, triton.next_power_of_2(p))
+    block_p = max(16, _runtime.next_power_of_2(p))
     sixteen = x.dtype in (torch.float16, torch.bfloat16)
     # SPLIT is not used by the dB/dC launch, whose V sums many heads' rounding errors (and whose
     # split products gave a wrong dC on an H100 with Triton 3.6 for blocks of 3 heads of 8: not understood)

@@ -321,7 +321,7 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
     (255 registers either way; SUB 64 spills 600). Few chains (one long sequence) publish early.
     """
     block_n = _block_n(dims.dstate)
-    block_p = max(16, triton.next_power_of_2(dims.headdim))
+    block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
     num_warps = 4 if block_n * block_p <= 8192 else 8
     chains = dims.num_seqs * dims.nheads

@@ -81,9 +81,9 @@ def _ssd_step_kernel(
 def pick_block_p(batch: int, nheads: int, headdim: int, dstate: int, num_sms: int) -> int:
     """Rows of headdim per program: 512 state elements (one warp's worth, benchmarks/notes/steps.md),
     fewer while the grid has under ~8 programs per SM (small batches are latency-bound)."""
-    block_n = triton.next_power_of_2(dstate)
-    block_p = max(1, min(triton.next_power_of_2(headdim), 512 // block_n))
-    while block_p > 2 and batch * nheads * triton.cdiv(headdim, block_p) < 8 * num_sms:
+    block_n = _runtime.next_power_of_2(dstate)
+    block_p = max(1, min(_runtime.next_power_of_2(headdim), 512 // block_n))
+    while block_p > 2 and batch * nheads * _runtime.cdiv(headdim, block_p) < 8 * num_sms:
         block_p //= 2
     return block_p
 
@@ -99,12 +99,12 @@ def ssd_step_kernel(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=Non
     batch, nheads, headdim = x.shape
     ngroups, dstate = B.shape[1], B.shape[2]
     y = out if out is not None else _runtime.empty(x.shape, x.dtype, x.device)
-    block_n = triton.next_power_of_2(dstate)
+    block_n = _runtime.next_power_of_2(dstate)
     # under the interpreter programs run one by one: size the grid for one "SM" (fewer programs is faster)
     block_p = block_p or pick_block_p(batch, nheads, headdim, dstate, _runtime.sm_count(x.device, on_cpu=1))
     stride_D = (0, 0) if D is None else (D.stride(0), D.stride(1) if D.dim() == 2 else 0)
     z_arg = z if z is not None else x
-    grid = (triton.cdiv(headdim, block_p), nheads, batch)
+    grid = (_runtime.cdiv(headdim, block_p), nheads, batch)
     _ssd_step_kernel[grid](
         state, x, dt, A, B, C, D if D is not None else A, z_arg, dt_bias if dt_bias is not None else A,
         state_batch_indices if state_batch_indices is not None else A, y,

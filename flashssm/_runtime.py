@@ -175,3 +175,90 @@ def on_device(device: torch.device):
     if device.type == "cuda" and device.index is not None and device.index != torch.cuda.current_device():
         return torch.cuda.device(device)
     return contextlib.nullcontext()
+
+
+# --- launching compiled kernels -----------------------------------------------------------------
+# Triton's own launch (`kernel[grid](*args)`) specialises every argument on every call: for a kernel
+# of ~60 arguments that is tens of microseconds of host time, more than half of a small call's
+# (benchmarks/notes/ssd_forward.md, "The host path at 1x2K"). `launch` keeps the compiled kernel of a
+# call under a key that fixes everything Triton specialises on, and later calls with the same key
+# launch it directly through the compiled kernel's own launcher (CompiledKernel[grid], the same in
+# Triton 3.6 and 3.9).
+
+# FLASHSSM_DIRECT_LAUNCH=0 turns the direct path off (every launch through Triton's own), should a Triton
+# version change what a compiled kernel's launcher takes; benchmarks/host_overhead.py compares the two.
+direct_launch = os.environ.get("FLASHSSM_DIRECT_LAUNCH", "1") != "0"
+_MAX_COMPILED = 4096  # cached (kernel, specialisation) entries; cleared when full
+_compiled: dict = {}
+_layouts: dict = {}  # id(kernel) -> number of leading pointer arguments, or -1: always Triton's launch
+
+
+def _pointer_prefix(kernel, args: tuple) -> int:
+    """How many of the kernel's leading arguments are tensors (its `*_ptr` parameters), if the call
+    fits the layout `launch` can key cheaply: tensors first, then scalars, then every constexpr by
+    keyword. -1 otherwise."""
+    names = getattr(kernel, "arg_names", None)
+    if names is None or len(args) > len(names):
+        return -1
+    n = 0
+    while n < len(args) and names[n].endswith("_ptr"):
+        n += 1
+    tensors_first = all(isinstance(a, torch.Tensor) for a in args[:n])
+    scalars_after = all(isinstance(a, (int, float)) for a in args[n:])
+    return n if tensors_first and scalars_after else -1
+
+
+def _direct(compiled) -> bool:
+    """Whether a launch's result is a compiled kernel that can be launched again by itself."""
+    return all(hasattr(compiled, a) for a in ("function", "packed_metadata", "__getitem__"))
+
+
+def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict):
+    """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins)."""
+    n = _layouts.get(id(kernel))
+    if n is None:
+        n = _layouts[id(kernel)] = _pointer_prefix(kernel, args)
+    if n < 0:
+        return kernel[grid](*args, **meta)
+    ptrs = args[:n]
+    # Triton specialises a tensor on its dtype and 16-byte alignment, an int on its value's range,
+    # divisibility by 16 and equality to 1: the dtypes, the addresses' low bits and the scalars' values
+    # determine all of it
+    key = (id(kernel), device_index, tuple(meta.items()), args[n:], tuple([t.dtype for t in ptrs]),
+           tuple([t.data_ptr() & 15 for t in ptrs]))
+    entry = _compiled.get(key)
+    if entry is None:
+        compiled = kernel[grid](*args, **meta)
+        if _direct(compiled):
+            try:
+                tail = tuple(meta[name] for name in kernel.arg_names[len(args):])
+            except KeyError:  # a parameter left to its default: keep Triton's launch for this kernel
+                _layouts[id(kernel)] = -1
+                return compiled
+            if len(_compiled) >= _MAX_COMPILED:
+                _compiled.clear()
+            _compiled[key] = (compiled, tail)
+        return compiled
+    compiled, tail = entry
+    compiled[(grid + (1, 1))[:3]](*args, *tail, stream=stream)
+    return compiled
+
+
+def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
+    """kernel[grid](*args, **meta) for a @triton.jit kernel whose `*_ptr` tensor arguments come first,
+    then its scalars (positional, in `args`), then its constexprs and launch options (keywords, in
+    `meta`). On a GPU, a call whose dtypes, alignments, scalars and constexprs repeat an earlier call's
+    launches that call's compiled kernel directly. Returns the compiled kernel (None under the
+    interpreter)."""
+    if device.type != "cuda" or not direct_launch:
+        return kernel[grid](*args, **meta)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return cached_launch(kernel, grid, args, index, raw_stream(index), meta)
+
+
+def raw_stream(index: int) -> int:
+    """The current CUDA stream of a device, as the address Triton's launchers take."""
+    try:  # what Triton's own launcher reads: a few microseconds cheaper than torch.cuda.current_stream
+        return torch._C._cuda_getCurrentRawStream(index)
+    except AttributeError:
+        return torch.cuda.current_stream(index).cuda_stream

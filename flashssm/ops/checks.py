@@ -28,14 +28,21 @@ def check_tensor(name: str, t, dims: Sequence[tuple[str, int | None]], dtypes, d
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     shape = t.shape
-    if len(shape) != len(dims) or any(s is not None and size != s for size, (_, s) in zip(shape, dims)):
-        expected = "(" + ", ".join(n if s is None else f"{n}={s}" for n, s in dims) + ")"
-        raise ValueError(f"{name} must have shape {expected}, got {tuple(shape)}")
+    if len(shape) != len(dims):
+        _bad_shape(name, shape, dims)
+    for size, (_, s) in zip(shape, dims):  # (a plain loop: every public call runs this several times)
+        if s is not None and size != s:
+            _bad_shape(name, shape, dims)
     if t.dtype not in dtypes:
         raise TypeError(f"{name} must have dtype {_dtype_names(dtypes)}, got {t.dtype}")
     if device is not None and t.device != device:
         raise ValueError(f"{name} must be on {device}, the device of the first input, got {t.device}")
     return t
+
+
+def _bad_shape(name: str, shape, dims) -> None:
+    expected = "(" + ", ".join(n if s is None else f"{n}={s}" for n, s in dims) + ")"
+    raise ValueError(f"{name} must have shape {expected}, got {tuple(shape)}")
 
 
 def check_optional(name: str, t, dims, dtypes, device) -> None:

@@ -412,11 +412,11 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
     final_arg = final if final is not None else y
     final_strides = final.stride() if final is not None else (0, 0, 0)
     with _runtime.on_device(x.device):
-        _conv_fwd_kernel[(n_tiles, _runtime.cdiv(dims.dim, block_d))](
+        _runtime.launch(_conv_fwd_kernel, (n_tiles, _runtime.cdiv(dims.dim, block_d)), (
             x, weight, bias if bias is not None else weight, init_arg, y, final_arg,
             table if table is not None else x,
             dims.dim, dims.seqlen, n_ltiles,
-            *x.stride(), *weight.stride(), *init_strides, *y.stride(), *final_strides,
+            *x.stride(), *weight.stride(), *init_strides, *y.stride(), *final_strides), x.device,
             W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, HAS_BIAS=bias is not None,
             HAS_INIT=initial_states is not None, SILU=dims.silu, STORE_FINAL=final is not None,
             IS_VARLEN=table is not None, num_warps=warps,
@@ -453,11 +453,12 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     di_arg = dinit if dinit is not None else dx
     di_strides = dinit.stride() if dinit is not None else (0, 0, 0)
     with _runtime.on_device(x.device):
-        _conv_bwd_kernel[(n_splits, n_dblocks)](
+        _runtime.launch(_conv_bwd_kernel, (n_splits, n_dblocks), (
             x, weight, bias if bias is not None else weight, init_arg, dy, df_arg, dx, dw_part, db_part, di_arg,
             table if table is not None else x,
             dims.dim, dims.seqlen, n_ltiles, n_tiles, n_splits,
-            *x.stride(), *weight.stride(), *init_strides, *dy.stride(), *df_strides, *dx.stride(), *di_strides,
+            *x.stride(), *weight.stride(), *init_strides, *dy.stride(), *df_strides, *dx.stride(),
+            *di_strides), x.device,
             W=dims.width, BLOCK_L=block_l, BLOCK_D=block_d, T=t, TOKENS=not channels, HAS_BIAS=bias is not None,
             HAS_INIT=initial_states is not None, SILU=dims.silu, HAS_DFINAL=dfinal is not None,
             STORE_DINIT=store_dinit, IS_VARLEN=table is not None, num_warps=warps,
@@ -492,11 +493,11 @@ def conv1d_update(x, conv_state, weight, bias, silu: bool, *, conv_state_indices
     y3 = y[..., None] if squeeze else y
     block_d = min(256, _runtime.next_power_of_2(dim))
     with _runtime.on_device(x.device):
-        _conv_update_kernel[(_runtime.cdiv(dim, block_d), batch)](
+        _runtime.launch(_conv_update_kernel, (_runtime.cdiv(dim, block_d), batch), (
             x3, conv_state, weight, bias if bias is not None else weight,
             conv_state_indices if conv_state_indices is not None else weight, y3,
             dim, seqlen, conv_state.shape[2],
-            *x3.stride(), *conv_state.stride(), *weight.stride(), *y3.stride(),
+            *x3.stride(), *conv_state.stride(), *weight.stride(), *y3.stride()), x3.device,
             W=weight.shape[1], BLOCK_D=block_d, HAS_BIAS=bias is not None, SILU=silu,
             HAS_INDICES=conv_state_indices is not None, num_warps=4,
         )

@@ -202,8 +202,8 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
     n_rows = x2.shape[0]
     block_m, block_n, warps = blocks or pick_blocks(group_size)
     with _runtime.on_device(x.device):
-        _rmsnorm_fwd_kernel[(_runtime.cdiv(n_rows, block_m), dim // group_size)](
-            x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0),
+        _runtime.launch(_rmsnorm_fwd_kernel, (_runtime.cdiv(n_rows, block_m), dim // group_size), (
+            x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0)), x2.device,
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
             num_warps=warps,
         )

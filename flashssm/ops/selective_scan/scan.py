@@ -718,11 +718,11 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     slots = _runtime.cdiv(dstate, cfg.lanes)
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
     grid = (_runtime.cdiv(dim, cfg.block_d), batch)
-    _scan_fwd_kernel[grid](
+    _runtime.launch(_scan_fwd_kernel, grid, (
         u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
         dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
-        *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride(),
+        *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
@@ -743,9 +743,9 @@ def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: to
     block_l = max(tile, min(256, _runtime.next_power_of_2(n_tiles * tile), 4096 // _runtime.next_power_of_2(npad)))
     grid = (_runtime.cdiv(n_tiles * tile, block_l), batch * ngroups)
     if batch * ngroups:
-        _bc_tiles_kernel[grid](B4, C4, out, dstate, seqlen, ngroups, n_tiles, *B4.stride(), *C4.stride(),
-                               NPAD=npad, BLOCK_N=_runtime.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l,
-                               num_warps=4)
+        _runtime.launch(_bc_tiles_kernel, grid, (B4, C4, out, dstate, seqlen, ngroups, n_tiles, *B4.stride(),
+                                                 *C4.stride()), B4.device,
+                        NPAD=npad, BLOCK_N=_runtime.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l, num_warps=4)
     return out
 
 
@@ -794,13 +794,13 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
         z_arg = z if z is not None else u
         grid = (_runtime.cdiv(dim, cfg.block_d), batch)
         scratch = _runtime.empty((batch, grid[0], ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
-        _scan_bwd_kernel[grid](
+        _runtime.launch(_scan_bwd_kernel, grid, (
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
             du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
             dbias if dbias is not None else dA, scratch,
             batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group,
-            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride(),
+            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride()), u.device,
             BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,

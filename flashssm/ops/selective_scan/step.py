@@ -102,12 +102,12 @@ def selective_scan_step_kernel(state, u, delta, A, B, C, *, D=None, z=None, delt
     block_d = block_d or pick_block_d(batch, dim, dstate, _runtime.sm_count(u.device, on_cpu=1))
     z_arg = z if z is not None else u
     grid = (_runtime.cdiv(dim, block_d), batch)
-    _scan_step_kernel[grid](
+    _runtime.launch(_scan_step_kernel, grid, (
         state, u, delta, A, B, C, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         state_batch_indices if state_batch_indices is not None else A, y,
         dim, dstate, dim // ngroups,
         *state.stride(), *u.stride(), *delta.stride(), *A.stride(), *_bc_strides(B), *_bc_strides(C),
-        *z_arg.stride(), *y.stride(),
+        *z_arg.stride(), *y.stride()), state.device,
         BLOCK_D=block_d, BLOCK_N=block_n, HAS_D=D is not None, HAS_Z=z is not None,
         HAS_DELTA_BIAS=delta_bias is not None, DELTA_SOFTPLUS=delta_softplus,
         HAS_INDICES=state_batch_indices is not None,

@@ -541,12 +541,12 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     df_arg = dfinal if dfinal is not None else x
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     with _runtime.on_device(device):
-        compiled["dstates"] = _dstates_kernel[(n_rows * h,)](
+        compiled["dstates"] = _runtime.launch(_dstates_kernel, (n_rows * h,), (
             dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
             dy, _or(dz, dy), dstates, _or(dinit, dstates), counter, flags, slots, table,
             dims.batch, dims.seqlen, h, p, n, h // g, n_rows, n_rows * h,
             *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides,
-            dt_lo, dt_hi,
+            dt_lo, dt_hi), dt.device,
             CHUNK=q, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n, HAS_Z=z is not None,
             HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
             IS_VARLEN=is_varlen, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
@@ -557,8 +557,8 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     n_t = q // tile
     cb = torch.empty((n_rows, g, q, q), dtype=torch.float32, device=device)
     with _runtime.on_device(device):
-        _cb_kernel[(n_rows * g, n_t * n_t)](
-            B, C, cb, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride(),
+        _runtime.launch(_cb_kernel, (n_rows * g, n_t * n_t), (
+            B, C, cb, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), B.device,
             CHUNK=q, T=tile, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
     dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
     ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need_da else None
@@ -572,12 +572,12 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     common = dict(CHUNK=q, T=tile, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
                   IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode)
     with _runtime.on_device(device):
-        compiled["dx"] = _dx_kernel[(n_rows * h,)](
+        compiled["dx"] = _runtime.launch(_dx_kernel, (n_rows * h,), (
             x, dt, A, B, C, D_arg, dt_bias if dt_bias is not None else A, init_arg, dy, states, dstates, cb,
             _or(dx, dy), _or(ddt, part), dtp, cs, edge, dcs, part, table,
             dims.batch, dims.seqlen, h, p, n, h // g, g,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *stride_D, *init_strides,
-            dt_lo, dt_hi, HAS_D=D is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+            dt_lo, dt_hi), x.device, HAS_D=D is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             NEED_DX=dx is not None, NEED_DA=need_da, num_warps=w_dx, num_stages=s_dx, **common,
         )
 
@@ -590,10 +590,10 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     dC_buf = _runtime.empty(bc_shape, torch.float32, device) if need_bc else None
     if need_bc:
         with _runtime.on_device(device):
-            compiled["dbc"] = _dbc_kernel[(n_rows * g * n_hb,)](
+            compiled["dbc"] = _runtime.launch(_dbc_kernel, (n_rows * g * n_hb,), (
                 x, B, C, init_arg, dy, states, dstates, dB_buf, dC_buf, dtp, cs, table,
                 dims.batch, dims.seqlen, h, p, n, g, per_group, hpb, n_hb,
-                *x.stride(), *B.stride(), *C.stride(), *init_strides, *dB_buf.stride()[:4],
+                *x.stride(), *B.stride(), *C.stride(), *init_strides, *dB_buf.stride()[:4]), x.device,
                 num_warps=w_bc, num_stages=s_bc, **{**common, "MODE": ROUND if mode == SPLIT else mode},
             )
 

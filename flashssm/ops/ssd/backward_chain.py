@@ -376,14 +376,14 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
     global last_compiled
     with _runtime.on_device(device):
-        last_compiled = _ssd_bwd_kernel[(n_programs,)](
+        last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
             x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, dout, yp, df_arg,
             states, _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part), _or(dz, part),
             _or(dinit, part), rowterm, part, counter, flags, slots, table,
             dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(),
             *bc_strides, *stride_D, *init_strides, *df_strides,
-            float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+            float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
             CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,

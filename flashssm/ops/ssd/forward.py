@@ -385,11 +385,7 @@ _workspaces: dict[tuple, _Workspace] = {}
 def _current_stream(device: torch.device) -> int:
     if device.type != "cuda":
         return 0
-    try:  # what Triton's own launcher reads: a few microseconds cheaper than torch.cuda.current_stream
-        return torch._C._cuda_getCurrentRawStream(device.index if device.index is not None else
-                                                  torch.cuda.current_device())
-    except AttributeError:
-        return torch.cuda.current_stream(device).cuda_stream
+    return _runtime.raw_stream(device.index if device.index is not None else torch.cuda.current_device())
 
 
 def workspace(device: torch.device) -> _Workspace:
@@ -509,7 +505,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
     final_strides = final.stride() if final is not None else (0, 0, 0, 0)
     with _runtime.on_device(device):
-        return _ssd_fwd_kernel[(n_programs,)](
+        return _runtime.launch(_ssd_fwd_kernel, (n_programs,), (
             x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A,
             initial_states if initial_states is not None else any_out, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
@@ -518,7 +514,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
             *init_strides, *final_strides,
-            float(dims.dt_limit[0]), float(dims.dt_limit[1]),
+            float(dims.dt_limit[0]), float(dims.dt_limit[1])), device,
             CHUNK=chunk, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,

@@ -105,12 +105,12 @@ def ssd_step_kernel(limit, state, x, dt, A, B, C, *, D=None, z=None, dt_bias=Non
     stride_D = (0, 0) if D is None else (D.stride(0), D.stride(1) if D.dim() == 2 else 0)
     z_arg = z if z is not None else x
     grid = (_runtime.cdiv(headdim, block_p), nheads, batch)
-    _ssd_step_kernel[grid](
+    _runtime.launch(_ssd_step_kernel, grid, (
         state, x, dt, A, B, C, D if D is not None else A, z_arg, dt_bias if dt_bias is not None else A,
         state_batch_indices if state_batch_indices is not None else A, y,
         headdim, dstate, nheads // ngroups,
         *state.stride(), *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y.stride(),
-        *stride_D, float(limit[0]), float(limit[1]),
+        *stride_D, float(limit[0]), float(limit[1])), state.device,
         BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None, HAS_Z=z is not None,
         HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_INDICES=state_batch_indices is not None,
         num_warps=num_warps or max(1, min(8, block_p * block_n // 512)),

@@ -1,0 +1,124 @@
+"""`_runtime.launch`: a compiled kernel is reused only for calls that Triton would specialise the same way.
+
+Driven with stand-ins for a @triton.jit function and its compiled kernel (the direct path runs on GPUs
+only; the GPU tests run every kernel through it)."""
+
+import pytest
+import torch
+
+from flashssm import _runtime
+
+
+class _Compiled:
+    """Stands in for triton's CompiledKernel: indexing by a grid gives the launcher."""
+
+    def __init__(self, key):
+        self.key = key
+        self.function = object()
+        self.packed_metadata = ()
+        self.launches = []
+
+    def __getitem__(self, grid):
+        def run(*args, stream=None):
+            self.launches.append((grid, args, stream))
+        return run
+
+
+class _Jit:
+    """Stands in for a JITFunction with tensors x_ptr, y_ptr, scalars n, eps and a constexpr BLOCK."""
+
+    arg_names = ["x_ptr", "y_ptr", "n", "eps", "BLOCK"]
+
+    def __init__(self):
+        self.compiles = []
+
+    def __getitem__(self, grid):
+        def run(*args, **meta):
+            compiled = _Compiled((grid, args, tuple(sorted(meta.items()))))
+            self.compiles.append(compiled)
+            return compiled
+        return run
+
+
+@pytest.fixture
+def clean_cache(monkeypatch):
+    monkeypatch.setattr(_runtime, "_compiled", {})
+    monkeypatch.setattr(_runtime, "_layouts", {})
+
+
+def _launch(kernel, x, y, n=64, eps=1e-5, block=32, device=0, grid=(4,)):
+    return _runtime.cached_launch(kernel, grid, (x, y, n, eps), device, 7, {"BLOCK": block, "num_warps": 4})
+
+
+def test_repeated_call_launches_the_compiled_kernel_directly(clean_cache):
+    kernel = _Jit()
+    x, y = torch.zeros(64), torch.zeros(64)
+    first = _launch(kernel, x, y)
+    again = _launch(kernel, torch.ones(64), torch.ones(64), grid=(9, 2))  # other tensors, same dtypes, aligned
+    assert again is first and len(kernel.compiles) == 1
+    grid, args, stream = first.launches[-1]
+    assert grid == (9, 2, 1) and stream == 7
+    assert args[2:] == (64, 1e-5, 32)  # scalars, then the constexprs in signature order
+    assert args[0].data_ptr() != x.data_ptr()  # this call's tensors, not the first call's
+
+
+@pytest.mark.parametrize("change", ["dtype", "alignment", "scalar", "constexpr", "option", "device"])
+def test_a_call_triton_would_specialise_differently_goes_through_triton(clean_cache, change):
+    kernel = _Jit()
+    x, y = torch.zeros(64), torch.zeros(64)
+    first = _launch(kernel, x, y)
+    kw = {}
+    if change == "dtype":
+        x = x.double()
+    elif change == "alignment":
+        x = torch.zeros(65)[1:]  # 4 bytes past a 16-byte boundary
+    elif change == "scalar":
+        kw["n"] = 65
+    elif change == "constexpr":
+        kw["block"] = 64
+    elif change == "device":
+        kw["device"] = 1
+    if change == "option":
+        other = _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, {"BLOCK": 32, "num_warps": 8})
+    else:
+        other = _launch(kernel, x, y, **kw)
+    assert other is not first and len(kernel.compiles) == 2
+    assert first.launches == []
+
+
+def test_a_call_outside_the_layout_always_goes_through_triton(clean_cache):
+    kernel = _Jit()
+    x = torch.zeros(64)
+    for _ in range(2):  # a scalar where a tensor belongs: never keyed, never cached
+        _runtime.cached_launch(kernel, (1,), (x, 3, 64, 1e-5), 0, 0, {"BLOCK": 32})
+    assert len(kernel.compiles) == 2 and _runtime._compiled == {}
+
+
+def test_a_constexpr_left_to_its_default_keeps_triton_launching(clean_cache):
+    kernel = _Jit()
+    x, y = torch.zeros(64), torch.zeros(64)
+    for _ in range(2):
+        _runtime.cached_launch(kernel, (1,), (x, y, 64, 1e-5), 0, 0, {})
+    assert len(kernel.compiles) == 2
+
+
+def test_interpreter_results_are_not_cached(clean_cache):
+    class _Interpreted(_Jit):
+        def __getitem__(self, grid):
+            def run(*args, **meta):
+                self.compiles.append(None)
+            return run
+
+    kernel = _Interpreted()
+    x, y = torch.zeros(64), torch.zeros(64)
+    for _ in range(2):
+        assert _launch(kernel, x, y) is None
+    assert len(kernel.compiles) == 2
+
+
+def test_cpu_tensors_take_triton_launch():
+    kernel = _Jit()
+    x, y = torch.zeros(64), torch.zeros(64)
+    for _ in range(2):
+        _runtime.launch(kernel, (1,), (x, y, 64, 1e-5), x.device, BLOCK=32)
+    assert len(kernel.compiles) == 2

@@ -11,7 +11,8 @@
 # fuzz (tests/fuzz/fuzz.py for FUZZ_BUDGET seconds, default 240, seed FUZZ_SEED), sanitize
 # (benchmarks/sanitize.sh: compute-sanitizer memcheck/racecheck/synccheck), huge (benchmarks/check_huge.py,
 # inputs past 2^31 elements; BENCH ARGS pick checks), decay80 (benchmarks/analyze_decay80.py), dispatch
-# (tests/ops/test_dispatch.py on CUDA: the unsupported-GPU fallback). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
+# (tests/ops/test_dispatch.py on CUDA: the unsupported-GPU fallback), host (benchmarks/host_overhead.py --compare
+# with BENCH ARGS: host time per call, Triton's launch against the direct one). Peers travel as wheels in .whl/ (carry it). Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
@@ -86,6 +87,7 @@ for step in "${steps[@]}"; do
                 tar czf "$OUT/profile-${PROFILE_NAME:-run}.tgz" -C prof-out "${PROFILE_NAME:-run}" ;;
     fuzz) timeout $(( ${FUZZ_BUDGET:-240} + 120 )) python3 -m tests.fuzz.fuzz --seed "${FUZZ_SEED:-1}" \
             --budget "${FUZZ_BUDGET:-240}" 2>&1 | grep -v Warning | tee "$OUT/fuzz.txt" | tail -20 ;;
+    host) timeout 300 python3 benchmarks/host_overhead.py --compare "$@" 2>&1 | tee "$OUT/host-overhead.txt" ;;
     ncu) timeout 200 bash benchmarks/profile_ssd_forward.sh 2.7b-8x4K "$OUT/ncu.txt" | tail -80 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -10,6 +10,8 @@ Per workload (the bench's inputs, no gradients):
 - ours: the host time with the Triton launch replaced by a no-op (validation, configuration, allocations:
   flashssm's own Python), so host - ours is Triton's launch path.
 A call is host-bound when host >= gpu: the GPU then idles between kernels.
+`--compare` measures each workload twice: with Triton's own launch for every call (triton) and with
+flashssm's direct launch of the cached compiled kernel (direct, the default; _runtime.launch).
 """
 
 import argparse
@@ -21,6 +23,7 @@ import triton
 import flashssm
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.ssd import forward as ssd_forward_module
+from flashssm import _runtime
 from flashssm.ops.selective_scan import scan as scan_module
 
 
@@ -81,14 +84,17 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("-w", "--workload", action="append")
     ap.add_argument("--device", default="cuda", help="cpu: a dry run under the interpreter (small workloads)")
+    ap.add_argument("--compare", action="store_true", help="each workload with Triton's launch, then the direct one")
     ap.add_argument("--profile", type=int, default=0, help="then cProfile this many calls of each workload and "
                     "print the functions with the most own time")
     args = ap.parse_args()
     global DEVICE
     DEVICE = args.device
     names = args.workload or ["2.7b-1x2K", "2.7b-1x8K", "m1-2.8b-8x2K"]
-    print(f"{'workload':<16} {'host us':>8} {'gpu us':>8} {'do_bench us':>11} {'ours us':>8}  bound")
-    for name in names:
+    print(f"{'workload':<16} {'launch':<7} {'host us':>8} {'gpu us':>8} {'do_bench us':>11} {'ours us':>8}  bound")
+    runs = [(n, d) for n in names for d in ((False, True) if args.compare else (_runtime.direct_launch,))]
+    for name, direct in runs:
+        _runtime.direct_launch = direct
         fn, (module, attrs) = _calls(name)
         for _ in range(20):
             fn()
@@ -103,7 +109,8 @@ def main():
         finally:
             for a, k in kernels.items():
                 setattr(module, a, k)
-        print(f"{name:<16} {host:8.1f} {gpu:8.1f} {bench:11.1f} {ours:8.1f}  {'host' if host >= gpu else 'gpu'}")
+        print(f"{name:<16} {'direct' if direct else 'triton':<7} {host:8.1f} {gpu:8.1f} {bench:11.1f} {ours:8.1f}  "
+              f"{'host' if host >= gpu else 'gpu'}")
         if args.profile:
             import cProfile
             import pstats

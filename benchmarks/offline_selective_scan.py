@@ -49,6 +49,7 @@ def main():
     p.add_argument("--tile", type=int, default=8)
     p.add_argument("--chunk", type=int, default=32)
     p.add_argument("--warps", type=int, default=1)
+    p.add_argument("--cpt", type=int, default=1, help="channels per thread (block_d = 32 warps cpt / lanes)")
     p.add_argument("--dstate", type=int, default=16)
     p.add_argument("--dim", type=int, default=5120)
     p.add_argument("--maxnreg", type=int)
@@ -56,7 +57,7 @@ def main():
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
-    block_d = 32 * a.warps // lanes
+    block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d)
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, ACC=tl.float32)

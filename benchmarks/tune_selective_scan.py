@@ -59,6 +59,8 @@ def warm(jobs, processes: int = 12):
     compile them in parallel processes first."""
     import multiprocessing
 
+    if not jobs:
+        return
     with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
         for err in pool.imap_unordered(_warm_one, jobs):
             if err:
@@ -73,13 +75,19 @@ def main():
     ap.add_argument("--backward", action="store_true", help="forward + backward only")
     ap.add_argument("--configs", default="", help="backward configurations to time instead of the grid: "
                     "'workload:lanes,chunk,warps[,tile[,maxnreg]];...'")
+    ap.add_argument("--fwd-configs", default="", help="forward configurations to time instead of the grid: "
+                    "'workload:lanes,tile,warps,cpt;...' (cpt: channels per thread, block_d = 32 warps cpt / lanes)")
     args = ap.parse_args()
+    fwd_grids = {}
+    for item in filter(None, args.fwd_configs.split(";")):
+        name, cfg = item.split(":")
+        fwd_grids.setdefault(name, []).append(tuple(int(v) for v in cfg.split(",")))
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     fwd_names = ("m1-2.8b-8x2K",) if args.sweep else ("m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1-2.8b-1x256K",
                                                           "m1-n128-8x2K")
-    for name in () if args.backward else fwd_names:
+    for name in () if args.backward else (tuple(fwd_grids) or fwd_names):
         # 1x256K is timed here only: the bench's float64 reference does not fit at that length
         w = WORKLOADS.get(name) or ScanWorkload(name, 1, 262144)
         inp = w.make_inputs("cuda")
@@ -93,24 +101,26 @@ def main():
             grid = itertools.product([1, 2, 4, 8, 16], [4, 8], [1, 2, 4])
         if args.quick:
             grid = [(picked.lanes, picked.tile, picked.num_warps), (4, 8, 1), (1, 8, 1), (2, 8, 1)]
-        for lanes, tile, warps in grid:
+        grid = [g if len(g) == 4 else (*g, 1) for g in fwd_grids.get(name, grid)]
+        for lanes, tile, warps, cpt in grid:
             if lanes > w.dstate or (w.dstate + lanes - 1) // lanes > 32:
                 continue
-            cfg = scan.ForwardConfig(32 * warps // lanes, lanes, tile, warps)
+            cfg = scan.ForwardConfig(32 * warps * cpt // lanes, lanes, tile, warps)
             try:
                 ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, config=cfg))
             except Exception as e:  # out of resources
                 print(f"  {cfg}: {type(e).__name__}")
                 continue
             mark = "*" if cfg == picked else " "
-            print(f" {mark}lanes {lanes} tile {tile} warps {warps}: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
+            print(f" {mark}lanes {lanes} tile {tile} warps {warps} block_d {cfg.block_d}: {ms:.3f} ms  "
+                  f"x floor {ms / floor_ms:.2f}")
         ms = triton.testing.do_bench(lambda: scan.bc_tiles(scan._as4(inp["B"]), scan._as4(inp["C"]),
                                                            triton.next_power_of_2(w.dstate), 8, torch.float32))
         print(f"  of which B, C to tiles: {ms:.4f} ms")
     bwd_names = ("m1train-2.8b-8x2K",) if args.sweep else ("m1train-2.8b-8x2K", "m1train-2.8b-1x32K",
                                                            "m1train-n128-1x1K")
     grids = {}
-    for name in () if args.forward else bwd_names:
+    for name in () if args.forward or fwd_grids else bwd_names:
         w = WORKLOADS[name]
         picked = scan.backward_config(w.batch, w.dim, w.dstate, 1, w.seqlen, n_sms, DTYPES[w.dtype].itemsize)
         # lanes per channel, chunk (spacing of the stored states), warps

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 import torch
-from triton.testing import do_bench
+from triton.testing import do_bench, do_bench_cudagraph
 
 from flashssm.bench.floors import floor_s
 from flashssm.bench.measure import measure_ceilings
@@ -32,10 +32,15 @@ def rel(a, b):
     return ((a.double() - b.double()).norm() / b.double().norm()).item()
 
 
+GRAPH = False  # --graph: GPU time alone (a CUDA graph of the launch: no host path in the figure)
+
+
 def time_config(inp, chunk, cfg, state_dtype):
     dims = check_ssd_scan(*(inp[k] for k in ARGS), chunk_size=chunk)
-    return do_bench(lambda: launch(dims, *(inp[k] for k in ARGS), config=cfg, state_dtype=state_dtype),
-                    warmup=25, rep=200, return_mode="median")
+    fn = lambda: launch(dims, *(inp[k] for k in ARGS), config=cfg, state_dtype=state_dtype)  # noqa: E731
+    if GRAPH:
+        return do_bench_cudagraph(fn, rep=200, return_mode="median")
+    return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
 def main():
@@ -47,7 +52,11 @@ def main():
                         help="sub,block_p,warps,stages,maxnreg(0: none),split(0|1)[,group[,prefetch(0|1)]]; replaces the built-in list")
     parser.add_argument("--mode", choices=("both", "early", "late"), default="both")
     parser.add_argument("--check-only", action="store_true", help="the correctness check, no timing")
+    parser.add_argument("--graph", action="store_true", help="time a CUDA graph of each call: GPU time without "
+                        "the host path (small workloads are host-bound otherwise)")
     args = parser.parse_args()
+    global GRAPH
+    GRAPH = args.graph
     candidates = CANDIDATES
     if args.candidate:
         candidates = [tuple(int(v) for v in c.split(",")) for c in args.candidate]

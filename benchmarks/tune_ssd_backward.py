@@ -50,9 +50,13 @@ def main():
     ap.add_argument("--nheads", type=int, default=80, help="--forms: heads (80: the 2.7B mixer, 32: the 370m one)")
     ap.add_argument("--no-z", action="store_true", help="--forms: no z gate (a Mamba-2 layer with its gated norm)")
     ap.add_argument("--sizes", default="", help="--forms: batch x seqlen list, e.g. 8x2048,1x32768")
+    ap.add_argument("--chain-modes", action="store_true", help="the chain form's product modes and sub-chunks: "
+                    "backward time on 8x4K, 1x32K, 1x2K and gradient errors against float64 at 2x4K")
     args = ap.parse_args()
     if args.launches:
         return launches()
+    if args.chain_modes:
+        return chain_modes()
     if args.forms:
         sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s] or None
         return forms(args.nheads, not args.no_z, sizes)
@@ -136,6 +140,55 @@ def forms(nheads=80, with_z=True, sizes=None):
             line += f" {form} {do_bench(run, warmup=5, rep=30):.3f} ms ({peak:.0f} MiB extra)"
         print(line, flush=True)
         del x, dt, A, B, C, kw, dy, ypre, inp
+        torch.cuda.empty_cache()
+
+
+CHAIN_VARIANTS = [dict(mode=backward.TF32, sub=16), dict(mode=backward.SPLIT, sub=16), dict(mode=backward.ROUND, sub=16),
+                  dict(mode=backward.SPLIT, sub=32)]
+
+
+def chain_modes():
+    """The chain form (the default backward) per product mode and SUB: gradient errors against a float64
+    reference at 2x4K (D, z, dt_bias, softplus), then the backward's time on the train workloads' shapes
+    (D, dt_bias, softplus, no z)."""
+    from flashssm.bench.workloads import SSDWorkload
+
+    labels = [f"mode={('round', 'split', 'tf32')[v['mode']]} sub={v['sub']}" for v in CHAIN_VARIANTS]
+    inp = SSDWorkload("probe", 2, 4096).make_inputs("cuda")
+    x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
+    h = x.shape[2]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    kw = dict(D=torch.randn(h, device="cuda", generator=g), z=torch.randn_like(x),
+              dt_bias=torch.rand(h, device="cuda", generator=g) - 4.0, dt_softplus=True)
+    dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
+    ypre = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)[2]
+    dy = torch.randn_like(x)
+    want = reference_grads(dims, x, dt, A, B, C, kw, dy)
+    print("errors at 2x4K (relative to the float64 gradient's norm):", flush=True)
+    for label, v in zip(labels, CHAIN_VARIANTS):
+        got = backward.ssd_backward(dims, dy, None, x, dt, A, B, C, ypre=ypre, form="chain", **kw, **v)
+        errs = [((a.double() - b).norm() / b.norm()).item() for a, b in zip(got[:8], want)]
+        print(f"  {label}: " + " ".join(f"{n} {e:.2e}" for n, e in zip(NAMES, errs)), flush=True)
+    del x, dt, A, B, C, kw, dy, ypre, inp, want
+    torch.cuda.empty_cache()
+    for batch, seqlen in ((8, 4096), (1, 32768), (1, 2048)):
+        inp = SSDWorkload("probe", batch, seqlen).make_inputs("cuda")
+        x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
+        kw = dict(D=torch.randn(h, device="cuda", generator=g), dt_bias=torch.rand(h, device="cuda", generator=g) - 4.0,
+                  dt_softplus=True)
+        dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
+        dy = torch.randn_like(x)
+        line = f"{batch}x{seqlen} backward ms:"
+        for label, v in zip(labels, CHAIN_VARIANTS):
+            def run():
+                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **v)
+            try:
+                run()
+                line += f" | {label} {do_bench(run, warmup=5, rep=40):.3f}"
+            except Exception as err:
+                line += f" | {label} {type(err).__name__}"
+        print(line, flush=True)
+        del x, dt, A, B, C, kw, dy, inp
         torch.cuda.empty_cache()
 
 

@@ -261,6 +261,29 @@ def test_only_requested_gradients(device):
             assert part[k].grad is None
 
 
+@pytest.mark.parametrize("only", [("dt_bias",), ("dt",), ("dt_bias", "A")])
+def test_dt_gradients_alone(only, device, backward_form):
+    """dt_bias's gradient without dt's and the reverse (the chain form processes dt in a launch of its
+    own and sums dt_bias's gradient from dt's), through softplus and a clamp that bites."""
+    kw = ssd_inputs(2, 70, 4, 16, 8, 2, dtype=torch.float32, device=device, D="hp", dt_bias=True, dt_softplus=True)
+    limit = (0.05, 0.6)
+    dy = torch.randn_like(kw["x"])
+    full = leaves_of(kw)
+    flashssm.ssd_scan(**full, chunk_size=16, dt_limit=limit).backward(dy)
+    part = leaves_of(kw, only=only)
+    flashssm.ssd_scan(**part, chunk_size=16, dt_limit=limit).backward(dy)
+    for k in INPUTS:
+        if k in only:
+            assert torch.allclose(part[k].grad, full[k].grad, rtol=1e-5, atol=1e-6), k
+        elif k in part:
+            assert part[k].grad is None
+    kw64 = {k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in kw.items()}
+    want = leaves_of(kw64)
+    ref.ssd_scan_chunked(**want, chunk_size=16, dt_limit=limit)[0].backward(dy.double())
+    for k in only:
+        assert_close(full[k].grad, want[k].grad, torch.float32, k)
+
+
 def test_noncontiguous_incoming_gradient(device):
     kw = ssd_inputs(2, 40, 4, 32, 16, 1, dtype=torch.float32, device=device)
     leaves = leaves_of(kw)
@@ -402,6 +425,22 @@ def test_product_modes_and_head_blocks(mode, device, monkeypatch):
     dtype = torch.bfloat16 if device == "cuda" else torch.float16
     seqlen, chunk = (1500, 256) if device == "cuda" else (150, 128)
     kw = ssd_inputs(1, seqlen, 16, 32, 16, 2, dtype=dtype, device=device, D="h", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, dtype, chunk_size=chunk)
+
+
+@pytest.mark.parametrize("mode", ["round", "split", "tf32"])
+def test_chain_product_modes(mode, device, monkeypatch):
+    """The recurrent form's ways of taking the products with computed operands (16-bit inputs), with
+    every option, initial states, a final-state gradient and a length that ends mid-chunk."""
+    from flashssm.ops.ssd import backward
+
+    real = backward.ssd_backward
+    monkeypatch.setattr(backward, "ssd_backward",
+                        functools.partial(real, form="chain", mode=getattr(backward, mode.upper())))
+    dtype = torch.bfloat16 if device == "cuda" else torch.float16
+    seqlen, chunk = (1500, 256) if device == "cuda" else (150, 64)
+    kw = ssd_inputs(2, seqlen, 4, 32, 16, 2, dtype=dtype, device=device, D="h", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
     check_gradients(kw, dtype, chunk_size=chunk)
 

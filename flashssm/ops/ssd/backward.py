@@ -49,14 +49,9 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad
 from flashssm.ops.ssd import backward_chain
-from flashssm.ops.ssd.backward_chain import _hand_back, _or, _receive
+from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _hand_back, _mm_cl, _mm_cr, _or, _receive
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
                                       entering_states, launch, take_ticket, varlen_table, workspace)
-
-# How products with a computed operand (decays, weights, states, their gradients) treat it when the
-# inputs are 16-bit: rounded to the input dtype, split into two 16-bit parts (two products), or
-# multiplied in tf32 with the input operand widened. fp32 inputs follow torch's matmul precision.
-ROUND, SPLIT, TF32 = 0, 1, 2
 
 
 @triton.jit
@@ -66,30 +61,6 @@ def _operand(v):
     if v.dtype == tl.float64:
         return v.to(tl.float32)
     return v
-
-
-@triton.jit
-def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """acc + c @ v, with c computed (fp32) and v an operand in the input dtype."""
-    if MODE == 2:
-        return tl.dot(c, v.to(tl.float32), acc=acc, input_precision="tf32")
-    hi = c.to(v.dtype)
-    acc = tl.dot(hi, v, acc=acc, input_precision=DOT_PRECISION)
-    if MODE == 1:
-        acc = tl.dot((c - hi.to(tl.float32)).to(v.dtype), v, acc=acc, input_precision=DOT_PRECISION)
-    return acc
-
-
-@triton.jit
-def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """acc + v @ c, with v an operand in the input dtype and c computed (fp32)."""
-    if MODE == 2:
-        return tl.dot(v.to(tl.float32), c, acc=acc, input_precision="tf32")
-    hi = c.to(v.dtype)
-    acc = tl.dot(v, hi, acc=acc, input_precision=DOT_PRECISION)
-    if MODE == 1:
-        acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
-    return acc
 
 
 @triton.jit

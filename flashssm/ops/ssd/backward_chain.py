@@ -35,15 +35,62 @@ runs the chunk-parallel form of ops/ssd/backward.py instead, which has no float 
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import torch
 import triton
 import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt_grad, silu_grad
+from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
                                       take_ticket, varlen_table, workspace)
+
+
+# How products with a computed operand (decays, weights, states, their gradients) treat it when the
+# inputs are 16-bit: rounded to the input dtype, split into two 16-bit parts (two products: about 16
+# mantissa bits, against tf32's 10), or multiplied with the input operand widened to fp32 (TF32: at
+# DOT_PRECISION, which is tf32 for 16-bit inputs). fp32 inputs take ROUND (a no-op rounding: torch's
+# matmul precision), float64 ones (gradcheck) TF32 (fp32 products, "ieee").
+ROUND, SPLIT, TF32 = 0, 1, 2
+
+
+@triton.jit
+def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """acc + c @ v, with c computed (fp32) and v an operand in the input dtype."""
+    if MODE == 2:  # (if/else, not an early return: Triton compiles the code after a static return too)
+        acc = tl.dot(c.to(tl.float32), v.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
+    else:
+        hi = c.to(v.dtype)
+        acc = tl.dot(hi, v, acc=acc, input_precision=DOT_PRECISION)
+        if MODE == 1:
+            acc = tl.dot((c - hi.to(tl.float32)).to(v.dtype), v, acc=acc, input_precision=DOT_PRECISION)
+    return acc
+
+
+@triton.jit
+def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """acc + v @ c, with v an operand in the input dtype and c computed (fp32)."""
+    if MODE == 2:
+        acc = tl.dot(v.to(tl.float32), c.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
+    else:
+        hi = c.to(v.dtype)
+        acc = tl.dot(v, hi, acc=acc, input_precision=DOT_PRECISION)
+        if MODE == 1:
+            acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
+    return acc
+
+
+@triton.jit
+def _mm_vv(a, b, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """a @ b of two operands (inputs, or dy in the product of dy and x): widened to fp32 in the TF32 mode."""
+    if MODE == 2:
+        out = tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision=DOT_PRECISION)
+    else:
+        out = tl.dot(a, b, input_precision=DOT_PRECISION)
+    return out
 
 
 @triton.jit
@@ -80,7 +127,7 @@ def _ssd_bwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
-    DOT_PRECISION: tl.constexpr, TF32_GRADS: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
     NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order
@@ -97,10 +144,10 @@ def _ssd_bwd_kernel(
     mask_n = offs_n < dstate
     mask_np = mask_n[:, None] & mask_p[None, :]
     in_dtype = x_ptr.dtype.element_ty
-    # operands of the products that involve computed values (dy, states, state gradients, decay
-    # matrices): fp32 multiplied in tf32 (10 mantissa bits), or rounded to the 16-bit input dtype
+    # dy as a product operand: fp32 in the TF32 mode, else rounded to the input dtype once (as the
+    # chunk-parallel form stores it); the other computed operands go through _mm_cl / _mm_cr
     op_dtype = in_dtype
-    if TF32_GRADS:
+    if MODE == 2:
         op_dtype = tl.float32
     causal = offs_s[:, None] >= offs_s[None, :]
 
@@ -155,8 +202,7 @@ def _ssd_bwd_kernel(
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)
             dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                               HAS_Z)
-            dH_in = tl.dot(tl.trans(C_s.to(op_dtype)), (dy * tl.exp(total + cs)[:, None]).to(op_dtype), acc=dH_in,
-                           input_precision=DOT_PRECISION)
+            dH_in = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], dH_in, MODE, DOT_PRECISION)
             total += last
         dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
                           is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
@@ -176,20 +222,19 @@ def _ssd_bwd_kernel(
         dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                           HAS_Z)
         dy_in = dy.to(op_dtype)
-        x_op = x_s.to(op_dtype)
-        B_op = B_s.to(op_dtype)
         # the running state's share of dC_i = exp(cs_i) H^T dy_i, and of the decay gradient
-        dC_state = tl.dot(dy_in, tl.trans(H).to(op_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+        dC_state = _mm_cr(dy_in, tl.trans(H), tl.zeros((SUB, BLOCK_N), dtype=tl.float32), MODE,
+                          DOT_PRECISION) * tl.exp(cs)[:, None]
         row_part = tl.sum(dC_state * C_s.to(tl.float32), axis=1)
         tl.store(rowterm + t, row_part, mask=mask_t)
         # the sub-chunk's own pairs: dC_i += sum_{j<=i} (dy_i . x_j) exp(cs_i - cs_j) dt_j B_j
-        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
+        dyx = _mm_vv(dy_in, tl.trans(x_s), MODE, DOT_PRECISION)  # [SUB (i), SUB (j)]
         w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        dC = tl.dot(w.to(op_dtype), B_op, acc=dC_state, input_precision=DOT_PRECISION)
+        dC = _mm_cl(w, B_s, dC_state, MODE, DOT_PRECISION)
         if NEED_DC:
             tl.atomic_add(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask=mask_tn, sem="relaxed")
-        xw = (x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]).to(op_dtype)
-        H = tl.dot(tl.trans(B_op), xw, acc=H * tl.exp(last), input_precision=DOT_PRECISION)
+        xw = x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]
+        H = _mm_cr(tl.trans(B_s), xw, H * tl.exp(last), MODE, DOT_PRECISION)
 
     # 2. the gradient of the state after the chunk
     if not EARLY_PUBLISH:
@@ -220,18 +265,16 @@ def _ssd_bwd_kernel(
                               HAS_Z)
         dy_in = dy.to(op_dtype)
         xf = x_s.to(tl.float32)
-        x_op = x_s.to(op_dtype)
-        B_op = B_s.to(op_dtype)
-        C_op = C_s.to(op_dtype)
         to_end = tl.exp(last - cs)  # [SUB] decay from token j to the sub-chunk's end
         # what dH says about token j (its path out of the sub-chunk) ...
-        bdh = tl.dot(B_op, dH.to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
+        bdh = _mm_cr(B_s, dH, tl.zeros((SUB, BLOCK_P), dtype=tl.float32), MODE,
+                     DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
         # ... and the sub-chunk's own pairs
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
         decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
-        dyx = tl.dot(dy_in, tl.trans(x_op), input_precision=DOT_PRECISION)
+        dyx = _mm_vv(dy_in, tl.trans(x_s), MODE, DOT_PRECISION)
         m = cb * decay
-        bracket = tl.dot(tl.trans(m).to(op_dtype), dy_in, acc=bdh, input_precision=DOT_PRECISION)  # d(dt_j x_j)
+        bracket = _mm_cl(tl.trans(m), dy_in, bdh, MODE, DOT_PRECISION)  # d(dt_j x_j)
         dx = bracket * dt[:, None]
         if HAS_D:
             dx += dy * D[None, :]
@@ -247,8 +290,9 @@ def _ssd_bwd_kernel(
             tl.store(dz_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dz.to(dz_ptr.dtype.element_ty),
                      mask=mask_tp)
         # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)
-        dB = tl.dot(x_op, tl.trans(dH).to(op_dtype), input_precision=DOT_PRECISION) * to_end[:, None]
-        dB = tl.dot(tl.trans(dyx * decay).to(op_dtype), C_op, acc=dB, input_precision=DOT_PRECISION)
+        dB = _mm_cr(x_s, tl.trans(dH), tl.zeros((SUB, BLOCK_N), dtype=tl.float32), MODE,
+                    DOT_PRECISION) * to_end[:, None]
+        dB = _mm_cl(tl.trans(dyx * decay), C_s, dB, MODE, DOT_PRECISION)
         if NEED_DB:
             tl.atomic_add(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask=mask_tn,
                           sem="relaxed")
@@ -267,8 +311,7 @@ def _ssd_bwd_kernel(
         dbias_acc += tl.sum(ddt, axis=0)
         if NEED_DDT:
             tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
-        dH = tl.dot(tl.trans(C_op), (dy * tl.exp(cs)[:, None]).to(op_dtype), acc=dH * tl.exp(last),
-                    input_precision=DOT_PRECISION)
+        dH = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], dH * tl.exp(last), MODE, DOT_PRECISION)
     if not EARLY_PUBLISH:
         _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
 
@@ -313,6 +356,72 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
         tl.atomic_xchg(flag, n_chunks - k, sem="release")
 
 
+DEFAULT_MODE = TF32
+
+
+@triton.jit
+def _dt_prep_kernel(out_ptr, dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, dt_lo, dt_hi,
+                    BLOCK: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """dt after bias, softplus and clamp, fp32 (batch, seqlen, nheads) contiguous."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    i_h = offs % nheads
+    bt = offs // nheads
+    raw = tl.load(dt_ptr + (bt // seqlen) * stride_b + (bt % seqlen) * stride_t + i_h * stride_h, mask=mask,
+                  other=0.0).to(tl.float32)
+    bias = 0.0
+    if HAS_DT_BIAS:
+        bias = tl.load(dt_bias_ptr + i_h, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + offs, process_dt(raw, bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), mask=mask)
+
+
+@triton.jit
+def _dt_grad_kernel(ddt_ptr, dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, dt_lo, dt_hi,
+                    BLOCK: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """In place: the gradient with respect to the processed dt (fp32, contiguous) becomes that with
+    respect to the raw dt."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    i_h = offs % nheads
+    bt = offs // nheads
+    raw = tl.load(dt_ptr + (bt // seqlen) * stride_b + (bt % seqlen) * stride_t + i_h * stride_h, mask=mask,
+                  other=0.0).to(tl.float32)
+    bias = 0.0
+    if HAS_DT_BIAS:
+        bias = tl.load(dt_bias_ptr + i_h, mask=mask, other=0.0).to(tl.float32)
+    ddt = tl.load(ddt_ptr + offs, mask=mask, other=0.0)
+    tl.store(ddt_ptr + offs, process_dt_grad(ddt, raw, bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), mask=mask)
+
+
+_DT_BLOCK = 1024
+
+
+def _dt_elementwise(kernel, buf, dims: SSDDims, dt, dt_bias, dt_softplus):
+    """Launch one of the two kernels above over every (batch, token, head) of buf."""
+    n = buf.numel()
+    if n:
+        with _runtime.on_device(dt.device):
+            _runtime.launch(kernel, (_runtime.cdiv(n, _DT_BLOCK),), (
+                buf, dt, dt_bias if dt_bias is not None else dt, n, dims.seqlen, dims.nheads, *dt.stride(),
+                float(dims.dt_limit[0]), float(dims.dt_limit[1])), dt.device,
+                BLOCK=_DT_BLOCK, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, num_warps=4)
+
+
+def processed_dt(dims: SSDDims, dt, dt_bias, dt_softplus) -> torch.Tensor:
+    """dt after dt_bias, softplus and dt_limit, fp32 (batch, seqlen, nheads) contiguous: one small
+    launch, so that the backward's sweeps (three per chunk) do not each repeat softplus and the clamp."""
+    out = torch.empty((dims.batch, dims.seqlen, dims.nheads), dtype=torch.float32, device=dt.device)
+    _dt_elementwise(_dt_prep_kernel, out, dims, dt, dt_bias, dt_softplus)
+    return out
+
+
+def raw_dt_grad_(ddt: torch.Tensor, dims: SSDDims, dt, dt_bias, dt_softplus) -> torch.Tensor:
+    """ddt (fp32, contiguous, with respect to the processed dt) turned in place into the gradient with
+    respect to the raw dt: zero outside the clamp, then through softplus."""
+    _dt_elementwise(_dt_grad_kernel, ddt, dims, dt, dt_bias, dt_softplus)
+    return ddt
+
+
 def _config(dims: SSDDims, itemsize: int, device: torch.device):
     """(BLOCK_N, BLOCK_P, SUB, num_warps, early publish) from the shape: no autotuning at call time.
 
@@ -330,12 +439,13 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
 
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
-                 dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, tf32_grads=True, sub=None, num_warps=None):
+                 dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
+                 sub=None, num_warps=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
-    tf32_grads: the products of computed values take fp32 operands in tf32 (else 16-bit inputs
-    round them to their own dtype: faster, about 10x the error in dA and dt_bias).
+    mode (16-bit inputs; for tuning): how the products of computed values treat them, ROUND, SPLIT or
+    TF32 (default DEFAULT_MODE). ROUND is the fastest and has about 10x the error in dA and dt_bias.
     Two launches (states, gradients) and a few small sums (dB/dC casts, per-head shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
@@ -346,7 +456,20 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
         early = early_publish
+    if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
+        mode = TF32
+    elif x.dtype == torch.float32:
+        mode = ROUND
+    elif mode is None:
+        mode = DEFAULT_MODE
     varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
+    # dt after bias, softplus and clamp, once: the launches below then read it as a plain dt (at the
+    # 2.7B shape, 8x4K, softplus in the gradient kernel's three sweeps cost ~0.9 ms; notes/ssd_backward.md)
+    raw = (dims, dt, dt_bias, dt_softplus)
+    prepared = dt_bias is not None or dt_softplus or dims.dt_limit != (0.0, math.inf)
+    if prepared:
+        dt, dt_bias, dt_softplus = processed_dt(*raw), None, False
+        dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                              initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
     n_rows = states.shape[0]
@@ -357,7 +480,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     counter, flags, slots = workspace(device).get(n_lanes * h, block_p * block_n, torch.float32)
     dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
     dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
-    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need["dt"] else None
+    want_ddt = need["dt"] or (prepared and need["dt_bias"])  # (prepared: dt_bias's gradient sums ddt)
+    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if want_ddt else None
     bc_shape = (dims.batch, dims.seqlen, g, n)
     dB_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
     dC_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
@@ -388,7 +512,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early,
-            DOT_PRECISION=_dot_precision(x.dtype), TF32_GRADS=tf32_grads, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
+            DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
             NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
         )
@@ -396,7 +520,17 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
     dA = sums[:, block_p].to(A.dtype, copy=True) if need["A"] else None
-    ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True) if need["dt_bias"] else None
+    ddt_bias = None
+    if prepared:
+        if ddt is not None:
+            raw_dt_grad_(ddt, *raw)
+        if need["dt_bias"]:
+            ddt_bias = ddt.sum((0, 1)).to(raw[2].dtype)
+        if not need["dt"]:
+            ddt = None
+        dt = raw[1]
+    elif need["dt_bias"]:
+        ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True)
     dD = None
     if need["D"]:
         dD = (sums[:, :p] if D.dim() == 2 else sums[:, :p].sum(1)).to(D.dtype, copy=True)

@@ -1,0 +1,61 @@
+"""Compile the recurrent SSD backward's gradient kernel for sm_90 without a GPU; print its resources
+and SASS mix.
+
+    env -u TRITON_INTERPRET python -m benchmarks.offline_ssd_backward [--sub 16] [--warps 4]
+        [--mode round|split|tf32] [--late] [--z] [--sass FILE]
+
+Specialised as the train bench calls it on the 2.7B shape (bf16 x/B/C/dout, fp32 dt, contiguous,
+8x4K: late publish unless --early; every gradient wanted, no D/z unless asked). Registers and spills
+come from ptxas, the histogram counts the SASS of the whole kernel by opcode. The local Triton may be
+newer than the GPU machine's: the figures are indicative, the GPU's timing decides.
+"""
+
+import argparse
+
+from benchmarks.offline_ssd_forward import STRIDES, compile_specialised, resource_report
+from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _ssd_bwd_kernel
+
+SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
+         "n_rows": 128, "n_programs": 128 * 80}
+BWD_STRIDES = {
+    **STRIDES,
+    "stride_do_b": 4096 * 5120, "stride_do_t": 5120, "stride_do_h": 64, "stride_do_p": 1,
+    "stride_yp_b": 4096 * 5120, "stride_yp_t": 5120, "stride_yp_h": 64, "stride_yp_p": 1,
+    "stride_dB_b": 4096 * 128, "stride_dB_t": 128, "stride_dB_g": 128,
+}
+BF16_PTRS = {"x_ptr", "B_ptr", "C_ptr", "z_ptr", "dout_ptr", "ypre_ptr", "dx_ptr", "dz_ptr"}
+INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sub", type=int, default=16)
+    p.add_argument("--warps", type=int, default=4)
+    p.add_argument("--stages", type=int, default=2)
+    p.add_argument("--mode", choices=("round", "split", "tf32"), default="tf32")
+    p.add_argument("--early", action="store_true")
+    p.add_argument("--z", action="store_true")
+    p.add_argument("--d", action="store_true")
+    p.add_argument("--dt-bias", action="store_true")
+    p.add_argument("--softplus", action="store_true")
+    p.add_argument("--maxnreg", type=int)
+    p.add_argument("--sass", help="write the SASS here")
+    a = p.parse_args()
+    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
+                  DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
+                  DOT_PRECISION="tf32", MODE=mode, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
+                  NEED_DZ=a.z, NEED_DINIT=False)
+    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")  # noqa: E731
+    k = compile_specialised(_ssd_bwd_kernel, consts, {**BWD_STRIDES, **SIZES}, ptr_type, a.warps, stages=a.stages,
+                            maxnreg=a.maxnreg, floats=("dt_lo", "dt_hi"))
+    mix, regs, spills = resource_report(k, ["HMMA", "HGMMA", "MUFU", "FFMA", "FMUL", "SHFL", "REDG", "RED", "LDG",
+                                            "STG", "LDS", "STS", "LDSM", "BAR", "F2FP", "LDL", "STL"],
+                                        a.maxnreg, a.sass)
+    opts = "".join(f" {n}" for n, on in (("D", a.d), ("z", a.z), ("dt_bias", a.dt_bias), ("softplus", a.softplus)) if on)
+    print(f"chain bwd{opts} mode {a.mode} sub {a.sub} warps {a.warps} stages {a.stages}: regs {regs} spill-bytes {spills} "
+          f"smem {k.metadata.shared} {mix}")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,7 +9,9 @@ Per workload (the bench's inputs, no gradients):
 - do_bench: triton.testing.do_bench's median (what `flashssm bench` reports: L2 flushed before each call);
 - ours: the host time with the Triton launch replaced by a no-op (validation, configuration, allocations:
   flashssm's own Python), so host - ours is Triton's launch path.
-A call is host-bound when host >= gpu: the GPU then idles between kernels.
+A call is host-bound when host >= gpu: the GPU then idles between kernels. train-* workloads time
+forward + backward through autograd (the bench's call); their "ours" has every launch stubbed out
+(torch's own small ops, the allocations and autograd still run).
 `--compare` measures each workload twice: with Triton's own launch for every call (triton) and with
 flashssm's direct launch of the cached compiled kernel (direct, the default; _runtime.launch).
 """
@@ -59,16 +61,24 @@ def _gpu_us(fn, n):
 
 
 class _NoLaunch:
-    """Stands in for a JIT kernel: indexing by a grid gives a call that does nothing."""
+    """Stands in for a JIT kernel: indexing by a grid gives a call that does nothing; called (in place
+    of _runtime.launch, for the train workloads, whose backward has several kernels), it does nothing."""
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: None
+
+    def __call__(self, *args, **kwargs):
+        return None
 
 
 def _calls(name):
     """The call `flashssm bench` times for this workload, and where its kernel is looked up."""
     w = WORKLOADS[name]
     inp = w.make_inputs(DEVICE)
+    if name.startswith("train-"):  # forward + backward through autograd, as the bench runs it
+        from flashssm.bench.impls import _flashssm_fwd, _train
+
+        return _train(_flashssm_fwd)(w, inp), (_runtime, ("launch",))
     if "u" in inp:  # a selective-scan workload
         from flashssm.bench.impls import _scan_kwargs
 

@@ -15,7 +15,7 @@ CLASSES = ("GEMM", "SSM scan", "conv1d", "norm", "attention", "element-wise", "o
 # Operators (profiler range names) whose every kernel belongs to one class. Matched against the
 # range name with re.search; the first rule that matches wins.
 _OP_RULES: tuple[tuple[str, str], ...] = (
-    (r"^flashssm::(ssd_scan|selective_scan)", "SSM scan"),
+    (r"^flashssm::(ssd_scan|selective_scan)|^(SSDScan|SelectiveScan)Function", "SSM scan"),  # (eager: the Functions)
     (r"MambaChunkScanCombinedFn|ChunkScanFn|ChunkStateFn|StatePassingFn|SelectiveScanFn|MambaInnerFn", "SSM scan"),
     (r"CausalConv1dFn|causal_conv1d", "conv1d"),
     (r"aten::(cudnn_|_|mkldnn_|miopen_)?convolution", "conv1d"),

@@ -48,6 +48,7 @@ def test_classify(name, ops, expected):
 def test_copies_and_memsets_are_other_unless_an_operator_claims_them():
     assert classify.classify("Memcpy DtoD (Device -> Device)", [], kind="memcpy") == "other"
     assert classify.classify("Memset (Device)", ["flashssm::ssd_scan_bwd"], kind="memset") == "SSM scan"
+    assert classify.classify("Memset (Device)", ["SSDScanFunctionBackward"], kind="memset") == "SSM scan"
 
 
 def test_short_kernel_names():

@@ -38,14 +38,25 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     Returns y (batch, dim, seqlen) in u's dtype, or (y, last_state (batch or num_seqs, dim, dstate) fp32).
 
     On CUDA: one fused Triton launch forward; differentiable through a fused one-launch backward
-    (a `torch.library` custom op, so torch.compile traces it) that recomputes the states from the
-    ones the forward keeps every few dozen tokens. Elsewhere: the plain-PyTorch reference.
+    that recomputes the states from the ones the forward keeps every few dozen tokens (under
+    torch.compile a `torch.library` custom op, traced without a graph break; in eager mode a plain
+    autograd.Function with the same launches). Elsewhere: the plain-PyTorch reference.
     """
     cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
                               return_last_state=return_last_state, cu_seqlens=cu_seqlens)
     blocker = _kernel_blocker(u, A.shape[1])
     if blocker is None:
         grad = _runtime.needs_grad(u, delta, A, B, C, D, z, delta_bias)
+        if grad and not torch.compiler.is_compiling():
+            # eager autograd: the fused launches without the custom op's dispatch
+            from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
+            from flashssm.ops.selective_scan.scan import backward_config
+
+            ngroups = 1 if B.dim() == 3 else B.shape[1]
+            ckpt_tile = backward_config(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
+                                        _runtime.sm_count(u.device, on_cpu=4), u.element_size()).chunk
+            return SelectiveScanFunction.apply(None if cu is None else len(cu) - 1, ckpt_tile, bool(return_last_state),
+                                               u, delta, A, B, C, D, z, delta_bias, bool(delta_softplus), cu_seqlens)
         if grad or torch.compiler.is_compiling():
             # through the custom op: autograd runs the fused backward, torch.compile sees one op
             from flashssm.ops.selective_scan.autograd import selective_scan_fwd

@@ -124,4 +124,43 @@ def _backward(ctx, dy, dlast, _dckpt):
 
 torch.library.register_autograd("flashssm::selective_scan_fwd", _backward, setup_context=_setup_context)
 
-__all__ = ["selective_scan_fwd", "selective_scan_bwd"]
+
+class SelectiveScanFunction(torch.autograd.Function):
+    """selective_scan's autograd in eager mode: the launches of the custom ops above without their
+    dispatch (a few hundred microseconds of host time a call; see ops/ssd/autograd.py's
+    SSDScanFunction). torch.compile traces the custom op instead. apply(num_seqs, ckpt_tile,
+    return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus, cu_seqlens) returns y, or
+    (y, last_state)."""
+
+    @staticmethod
+    def forward(ctx, num_seqs, ckpt_tile, return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
+                cu_seqlens):
+        from flashssm.ops.selective_scan.scan import scan_forward
+
+        seq_index = _seq_index(cu_seqlens, u)
+        with _runtime.on_device(u.device):
+            y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
+                                         num_seqs=num_seqs, return_last_state=return_last_state, ckpt_tile=ckpt_tile)
+        ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, ckpt)
+        ctx.seq_index, ctx.delta_softplus, ctx.ckpt_tile = seq_index, delta_softplus, ckpt_tile
+        ctx.return_last_state = return_last_state
+        return (y, last) if return_last_state else y
+
+    @staticmethod
+    def backward(ctx, dy, dlast=None):
+        from flashssm.ops.selective_scan.scan import scan_backward
+
+        u, delta, A, B, C, D, z, delta_bias, ckpt = ctx.saved_tensors
+        inputs = (u, delta, A, B, C, D, z, delta_bias)
+        needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:11], inputs)]
+        if dy is None:
+            dy = torch.zeros_like(u)
+        with _runtime.on_device(u.device):
+            grads = scan_backward(dy, dlast if ctx.return_last_state else None, u, delta, A, B, C, D, z, delta_bias,
+                                  ctx.delta_softplus, ckpt=ckpt, ckpt_tile=ctx.ckpt_tile, seq_index=ctx.seq_index,
+                                  deterministic=torch.are_deterministic_algorithms_enabled())
+        grads = [g if n else None for g, n in zip(grads, needs)]
+        return (None, None, None, *grads, None, None)
+
+
+__all__ = ["selective_scan_fwd", "selective_scan_bwd", "SelectiveScanFunction"]

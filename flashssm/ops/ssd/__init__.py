@@ -47,9 +47,10 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
 
     Runs one fused Triton launch on a GPU of compute capability 8.0 or newer (or under
     TRITON_INTERPRET=1), and the chunked PyTorch reference otherwise, saying so once on a GPU.
-    Differentiable: with inputs that require grad (or under torch.compile) it runs as the custom op
-    `flashssm::ssd_scan_fwd`, whose backward is two launches (ops/ssd/backward.py); gradients
-    reach every input and flow back from final_states. Deterministic (no float atomics) under
+    Differentiable: gradients reach every input and flow back from final_states (the backward is two
+    launches, ops/ssd/backward.py). Under torch.compile it runs as the custom op
+    `flashssm::ssd_scan_fwd` (no graph break); in eager mode through a plain autograd.Function with
+    the same launches, which spares the custom op's dispatch. Deterministic (no float atomics) under
     `torch.use_deterministic_algorithms(True)`. A NaN or inf input makes the
     outputs it feeds NaN or inf; as in every chunked implementation, the earlier outputs of the
     same chunk and headdim column may turn NaN too.
@@ -58,14 +59,20 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
     blocker = _kernel_blocker(x, dims.dstate)
-    if blocker is None and (_runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states)
-                            or torch.compiler.is_compiling()):
-        # through the custom op: autograd runs the fused backward, torch.compile sees one op
+    if blocker is None and torch.compiler.is_compiling():
+        # through the custom op: torch.compile sees one op, and autograd runs the fused backward
         from flashssm.ops.ssd.autograd import ssd_scan_fwd, state_dtype_name
 
         y, final_states, _ = ssd_scan_fwd(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size,
                                           dt_softplus, float(dims.dt_limit[0]), float(dims.dt_limit[1]),
                                           return_final_states, state_dtype_name(state_dtype), z is not None)
+    elif blocker is None and _runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
+        # eager autograd: the same launches without the custom op's dispatch (hundreds of microseconds)
+        from flashssm.ops.ssd.autograd import SSDScanFunction
+
+        out = SSDScanFunction.apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias,
+                                    initial_states, dt_softplus)
+        y, final_states = out if return_final_states else (out, None)
     elif blocker is None:
         from flashssm.ops.ssd.forward import ssd_forward
 

@@ -121,4 +121,42 @@ def _backward(ctx, dy, dfinal, _dypre):
 
 torch.library.register_autograd("flashssm::ssd_scan_fwd", _backward, setup_context=_setup_context)
 
-__all__ = ["ssd_scan_fwd", "ssd_scan_bwd", "state_dtype_name"]
+
+class SSDScanFunction(torch.autograd.Function):
+    """ssd_scan's autograd in eager mode: the same launches as the custom ops above, without their
+    dispatch. The custom op's autograd wrapper costs ~250 us of host time a call and its backward op
+    ~120 us more (benchmarks/host_custom_op.py on the GPU machine), as much as the GPU's whole
+    forward + backward at 1x2K; torch.compile still traces the custom op (ops/ssd/__init__.py picks).
+    apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
+    dt_softplus) returns y, or (y, final_states)."""
+
+    @staticmethod
+    def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
+                dt_softplus):
+        from flashssm.ops.ssd.forward import launch
+
+        y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                   initial_states=initial_states, return_final_states=return_final_states,
+                                   state_dtype=state_dtype, store_ypre=z is not None)
+        ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states)
+        ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus
+        ctx.return_final_states = return_final_states
+        return (y, final) if return_final_states else y
+
+    @staticmethod
+    def backward(ctx, dy, dfinal=None):
+        from flashssm.ops.ssd.backward import ssd_backward
+
+        x, dt, A, B, C, D, z, ypre, dt_bias, initial_states = ctx.saved_tensors
+        inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
+        needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)]
+        if dy is None:
+            dy = torch.zeros_like(x)
+        grads = ssd_backward(ctx.dims, dy, dfinal if ctx.return_final_states else None, x, dt, A, B, C, D=D, z=z,
+                             ypre=ypre, dt_bias=dt_bias, dt_softplus=ctx.dt_softplus, initial_states=initial_states,
+                             state_dtype=ctx.state_dtype, needs=needs)
+        grads = [g if n else None for g, n in zip(grads, needs)]
+        return (None, None, None, *grads, None)
+
+
+__all__ = ["ssd_scan_fwd", "ssd_scan_bwd", "state_dtype_name", "SSDScanFunction"]

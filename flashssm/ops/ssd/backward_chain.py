@@ -360,18 +360,27 @@ DEFAULT_MODE = TF32
 
 
 @triton.jit
-def _dt_prep_kernel(out_ptr, dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, dt_lo, dt_hi,
-                    BLOCK: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
-    """dt after bias, softplus and clamp, fp32 (batch, seqlen, nheads) contiguous."""
+def _raw_dt(dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, BLOCK: tl.constexpr,
+            HAS_DT_BIAS: tl.constexpr):
+    """This program's block of (batch, token, head) positions, flattened: offsets, mask, raw dt and bias (fp32)."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     i_h = offs % nheads
     bt = offs // nheads
     raw = tl.load(dt_ptr + (bt // seqlen) * stride_b + (bt % seqlen) * stride_t + i_h * stride_h, mask=mask,
                   other=0.0).to(tl.float32)
-    bias = 0.0
+    bias = tl.zeros_like(raw)  # (a tensor either way: both Tritons return it alike)
     if HAS_DT_BIAS:
         bias = tl.load(dt_bias_ptr + i_h, mask=mask, other=0.0).to(tl.float32)
+    return offs, mask, raw, bias
+
+
+@triton.jit
+def _dt_prep_kernel(out_ptr, dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, dt_lo, dt_hi,
+                    BLOCK: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
+    """dt after bias, softplus and clamp, fp32 (batch, seqlen, nheads) contiguous."""
+    offs, mask, raw, bias = _raw_dt(dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, BLOCK,
+                                    HAS_DT_BIAS)
     tl.store(out_ptr + offs, process_dt(raw, bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), mask=mask)
 
 
@@ -380,15 +389,8 @@ def _dt_grad_kernel(ddt_ptr, dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, s
                     BLOCK: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
     """In place: the gradient with respect to the processed dt (fp32, contiguous) becomes that with
     respect to the raw dt."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    i_h = offs % nheads
-    bt = offs // nheads
-    raw = tl.load(dt_ptr + (bt // seqlen) * stride_b + (bt % seqlen) * stride_t + i_h * stride_h, mask=mask,
-                  other=0.0).to(tl.float32)
-    bias = 0.0
-    if HAS_DT_BIAS:
-        bias = tl.load(dt_bias_ptr + i_h, mask=mask, other=0.0).to(tl.float32)
+    offs, mask, raw, bias = _raw_dt(dt_ptr, dt_bias_ptr, n, seqlen, nheads, stride_b, stride_t, stride_h, BLOCK,
+                                    HAS_DT_BIAS)
     ddt = tl.load(ddt_ptr + offs, mask=mask, other=0.0)
     tl.store(ddt_ptr + offs, process_dt_grad(ddt, raw, bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), mask=mask)
 

@@ -47,37 +47,35 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     blocker = _kernel_blocker(u, A.shape[1])
     if blocker is None:
         grad = _runtime.needs_grad(u, delta, A, B, C, D, z, delta_bias)
-        if grad and not torch.compiler.is_compiling():
-            # eager autograd: the fused launches without the custom op's dispatch
-            from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
-            from flashssm.ops.selective_scan.scan import backward_config
-
-            ngroups = 1 if B.dim() == 3 else B.shape[1]
-            ckpt_tile = backward_config(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
-                                        _runtime.sm_count(u.device, on_cpu=4), u.element_size()).chunk
-            return SelectiveScanFunction.apply(None if cu is None else len(cu) - 1, ckpt_tile, bool(return_last_state),
-                                               u, delta, A, B, C, D, z, delta_bias, bool(delta_softplus), cu_seqlens)
-        if grad or torch.compiler.is_compiling():
-            # through the custom op: autograd runs the fused backward, torch.compile sees one op
-            from flashssm.ops.selective_scan.autograd import selective_scan_fwd
+        compiling = torch.compiler.is_compiling()
+        num_seqs = None if cu is None else len(cu) - 1
+        ckpt_tile = 0
+        if grad:  # the forward keeps the states the backward's chunks start from
             from flashssm.ops.selective_scan.scan import backward_config, backward_config_uncached
 
-            ckpt_tile = 0
-            if grad:  # the forward keeps the states the backward's chunks start from
-                ngroups = 1 if B.dim() == 3 else B.shape[1]
-                pick = backward_config_uncached if torch.compiler.is_compiling() else backward_config
-                ckpt_tile = pick(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
-                                 _runtime.sm_count(u.device, on_cpu=4), u.element_size()).chunk
+            ngroups = 1 if B.dim() == 3 else B.shape[1]
+            pick = backward_config_uncached if compiling else backward_config
+            ckpt_tile = pick(u.shape[0], u.shape[1], A.shape[1], ngroups, u.shape[2],
+                             _runtime.sm_count(u.device, on_cpu=4), u.element_size()).chunk
+        if compiling:
+            # through the custom op: torch.compile sees one op, and autograd runs the fused backward
+            from flashssm.ops.selective_scan.autograd import selective_scan_fwd
+
             y, last, _ = selective_scan_fwd(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, bool(delta_softplus),
                                             bool(return_last_state), ckpt_tile)
+        elif grad:
+            # eager autograd: the same launches without the custom op's dispatch
+            from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
+
+            return SelectiveScanFunction.apply(num_seqs, ckpt_tile, bool(return_last_state), u, delta, A, B, C, D, z,
+                                               delta_bias, bool(delta_softplus), cu_seqlens)
         else:
             from flashssm.ops.selective_scan.scan import scan_forward, sequence_index
 
             seq_index = None if cu_seqlens is None else sequence_index(cu_seqlens.to(u.device), u.shape[2])
             with _runtime.on_device(u.device):
                 y, last, _ = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
-                                          num_seqs=None if cu is None else len(cu) - 1,
-                                          return_last_state=return_last_state)
+                                          num_seqs=num_seqs, return_last_state=return_last_state)
         return (y, last) if return_last_state else y
     if u.is_cuda:
         _runtime.warn_reference_fallback("selective_scan", blocker)

@@ -448,7 +448,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
     mode (16-bit inputs; for tuning): how the products of computed values treat them, ROUND, SPLIT or
     TF32 (default DEFAULT_MODE). ROUND is the fastest and has about 10x the error in dA and dt_bias.
-    Two launches (states, gradients) and a few small sums (dB/dC casts, per-head shares)."""
+    Two launches (states, gradients), two small elementwise ones with dt_bias, softplus or dt_limit
+    (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
+    shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -467,10 +469,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
     # dt after bias, softplus and clamp, once: the launches below then read it as a plain dt (at the
     # 2.7B shape, 8x4K, softplus in the gradient kernel's three sweeps cost ~0.9 ms; notes/ssd_backward.md)
-    raw = (dims, dt, dt_bias, dt_softplus)
+    raw_dims, raw_dt, raw_bias, raw_softplus = dims, dt, dt_bias, dt_softplus
     prepared = dt_bias is not None or dt_softplus or dims.dt_limit != (0.0, math.inf)
     if prepared:
-        dt, dt_bias, dt_softplus = processed_dt(*raw), None, False
+        dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                              initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
@@ -525,12 +527,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     ddt_bias = None
     if prepared:
         if ddt is not None:
-            raw_dt_grad_(ddt, *raw)
+            raw_dt_grad_(ddt, raw_dims, raw_dt, raw_bias, raw_softplus)
         if need["dt_bias"]:
-            ddt_bias = ddt.sum((0, 1)).to(raw[2].dtype)
+            ddt_bias = ddt.sum((0, 1)).to(raw_bias.dtype)
         if not need["dt"]:
             ddt = None
-        dt = raw[1]
+        dt = raw_dt
     elif need["dt_bias"]:
         ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True)
     dD = None

@@ -429,6 +429,22 @@ def test_product_modes_and_head_blocks(mode, device, monkeypatch):
     check_gradients(kw, dtype, chunk_size=chunk)
 
 
+@pytest.mark.parametrize("chunk_size", [16, 64])
+def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypatch):
+    """With many chains the backward recomputes the chunk states with late publish, a program sweeping a span of
+    chunks and storing each chunk's entering state on the way: forced here by making the GPU look one program
+    wide (so the forward groups chunks too), with every option, initial states and a ragged end."""
+    from flashssm.ops.ssd import forward
+
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=dtype, device=device, D="h", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    dims = flashssm.ops.checks.check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=chunk_size)
+    assert forward._group(dims, 1) > 1  # the spans hold several chunks
+    check_gradients(kw, dtype, chunk_size=chunk_size)
+
+
 @pytest.mark.parametrize("mode", ["round", "split", "tf32"])
 def test_chain_product_modes(mode, device, monkeypatch):
     """The recurrent form's ways of taking the products with computed operands (16-bit inputs), with

@@ -4,7 +4,8 @@ long inputs with many chunks per head, where it is faster than the chunk-paralle
 
 Launch 1 (ops/ssd/forward.py, `entering_states`): the forward kernel without its output sweep
 stores the state entering every chunk, H_in [N, P] per (chunk, head): the forward's chain again,
-reading x, B and dt once. Nothing but the inputs (and y before the z gate) is kept from the forward.
+reading x, B and dt once (with many chains, a program sweeps a span of chunks and stores each
+chunk's entering state on the way). Nothing but the inputs (and y before the z gate) is kept from the forward.
 
 Launch 2 (this file): one program per (chunk, head), whole headdim. Programs take tickets in
 *reverse* chunk order (last chunk position first), because the state gradient flows backwards:

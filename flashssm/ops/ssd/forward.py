@@ -110,6 +110,7 @@ def _ssd_fwd_kernel(
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
+    STATE_CHUNK: tl.constexpr = 1,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -170,7 +171,7 @@ def _ssd_fwd_kernel(
         H = tl.load(init, mask=mask_np, other=0.0).to(tl.float32)
     else:
         H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
-    if STORE_STATES:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P] per program
+    if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
         entering = (states_ptr + ((rest.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P)
                     + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :])
         tl.store(entering, H.to(states_ptr.dtype.element_ty))
@@ -226,6 +227,23 @@ def _ssd_fwd_kernel(
                      y.to(y_ptr.dtype.element_ty), mask=mask_tp)
             # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
             # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
+            H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
+    elif not EARLY_PUBLISH:
+        # states only, late publish (many chains): one sweep of the span with the running state, which is
+        # stored at the start of each of the caller's chunks (STATE_CHUNK tokens; not varlen)
+        for s0 in range(0, length, SUB):
+            t = s0 + offs_s
+            mask_t = t < length
+            if s0 % STATE_CHUNK == 0:
+                row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
+                tl.store(states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P)
+                         + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :], H.to(states_ptr.dtype.element_ty))
+            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                          mask=mask_t[:, None] & mask_p[None, :], other=0.0)
+            B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                          mask=mask_t[:, None] & mask_n[None, :], other=0.0)
             H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
@@ -451,17 +469,28 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
-                    state_dtype=None, varlen=None) -> torch.Tensor:
+                    state_dtype=None, varlen=None, late_states=None, group=None) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     state_dtype, rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
-    The forward kernel without its output sweep: reads x, B and dt once. `varlen`: the result of
-    `varlen_table` when the caller has it already (varlen inputs)."""
+    The forward kernel without its output sweep: reads x, B and dt once. Few chains (one long sequence):
+    early publish, a program per chunk (its own state, then the hand-over, then the store). Many chains
+    (and not varlen): late publish, a program sweeping a span of chunks (the forward's `_group`) with the
+    running state and storing it at each chunk start: one sweep instead of two, and fewer programs
+    (H100, 2.7B shape: 8x4K 0.61 -> 0.39 ms, 32x2K 1.18 -> 0.74; benchmarks/notes/ssd_backward.md).
+    `varlen`: the result of `varlen_table` when the caller has it already (varlen inputs);
+    late_states, group: force the form and the span (tuning, tests)."""
     state_dtype = state_dtype or torch.float32
     block_n = _block_n(dims.dstate)
     block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
                        num_stages=base.num_stages, early_publish=True)
+    resident = _resident_programs(x.device)
+    if late_states is None:
+        late_states = dims.num_seqs * dims.nheads >= 2 * resident
+    if late_states and dims.cu_seqlens is None:
+        # many chains: one sweep of a span of chunks a program, the states stored on the way
+        cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, resident))
     states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=state_dtype, device=x.device)
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
          varlen=varlen)
@@ -484,7 +513,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     device = x.device
     block_n = _block_n(dims.dstate)
     n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
-    chunk = dims.chunk_size * (cfg.group if states is None else 1)  # the states are stored per chunk
+    chunk = dims.chunk_size * cfg.group  # (states: a late-publish program stores every chunk's on the way)
     if dims.cu_seqlens is not None:
         table, n_rows, n_lanes = (varlen if varlen is not None and chunk == dims.chunk_size
                                   else varlen_table(dims, device, chunk))
@@ -518,11 +547,11 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             CHUNK=chunk, SUB=cfg.sub, BLOCK_P=cfg.block_p, BLOCK_N=block_n,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, STORE_FINAL=final is not None,
-            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish or y is None,
+            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=cfg.early_publish,
             DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
-            PREFETCH=cfg.prefetch and device.type == "cuda",
+            PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

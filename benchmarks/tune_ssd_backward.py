@@ -52,11 +52,13 @@ def main():
     ap.add_argument("--sizes", default="", help="--forms: batch x seqlen list, e.g. 8x2048,1x32768")
     ap.add_argument("--chain-modes", action="store_true", help="the chain form's product modes and sub-chunks: "
                     "backward time on 8x4K, 1x32K, 1x2K and gradient errors against float64 at 2x4K")
+    ap.add_argument("--variants", default="", help="--chain-modes: MODE[:SPLIT_MASK]/SUB list, e.g. "
+                    "tf32/16,split:283/32 (default: tf32, split and round at 16, split at 32)")
     args = ap.parse_args()
     if args.launches:
         return launches()
     if args.chain_modes:
-        return chain_modes()
+        return chain_modes(args.variants)
     if args.forms:
         sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s] or None
         return forms(args.nheads, not args.no_z, sizes)
@@ -143,17 +145,29 @@ def forms(nheads=80, with_z=True, sizes=None):
         torch.cuda.empty_cache()
 
 
-CHAIN_VARIANTS = [dict(mode=backward.TF32, sub=16), dict(mode=backward.SPLIT, sub=16), dict(mode=backward.ROUND, sub=16),
-                  dict(mode=backward.SPLIT, sub=32)]
+CHAIN_VARIANTS = "tf32/16,split/16,round/16,split/32"
+MODE_NAMES = ("round", "split", "tf32")
 
 
-def chain_modes():
+def _chain_variant(spec):
+    """'split:283/32' -> dict(mode=SPLIT, split_mask=283, sub=32)."""
+    mode, _, sub = spec.partition("/")
+    mode, _, mask = mode.partition(":")
+    v = dict(mode=MODE_NAMES.index(mode), sub=int(sub or 16))
+    if mask:
+        v["split_mask"] = int(mask)
+    return v
+
+
+def chain_modes(variants=""):
     """The chain form (the default backward) per product mode and SUB: gradient errors against a float64
     reference at 2x4K (D, z, dt_bias, softplus), then the backward's time on the train workloads' shapes
     (D, dt_bias, softplus, no z)."""
     from flashssm.bench.workloads import SSDWorkload
 
-    labels = [f"mode={('round', 'split', 'tf32')[v['mode']]} sub={v['sub']}" for v in CHAIN_VARIANTS]
+    specs = (variants or CHAIN_VARIANTS).split(",")
+    chain_variants = [_chain_variant(spec) for spec in specs]
+    labels = [f"mode={spec.split('/')[0]} sub={v['sub']}" for spec, v in zip(specs, chain_variants)]
     inp = SSDWorkload("probe", 2, 4096).make_inputs("cuda")
     x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
     h = x.shape[2]
@@ -165,7 +179,7 @@ def chain_modes():
     dy = torch.randn_like(x)
     want = reference_grads(dims, x, dt, A, B, C, kw, dy)
     print("errors at 2x4K (relative to the float64 gradient's norm):", flush=True)
-    for label, v in zip(labels, CHAIN_VARIANTS):
+    for label, v in zip(labels, chain_variants):
         got = backward.ssd_backward(dims, dy, None, x, dt, A, B, C, ypre=ypre, form="chain", **kw, **v)
         errs = [((a.double() - b).norm() / b.norm()).item() for a, b in zip(got[:8], want)]
         print(f"  {label}: " + " ".join(f"{n} {e:.2e}" for n, e in zip(NAMES, errs)), flush=True)
@@ -179,7 +193,7 @@ def chain_modes():
         dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
         dy = torch.randn_like(x)
         line = f"{batch}x{seqlen} backward ms:"
-        for label, v in zip(labels, CHAIN_VARIANTS):
+        for label, v in zip(labels, chain_variants):
             def run():
                 return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **v)
             try:

@@ -56,31 +56,39 @@ from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, c
 # DOT_PRECISION, which is tf32 for 16-bit inputs). fp32 inputs take ROUND (a no-op rounding: torch's
 # matmul precision), float64 ones (gradcheck) TF32 (fp32 products, "ieee").
 ROUND, SPLIT, TF32 = 0, 1, 2
+# SPLIT: the products that split (the kernel's SPLIT_MASK; the others round), by bit: 1 dH_in's early share
+# (dy exp), 2 dC from the running state (H), 4 dC's own pairs (w), 8 the state update (x w), 16 d(dt x)
+# from the running state gradient (dH), 32 d(dt x)'s own pairs (m), 64 dB from dH, 128 dB's own pairs,
+# 256 the state gradient's update (dy exp). The decay gradient depends on 1, 2, 8, 16 and 256 (SPLIT_DECAY).
+SPLIT_ALL, SPLIT_DECAY = 511, 1 | 2 | 8 | 16 | 256
 
 
 @triton.jit
-def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """acc + c @ v, with c computed (fp32) and v an operand in the input dtype."""
+def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THIS: tl.constexpr = 1):
+    """acc + c @ v, with c computed (fp32) and v an operand in the input dtype (SPLIT_THIS 0: a SPLIT
+    product rounds instead)."""
     if MODE == 2:  # (if/else, not an early return: Triton compiles the code after a static return too)
         acc = tl.dot(c.to(tl.float32), v.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
     else:
         hi = c.to(v.dtype)
         acc = tl.dot(hi, v, acc=acc, input_precision=DOT_PRECISION)
         if MODE == 1:
-            acc = tl.dot((c - hi.to(tl.float32)).to(v.dtype), v, acc=acc, input_precision=DOT_PRECISION)
+            if SPLIT_THIS:
+                acc = tl.dot((c - hi.to(tl.float32)).to(v.dtype), v, acc=acc, input_precision=DOT_PRECISION)
     return acc
 
 
 @triton.jit
-def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """acc + v @ c, with v an operand in the input dtype and c computed (fp32)."""
+def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THIS: tl.constexpr = 1):
+    """acc + v @ c, with v an operand in the input dtype and c computed (fp32) (SPLIT_THIS as _mm_cl's)."""
     if MODE == 2:
         acc = tl.dot(v.to(tl.float32), c.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
     else:
         hi = c.to(v.dtype)
         acc = tl.dot(v, hi, acc=acc, input_precision=DOT_PRECISION)
         if MODE == 1:
-            acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
+            if SPLIT_THIS:
+                acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
     return acc
 
 
@@ -128,8 +136,9 @@ def _ssd_bwd_kernel(
     CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr,
     HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
-    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, NEED_DX: tl.constexpr, NEED_DDT: tl.constexpr,
-    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DX: tl.constexpr,
+    NEED_DDT: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr,
+    NEED_DINIT: tl.constexpr,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order
     h = ticket % nheads
@@ -203,7 +212,10 @@ def _ssd_bwd_kernel(
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)
             dy, _, _ = _dy_of(do_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, t, offs_p, mask_tp,
                               HAS_Z)
-            dH_in = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], dH_in, MODE, DOT_PRECISION)
+            if MODE != 2:  # dy rounded as the sweeps below round it: every path sees the same dy
+                dy = dy.to(op_dtype).to(tl.float32)
+            dH_in = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], dH_in, MODE, DOT_PRECISION,
+                           SPLIT_MASK & 1)
             total += last
         dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
                           is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
@@ -225,17 +237,17 @@ def _ssd_bwd_kernel(
         dy_in = dy.to(op_dtype)
         # the running state's share of dC_i = exp(cs_i) H^T dy_i, and of the decay gradient
         dC_state = _mm_cr(dy_in, tl.trans(H), tl.zeros((SUB, BLOCK_N), dtype=tl.float32), MODE,
-                          DOT_PRECISION) * tl.exp(cs)[:, None]
+                          DOT_PRECISION, SPLIT_MASK & 2) * tl.exp(cs)[:, None]
         row_part = tl.sum(dC_state * C_s.to(tl.float32), axis=1)
         tl.store(rowterm + t, row_part, mask=mask_t)
         # the sub-chunk's own pairs: dC_i += sum_{j<=i} (dy_i . x_j) exp(cs_i - cs_j) dt_j B_j
         dyx = _mm_vv(dy_in, tl.trans(x_s), MODE, DOT_PRECISION)  # [SUB (i), SUB (j)]
         w = dyx * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
-        dC = _mm_cl(w, B_s, dC_state, MODE, DOT_PRECISION)
+        dC = _mm_cl(w, B_s, dC_state, MODE, DOT_PRECISION, SPLIT_MASK & 4)
         if NEED_DC:
             tl.atomic_add(dC_base + t[:, None] * stride_dB_t + offs_n[None, :], dC, mask=mask_tn, sem="relaxed")
         xw = x_s.to(tl.float32) * (tl.exp(last - cs) * dt)[:, None]
-        H = _mm_cr(tl.trans(B_s), xw, H * tl.exp(last), MODE, DOT_PRECISION)
+        H = _mm_cr(tl.trans(B_s), xw, H * tl.exp(last), MODE, DOT_PRECISION, SPLIT_MASK & 8)
 
     # 2. the gradient of the state after the chunk
     if not EARLY_PUBLISH:
@@ -269,13 +281,13 @@ def _ssd_bwd_kernel(
         to_end = tl.exp(last - cs)  # [SUB] decay from token j to the sub-chunk's end
         # what dH says about token j (its path out of the sub-chunk) ...
         bdh = _mm_cr(B_s, dH, tl.zeros((SUB, BLOCK_P), dtype=tl.float32), MODE,
-                     DOT_PRECISION) * to_end[:, None]  # [SUB, BLOCK_P]
+                     DOT_PRECISION, SPLIT_MASK & 16) * to_end[:, None]  # [SUB, BLOCK_P]
         # ... and the sub-chunk's own pairs
         cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB (i), SUB (j)]
         decay = tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf")))
         dyx = _mm_vv(dy_in, tl.trans(x_s), MODE, DOT_PRECISION)
         m = cb * decay
-        bracket = _mm_cl(tl.trans(m), dy_in, bdh, MODE, DOT_PRECISION)  # d(dt_j x_j)
+        bracket = _mm_cl(tl.trans(m), dy_in, bdh, MODE, DOT_PRECISION, SPLIT_MASK & 32)  # d(dt_j x_j)
         dx = bracket * dt[:, None]
         if HAS_D:
             dx += dy * D[None, :]
@@ -292,8 +304,8 @@ def _ssd_bwd_kernel(
                      mask=mask_tp)
         # dB_j = dt_j (exp(last - cs_j) dH^T x_j + sum_{i>=j} (dy_i . x_j) exp(cs_i - cs_j) C_i)
         dB = _mm_cr(x_s, tl.trans(dH), tl.zeros((SUB, BLOCK_N), dtype=tl.float32), MODE,
-                    DOT_PRECISION) * to_end[:, None]
-        dB = _mm_cl(tl.trans(dyx * decay), C_s, dB, MODE, DOT_PRECISION)
+                    DOT_PRECISION, SPLIT_MASK & 64) * to_end[:, None]
+        dB = _mm_cl(tl.trans(dyx * decay), C_s, dB, MODE, DOT_PRECISION, SPLIT_MASK & 128)
         if NEED_DB:
             tl.atomic_add(dB_base + t[:, None] * stride_dB_t + offs_n[None, :], dB * dt[:, None], mask=mask_tn,
                           sem="relaxed")
@@ -312,7 +324,10 @@ def _ssd_bwd_kernel(
         dbias_acc += tl.sum(ddt, axis=0)
         if NEED_DDT:
             tl.store(ddt_base + t * nheads, ddt, mask=mask_t)
-        dH = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], dH * tl.exp(last), MODE, DOT_PRECISION)
+        if MODE != 2:  # the rounded dy of the rows and pairs, so that the decay gradient's terms cancel exactly
+            dy = dy_in.to(tl.float32)
+        dH = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], dH * tl.exp(last), MODE, DOT_PRECISION,
+                    SPLIT_MASK & 256)
     if not EARLY_PUBLISH:
         _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
 
@@ -357,7 +372,12 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
         tl.atomic_xchg(flag, n_chunks - k, sem="release")
 
 
-DEFAULT_MODE = TF32
+# SPLIT, splitting the products the decay gradient depends on: on an H100 (benchmarks/notes/ssd_backward.md,
+# sixth session) its gradient errors match mamba_ssm's and the chunk-parallel form's (TF32 had 30x their
+# error in dA and dt_bias at fp16), and with 16-bit operands leaving room for SUB 32 it is 2-5 % faster than
+# TF32 at SUB 16. Splitting every product (SPLIT_ALL) cuts dx, dB and dC's errors by ~15 % for +12 % time.
+DEFAULT_MODE = SPLIT
+DEFAULT_SPLIT_MASK = SPLIT_DECAY
 
 
 @triton.jit
@@ -425,16 +445,19 @@ def raw_dt_grad_(ddt: torch.Tensor, dims: SSDDims, dt, dt_bias, dt_softplus) -> 
     return ddt
 
 
-def _config(dims: SSDDims, itemsize: int, device: torch.device):
+def _config(dims: SSDDims, mode: int, device: torch.device):
     """(BLOCK_N, BLOCK_P, SUB, num_warps, early publish) from the shape: no autotuning at call time.
 
     Two [N, P] fp32 states live in registers, so the sub-chunk tiles stay small: on an H100 at the
-    2.7B shape (benchmarks/notes/ssd_backward.md) SUB 16 with 4 warps beat SUB 32/64 and 8 warps
-    (255 registers either way; SUB 64 spills 600). Few chains (one long sequence) publish early.
+    2.7B shape (benchmarks/notes/ssd_backward.md) in the TF32 mode SUB 16 with 4 warps beat SUB 32/64
+    and 8 warps (255 registers either way; SUB 64 spills 600); the SPLIT mode's 16-bit operands take
+    SUB 32 there (8x4K 7.93 -> 7.35 ms). Few chains (one long sequence) publish early.
     """
     block_n = _block_n(dims.dstate)
     block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
+    if mode == SPLIT and block_n * block_p <= 8192:
+        sub = min(32, dims.chunk_size)
     num_warps = 4 if block_n * block_p <= 8192 else 8
     chains = dims.num_seqs * dims.nheads
     early = chains < 4 * _runtime.sm_count(device, on_cpu=132)
@@ -443,12 +466,13 @@ def _config(dims: SSDDims, itemsize: int, device: torch.device):
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
-                 sub=None, num_warps=None):
+                 sub=None, num_warps=None, split_mask=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
     mode (16-bit inputs; for tuning): how the products of computed values treat them, ROUND, SPLIT or
     TF32 (default DEFAULT_MODE). ROUND is the fastest and has about 10x the error in dA and dt_bias.
+    split_mask (SPLIT; for tuning): the products that split, SPLIT_ALL's bits (default DEFAULT_SPLIT_MASK).
     Two launches (states, gradients), two small elementwise ones with dt_bias, softplus or dt_limit
     (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares)."""
@@ -457,16 +481,16 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     needs = [True] * 9 if needs is None else list(needs)
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
-    block_n, block_p, sub_, num_warps_, early = _config(dims, x.dtype.itemsize, device)
-    sub, num_warps = sub or sub_, num_warps or num_warps_
-    if early_publish is not None:
-        early = early_publish
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
         mode = TF32
     elif x.dtype == torch.float32:
         mode = ROUND
     elif mode is None:
         mode = DEFAULT_MODE
+    block_n, block_p, sub_, num_warps_, early = _config(dims, mode, device)
+    sub, num_warps = sub or sub_, num_warps or num_warps_
+    if early_publish is not None:
+        early = early_publish
     varlen = varlen_table(dims, device) if dims.cu_seqlens is not None else None
     # dt after bias, softplus and clamp, once: the launches below then read it as a plain dt (at the
     # 2.7B shape, 8x4K, softplus in the gradient kernel's three sweeps cost ~0.9 ms; notes/ssd_backward.md)
@@ -517,7 +541,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
             IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early,
-            DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, NEED_DX=dx is not None, NEED_DDT=ddt is not None,
+            DOT_PRECISION=_dot_precision(x.dtype), MODE=mode,
+            SPLIT_MASK=DEFAULT_SPLIT_MASK if split_mask is None else split_mask,
+            NEED_DX=dx is not None, NEED_DDT=ddt is not None,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
             NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
         )

@@ -172,9 +172,7 @@ def _ssd_fwd_kernel(
     else:
         H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
     if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
-        entering = (states_ptr + ((rest.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P)
-                    + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :])
-        tl.store(entering, H.to(states_ptr.dtype.element_ty))
+        _store_state(states_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P)
     if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
         _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -236,8 +234,7 @@ def _ssd_fwd_kernel(
             mask_t = t < length
             if s0 % STATE_CHUNK == 0:
                 row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
-                tl.store(states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P)
-                         + offs_n[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :], H.to(states_ptr.dtype.element_ty))
+                _store_state(states_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P)
             dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                                          HAS_DT_BIAS, DT_SOFTPLUS)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
@@ -264,6 +261,15 @@ def _prefetch_rows(t, p0, headdim, dstate, x_base, stride_x_t, stride_x_p, z_bas
     prefetch(B_base + t[:, None] * stride_B_t + cols_n * stride_B_n, "L2")
     prefetch(C_base + t[:, None] * stride_C_t + cols_n * stride_C_n, "L2")
     prefetch(dt_base + t * stride_dt_t, "L2")
+
+
+@triton.jit
+def _store_state(states_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N: tl.constexpr, BLOCK_P: tl.constexpr):
+    """H as the state entering chunk row `row` (position-major), head h, headdim block pb: the backward's
+    (rows, nheads, n_pblocks, BLOCK_N, BLOCK_P) buffer."""
+    offs = tl.arange(0, BLOCK_N)[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]
+    tl.store(states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P) + offs,
+             H.to(states_ptr.dtype.element_ty))
 
 
 @triton.jit

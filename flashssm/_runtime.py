@@ -262,3 +262,45 @@ def raw_stream(index: int) -> int:
         return torch._C._cuda_getCurrentRawStream(index)
     except AttributeError:
         return torch.cuda.current_stream(index).cuda_stream
+
+
+class _Workspace:
+    """Ticket counter, hand-over flags and state slots of one (device, stream).
+
+    Between launches the counters and flags are all zero (the kernel leaves them so); slots hold
+    no meaning between launches. Grown, never shrunk.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.counter = torch.zeros(1, dtype=torch.int32, device=device)
+        self.flags = torch.zeros(0, dtype=torch.int32, device=device)
+        self.slots: dict[torch.dtype, torch.Tensor] = {}
+
+    def get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
+        if self.flags.numel() < n_chains:
+            self.flags = torch.zeros(max(n_chains, 2 * self.flags.numel()), dtype=torch.int32, device=self.device)
+        need = n_chains * slot_elems
+        slots = self.slots.get(dtype)
+        if slots is None or slots.numel() < need:
+            slots = torch.empty(max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
+                                device=self.device)
+            self.slots[dtype] = slots
+        return self.counter, self.flags, slots
+
+
+_workspaces: dict[tuple, _Workspace] = {}
+
+
+def _current_stream(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    return raw_stream(device.index if device.index is not None else torch.cuda.current_device())
+
+
+def workspace(device: torch.device) -> _Workspace:
+    key = (device.type, device.index, _current_stream(device))
+    ws = _workspaces.get(key)
+    if ws is None:
+        ws = _workspaces[key] = _Workspace(device)
+    return ws

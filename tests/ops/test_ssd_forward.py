@@ -10,7 +10,8 @@ import flashssm
 from flashssm.ops.ssd import kernel_available
 from flashssm.ops.ssd import reference as ref
 from flashssm.ops.checks import check_ssd_scan
-from flashssm.ops.ssd.forward import LaunchConfig, _workspaces, launch, pick_config
+from flashssm._runtime import _workspaces
+from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from tests.conftest import HAS_GPU
 from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
                            assert_close, rel_err, ssd_id, ssd_inputs, to_float64)

@@ -47,11 +47,12 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad
+from flashssm._runtime import workspace
+from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _hand_back, _mm_cl, _mm_cr, _or, _receive
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
-                                      entering_states, launch, take_ticket, varlen_table, workspace)
+                                      entering_states, launch, varlen_table)
 
 
 @triton.jit

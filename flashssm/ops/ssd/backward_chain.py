@@ -45,9 +45,9 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
-from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, entering_states,
-                                      take_ticket, varlen_table, workspace)
+from flashssm._runtime import workspace
+from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
+from flashssm.ops.ssd.forward import _block_n, _chunk_decays, _dot_precision, chunk_of, entering_states, varlen_table
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the

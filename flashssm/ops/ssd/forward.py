@@ -40,7 +40,8 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
-from flashssm.ops.triton_common import prefetch, process_dt
+from flashssm._runtime import workspace
+from flashssm.ops.triton_common import prefetch, process_dt, take_ticket
 
 
 @triton.jit
@@ -75,19 +76,6 @@ def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.
         n_chunks = tl.maximum(tl.cdiv(seqlen, CHUNK), 1)
         lane = b.to(tl.int64)
     return b, seq, k, start, length, n_chunks, lane
-
-
-@triton.jit
-def take_ticket(counter_ptr, n_programs):
-    """This program's place in launch order. The program that takes the last ticket puts the counter
-    back to zero for the next launch: every other program of this launch has taken its ticket by
-    then, and the next launch on the stream starts after this one ends. (A second counter of
-    finished programs did this before: one more atomic on one hot address per program, 4% of the
-    stall samples at 8x4K, benchmarks/notes/ssd_forward.md.)"""
-    ticket = tl.atomic_add(counter_ptr, 1)
-    if ticket == n_programs - 1:
-        tl.atomic_xchg(counter_ptr, 0)
-    return ticket
 
 
 @triton.jit
@@ -376,48 +364,6 @@ def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many
     # 1.372 on an H100, tune-prefetch.txt); early publish gains nothing (its first sweep has just read them)
     return LaunchConfig(sub=sub, block_p=block_p, num_warps=4, num_stages=2, early_publish=not many_chains,
                         prefetch=many_chains)
-
-
-class _Workspace:
-    """Ticket counter, hand-over flags and state slots of one (device, stream).
-
-    Between launches the counters and flags are all zero (the kernel leaves them so); slots hold
-    no meaning between launches. Grown, never shrunk.
-    """
-
-    def __init__(self, device: torch.device):
-        self.device = device
-        self.counter = torch.zeros(1, dtype=torch.int32, device=device)
-        self.flags = torch.zeros(0, dtype=torch.int32, device=device)
-        self.slots: dict[torch.dtype, torch.Tensor] = {}
-
-    def get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
-        if self.flags.numel() < n_chains:
-            self.flags = torch.zeros(max(n_chains, 2 * self.flags.numel()), dtype=torch.int32, device=self.device)
-        need = n_chains * slot_elems
-        slots = self.slots.get(dtype)
-        if slots is None or slots.numel() < need:
-            slots = torch.empty(max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
-                                device=self.device)
-            self.slots[dtype] = slots
-        return self.counter, self.flags, slots
-
-
-_workspaces: dict[tuple, _Workspace] = {}
-
-
-def _current_stream(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 0
-    return _runtime.raw_stream(device.index if device.index is not None else torch.cuda.current_device())
-
-
-def workspace(device: torch.device) -> _Workspace:
-    key = (device.type, device.index, _current_stream(device))
-    ws = _workspaces.get(key)
-    if ws is None:
-        ws = _workspaces[key] = _Workspace(device)
-    return ws
 
 
 def varlen_table(dims: SSDDims, device: torch.device, chunk: int | None = None) -> tuple[torch.Tensor, int, int]:

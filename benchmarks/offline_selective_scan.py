@@ -2,7 +2,7 @@
 and SASS mix.
 
     env -u TRITON_INTERPRET python benchmarks/offline_selective_scan.py bwd [--lanes 4] [--tile 8]
-        [--chunk 32] [--warps 1] [--sass FILE]
+        [--chunk 32] [--warps 1] [--segments] [--sass FILE]
     env -u TRITON_INTERPRET python benchmarks/offline_selective_scan.py fwd [--lanes 1] [--tile 8] ...
 
 Specialised as the bench calls it on the Mamba-1 2.8B shape (dim 5120, dstate 16 unless --dstate,
@@ -20,7 +20,7 @@ from benchmarks.offline_ssd_forward import compile_specialised, resource_report
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
 BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
-INT_PTRS = {"seq_ptr": "*i32"}
+INT_PTRS = {"seq_ptr": "*i32", "counter_ptr": "*i32", "flag_ptr": "*i32"}
 
 
 def sizes(dim, dstate, seqlen, tile, chunk, block_d):
@@ -33,7 +33,7 @@ def sizes(dim, dstate, seqlen, tile, chunk, block_d):
         "stride_z_b": dim * seqlen, "stride_z_d": seqlen, "stride_z_l": 1,
         "stride_y_b": dim * seqlen, "stride_y_d": seqlen, "stride_y_l": 1,
         "stride_do_b": dim * seqlen, "stride_do_d": seqlen, "stride_do_l": 1,
-        "stride_A_d": dstate, "stride_A_n": 1,
+        "stride_A_d": dstate, "stride_A_n": 1, "n_seg": 1, "seg_len": seqlen, "n_programs": 1,
     }
 
 
@@ -54,13 +54,15 @@ def main():
     p.add_argument("--dim", type=int, default=5120)
     p.add_argument("--maxnreg", type=int)
     p.add_argument("--ckpt", action="store_true", help="forward: store the backward's checkpoints")
+    p.add_argument("--segments", action="store_true", help="the sequence in segments (hand-over between programs)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d)
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
-                  HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, ACC=tl.float32)
+                  HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, SEGMENTS=a.segments,
+                  ACC=tl.float32)
     if a.which == "bwd":
         consts = dict(common, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False)
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
@@ -71,7 +73,7 @@ def main():
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
                                         a.maxnreg, a.sass)
-    print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} "
+    print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} segments {a.segments} "
           f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")
 
 

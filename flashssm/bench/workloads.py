@@ -430,8 +430,11 @@ WORKLOADS: dict[str, Workload] = {
         ScanWorkload("m1-2.8b-8x2K", 8, 2048),
         ScanWorkload("m1-2.8b-1x32K", 1, 32768),
         ScanWorkload("m1-n128-8x2K", 8, 2048, dstate=128),
+        # a small model (Mamba-1 130M: dim 1536) at batch 1: the channels alone give 48 warps
+        ScanWorkload("m1-130m-1x32K", 1, 32768, dim=1536),
         ScanTrainWorkload("m1train-2.8b-8x2K", 8, 2048),
         ScanTrainWorkload("m1train-2.8b-1x32K", 1, 32768),
+        ScanTrainWorkload("m1train-130m-1x8K", 1, 8192, dim=1536),
         # (the float64 reference's autograd keeps every state: 1x1K is what fits for dstate 128)
         ScanTrainWorkload("m1train-n128-1x1K", 1, 1024, dstate=128),
         ScanWorkload("cpu-m1", 2, 100, dim=12, dstate=8, dtype="float32", needs_gpu=False),

@@ -144,6 +144,79 @@ def test_backward_layouts(lanes, tile, chunk, device):
         _check_grads(grads, g_ref, torch.float32, f"{shape}: ")
 
 
+# forward (lanes, tile, segment), backward (lanes, tile, chunk, segment): several segments per sequence, one
+# that does not divide it, one that is a single tile or chunk
+SEGMENT_LAYOUTS = [((1, 4, 8), (2, 4, 8, 16)), ((2, 8, 16), (4, 8, 8, 8)), ((4, 2, 6), (1, 2, 8, 24))]
+
+
+@pytest.mark.parametrize("fwd,bwd", SEGMENT_LAYOUTS, ids=[f"fwd{a}-bwd{b}".replace(" ", "") for a, b in SEGMENT_LAYOUTS])
+def test_segments(fwd, bwd, device):
+    """The sequence cut into segments, one program each, the state (forward) and its gradient
+    (backward) handed between them: y, the last states, the stored states and every gradient against
+    float64, with shared and grouped B and C, packed sequences that start and end inside and on the
+    edges of segments (empty and one-token ones, a last-state gradient per sequence), and deterministic
+    mode; the workspace is clean afterwards."""
+    from flashssm._runtime import _workspaces
+
+    cases = [((2, 6, 38, 5, None), None, False), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False),
+             ((1, 4, 40, 3, None), [0, 8, 8, 17, 40], True)]
+    for shape, cu, deterministic in cases:
+        kw = _inputs(shape, torch.float32, device)
+        cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
+        dy = torch.randn_like(kw["u"])
+        dlast = torch.randn(shape[0] if cu is None else len(cu) - 1, shape[1], shape[3], device=device)
+        y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+        block = 2 if shape[4] else 4
+        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2]),
+                                 bwd_cfg=BackwardConfig(block, bwd[0], bwd[1], bwd[2], 1, segment=bwd[3]),
+                                 cu_seqlens=cu_t, deterministic=deterministic)
+        assert_close(y, y_ref, torch.float32, f"{shape}: y")
+        assert_close(last, last_ref, torch.float32, f"{shape}: last_state")
+        _check_grads(grads, g_ref, torch.float32, f"{shape}: ")
+        if cu is None:  # the states kept for the backward, at every segment edge too
+            args = [kw.get(k) for k in GRAD_NAMES]
+            _, _, ckpt = scan_forward(*args, True, return_last_state=False, ckpt_tile=8,
+                                      config=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2]))
+            _, _, ckpt1 = scan_forward(*args, True, return_last_state=False, ckpt_tile=8,
+                                       config=ForwardConfig(block, fwd[0], fwd[1], 1))
+            assert_close(ckpt, ckpt1, torch.float32, "ckpt")
+    for ws in _workspaces.values():
+        assert ws.counter.tolist() == [0]
+        assert int(ws.flags.abs().sum()) == 0
+
+
+def test_segments_nan_propagates_without_hang(device):
+    """A NaN in the first segment reaches every later segment's output of its channel through the
+    hand-over (as the sequential recurrence does), and the other channels stay finite; nothing hangs."""
+    kw = _inputs((1, 4, 40, 3, None), torch.float32, device)
+    kw["u"][0, 1, 5] = float("nan")
+    args = [kw.get(k) for k in GRAD_NAMES]
+    y, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(4, 1, 4, 1, segment=8))
+    assert torch.isnan(y[0, 1, 5:]).all() and not torch.isnan(y[0, [0, 2, 3]]).any()
+    dy = torch.ones_like(y)
+    dy[0, 2, 30] = float("nan")
+    grads = scan_backward(dy, None, *args, True, ckpt=ckpt, ckpt_tile=8, config=BackwardConfig(4, 1, 4, 8, 1, segment=8))
+    du = grads[0]
+    assert torch.isnan(du[0, 2, :31]).all() and not torch.isnan(du[0, 2, 31:]).any()
+
+
+def test_segment_choice():
+    """Segments where the channels alone leave an H100 (132 SMs) short of warps (batch 1, long
+    sequences), none where the grid is full (8x2K of the 2.8B shape) or the sequence short; segments
+    are whole tiles (forward) or chunks (backward) and never shorter than MIN_SEGMENT."""
+    from flashssm.ops.selective_scan.scan import MIN_SEGMENT, backward_config_uncached, forward_config
+
+    for dim, seqlen in ((5120, 32768), (5120, 262144), (1536, 32768), (768, 8192)):
+        f = forward_config(1, dim, 16, 1, 132, 2, seqlen)
+        b = backward_config_uncached(1, dim, 16, 1, seqlen, 132, 2)
+        for cfg, unit in ((f, f.tile), (b, b.chunk)):
+            assert cfg.segment >= MIN_SEGMENT and cfg.segment % unit == 0 and cfg.segment < seqlen, (dim, seqlen, cfg)
+    assert forward_config(8, 5120, 16, 1, 132, 2, 2048).segment == 0
+    assert backward_config_uncached(8, 5120, 16, 1, 2048, 132, 2).segment == 0
+    assert forward_config(1, 5120, 16, 1, 132, 2, 2 * MIN_SEGMENT - 1).segment == 0
+    assert forward_config(1, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
+
+
 @pytest.mark.parametrize("field,value", [("block_d", 3), ("lanes", 0), ("lanes", 64), ("num_warps", 1.0),
                                          ("tile", 16), ("tile", 3), ("maxnreg", 8), ("maxnreg", 300),
                                          ("chunk", 24), ("chunk", 0)])
@@ -158,6 +231,11 @@ def test_configs_reject_bad_fields(field, value):
     with pytest.raises(ValueError, match=field):
         BackwardConfig(**dict(bwd, **{field: value}))
     assert BackwardConfig(**bwd, maxnreg=168).maxnreg == 168
+    for bad in (-8, 12, 8.0):  # segments: whole tiles (forward), whole chunks (backward)
+        with pytest.raises(ValueError, match="segment"):
+            ForwardConfig(**fwd, segment=bad)
+        with pytest.raises(ValueError, match="segment"):
+            BackwardConfig(**dict(bwd, chunk=16), segment=bad if bad != 12 else 24)
     with pytest.raises(ValueError, match="prefetch_bc"):
         ForwardConfig(**fwd, prefetch_bc=-1)
 
@@ -397,6 +475,19 @@ def test_gpu_bf16_against_float64(dstate, ngroups):
     _check_grads(dict(zip(names, got)), g_ref, torch.bfloat16)
 
 
+def _check_public_fp32(kw, dy, dlast, cu):
+    """flashssm.selective_scan with its picked configurations: y, last states and every gradient (of
+    <y, dy> + <last, dlast>) against float64, at fp32 tolerances."""
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y, last = flashssm.selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    names = list(g_ref)
+    got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
+    _check_grads(dict(zip(names, got)), g_ref, torch.float32)
+
+
 @pytest.mark.gpu
 def test_gpu_fp32_varlen_and_chunks():
     lengths = [1, 700, 0, 129, 1000, 3]
@@ -406,14 +497,28 @@ def test_gpu_fp32_varlen_and_chunks():
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda")
     dy = torch.randn(1, 96, seqlen, device="cuda")
     dlast = torch.randn(len(lengths), 96, 16, device="cuda")
-    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
-    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
-    y, last = flashssm.selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
-    assert_close(y, y_ref, torch.float32, "y")
-    assert_close(last, last_ref, torch.float32, "last_state")
-    names = list(g_ref)
-    got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
-    _check_grads(dict(zip(names, got)), g_ref, torch.float32)
+    _check_public_fp32(kw, dy, dlast, cu)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
+def test_gpu_segments_through_the_public_path(varlen):
+    """Batch 1, a long sequence, few channels: the picked configurations cut the sequence into segments
+    (asserted), forward and backward; fp32 against float64, with last-state gradients and, packed,
+    sequences that start inside segments."""
+    from flashssm.ops.selective_scan.scan import backward_config, forward_config
+
+    seqlen, dim = 9000, 256
+    n_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert forward_config(1, dim, 16, 1, n_sms, 4, seqlen).segment > 0
+    assert backward_config(1, dim, 16, 1, seqlen, n_sms, 4).segment > 0
+    kw = scan_inputs(1, dim, seqlen, 16, dtype=torch.float32, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    lengths = [1, 3000, 0, 2500, 1, 3498] if varlen else [seqlen]
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda") if varlen else None
+    dy = torch.randn(1, dim, seqlen, device="cuda")
+    dlast = torch.randn(len(lengths), dim, 16, device="cuda")
+    _check_public_fp32(kw, dy, dlast, cu)
 
 
 @pytest.mark.gpu
@@ -440,16 +545,16 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
-which, lanes, varlen = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] == "1"
 common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
-              HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, ACC=tl.float32)
+              HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, SEGMENTS=segments, ACC=tl.float32)
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True)
 else:
     kernel = _scan_bwd_kernel
     consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False)
-ptrs = {a: "*i32" if a == "seq_ptr" else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
+ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
                                           else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}
 compiled = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts),
@@ -460,9 +565,11 @@ print("compiled", len(compiled.asm["cubin"]))
 """
 
 
-@pytest.mark.parametrize("which,lanes,varlen", [("forward", 1, False), ("forward", 4, True), ("backward", 4, True)],
-                         ids=["forward-lanes1", "forward-lanes4-varlen", "backward-lanes4-varlen"])
-def test_kernels_compile_for_hopper(which, lanes, varlen):
+@pytest.mark.parametrize("which,lanes,varlen,segments", [("forward", 1, False, False), ("forward", 4, True, True),
+                                                         ("backward", 4, True, False), ("backward", 4, False, True)],
+                         ids=["forward-lanes1", "forward-lanes4-varlen-segments", "backward-lanes4-varlen",
+                              "backward-lanes4-segments"])
+def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
     fresh process without the interpreter): the interpreter does not type-check loop-carried values
     or lower the inline-asm prefetch of the GPU path (FAST). Catches a kernel that runs under the
@@ -474,7 +581,8 @@ def test_kernels_compile_for_hopper(which, lanes, varlen):
     if HAS_GPU:
         pytest.skip("the GPU tests compile and run it")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, which, str(lanes), str(int(varlen))], env=env,
+    run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, which, str(lanes), str(int(varlen)),
+                          str(int(segments))], env=env,
                          capture_output=True, text=True, timeout=600)
     if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
         pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")

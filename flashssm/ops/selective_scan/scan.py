@@ -6,7 +6,7 @@ Per channel d and state n the scan is a first-order linear recurrence,
 
 with y_t = <h_t, C_t> (+ D u_t, gated by silu(z_t)).
 
-Forward: one program per (block of channels, batch row) walks the whole sequence, token after
+Forward: one program per (block of channels, batch row[, segment]) walks the sequence, token after
 token, with every state of a channel in registers (split over a few lanes where the grid would
 otherwise be too small): per (state, token) one exp2 and three multiply-adds, no scan primitive.
 u, delta, z and y move as 16-byte vectors of 8 tokens per thread, split into columns in
@@ -20,8 +20,13 @@ state entering every tile of the chunk into a small per-program scratch (L1/L2),
 tiles in reverse, recomputes each tile's states per slot in registers and runs the gradient
 backwards through them (dh_t = r + C_t dy_t, r <- a_t dh_t). du, ddelta, dz and dA stay per channel;
 dB and dC are summed over the block's channels and added by fp32 atomics (one slice per block in
-deterministic mode). No inter-program dependency: the backward of a batch-1 sequence runs on
-dim / channels-per-program warps.
+deterministic mode).
+
+Segments: where the channels alone leave the GPU short of warps (batch 1), both kernels cut the
+sequence into segments, one program each. A program first sums what its segment contributes to the
+state leaving it (forward) or to the gradient reaching the state entering it (backward), then takes
+the value handed on by its neighbour (the previous segment forward, the next backward: an earlier
+ticket), hands on its own at once (one multiply-add per state), and only then runs its main pass.
 
 Varlen (cu_seqlens, batch 1): a per-token sequence index; the decay at a sequence's first token is
 0, so no state and no gradient crosses a boundary.
@@ -38,7 +43,7 @@ import triton.language as tl
 
 from flashssm import _runtime
 from flashssm.ops.checks import check_register_cap
-from flashssm.ops.triton_common import columns, join_columns, prefetch, process_delta, silu, silu_grad
+from flashssm.ops.triton_common import columns, join_columns, prefetch, process_delta, silu, silu_grad, take_ticket
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -148,10 +153,159 @@ def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
 
 
 @triton.jit
+def _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+              HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """The tile of TILE tokens from t0: tokens, mask, raw delta, u, and delta after bias and
+    softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
+    t = t0 + o_t
+    m_dt = m_d[:, None] & (t < seqlen)[None, :]
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+    dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+    return t, m_dt, raw, u, dl
+
+
+@triton.jit
+def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias,
+                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """`_tile` without u: the tokens, their mask and delta after bias and softplus (0 off the sequence)."""
+    t = t0 + o_t
+    m_dt = m_d[:, None] & (t < seqlen)[None, :]
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+    return t, m_dt, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+
+
+@triton.jit
+def _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen, SEGMENTS: tl.constexpr,
+                REVERSE: tl.constexpr):
+    """(block of channels, batch row (int64), segment, its first token, its end) of this program: from the
+    grid (one segment: the whole sequence), or in segment mode from a ticket taken in launch order.
+    Tickets are segment-major, in sequence order for the forward and reversed for the backward, so the
+    neighbour a program waits for always holds an earlier ticket: it has started, and nothing it waits
+    for can wait on this program (deadlock-free)."""
+    if not SEGMENTS:
+        return tl.program_id(0), tl.program_id(1).to(tl.int64), 0, 0, seqlen
+    ticket = take_ticket(counter_ptr, n_programs)
+    per_seg = n_blocks * batch
+    k = ticket // per_seg
+    rest = ticket % per_seg
+    if REVERSE:
+        seg = n_seg - 1 - k
+    else:
+        seg = k
+    t_begin = seg * seg_len
+    return rest % n_blocks, (rest // n_blocks).to(tl.int64), seg, t_begin, tl.minimum(seqlen, t_begin + seg_len)
+
+
+@triton.jit
+def _slot(slot_ptr, chain, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
+    """Per slot, the [NL, BLOCK_D] pointers of chain's hand-over slot (NPAD * BLOCK_D fp32 values)."""
+    base = slot_ptr + chain.to(tl.int64) * (SLOTS * NL * BLOCK_D) + tl.arange(0, BLOCK_D)[None, :]
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (base + rows[j] * BLOCK_D,)
+    return out
+
+
+@triton.jit
+def _wait(flag_ptr, chain):
+    """Spin until chain's slot is published, then put its flag back to 0 (this program is its only reader):
+    the workspace is clean after the launch, without a memset."""
+    seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+    while seen == 0:
+        seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+    tl.atomic_xchg(flag_ptr + chain, 0)
+
+
+@triton.jit
+def _receive(slot_ptr, chain, rows, present, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
+    """The values of chain's slot where `present` (an [NL, 1] mask), else 0; read through L2 (.cg)."""
+    ptrs = _slot(slot_ptr, tl.maximum(chain, 0), rows, NL, BLOCK_D, SLOTS)
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (tl.load(ptrs[j], mask=present, other=0.0, cache_modifier=".cg"),)
+    return out
+
+
+@triton.jit
+def _publish(flag_ptr, slot_ptr, chain, own, decay, entering, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr,
+             SLOTS: tl.constexpr):
+    """Hand on decay * entering + own (per slot) through chain's slot, then raise its flag. An entering
+    value of exactly 0 contributes 0 even where the decay overflowed (positive A), as the recurrence gives."""
+    ptrs = _slot(slot_ptr, chain, rows, NL, BLOCK_D, SLOTS)
+    for j in tl.static_range(SLOTS):
+        tl.store(ptrs[j], tl.where(entering[j] == 0, own[j], decay[j] * entering[j] + own[j]))
+    tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
+    tl.atomic_xchg(flag_ptr + chain, 1, sem="release")
+
+
+@triton.jit
+def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+             TILE: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """The states of every slot carried through one tile, h <- a h + delta u B per token (the state
+    dropped at a packed sequence's first token; `keeps` is unused otherwise)."""
+    out = ()
+    for j in tl.static_range(SLOTS):
+        b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+        xj = x[j]
+        for k in tl.static_range(TILE):
+            if IS_VARLEN:
+                xj = xj * keeps[k]
+            xj = tl.exp2(dl_c[k][None, :] * A2[j]) * xj + du_c[k][None, :] * b_j[k]
+        out = out + (xj,)
+    return out
+
+
+@triton.jit
+def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen, n_tiles, o_t, m_d, bias, A2, rows,
+                   stride_u_l, stride_delta_l,
+                   BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                   FAST: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr):
+    """The forward's first pass over a segment [t_begin, t_end): per slot, the state it ends with from a
+    zero entering state, and the factor its entering state is carried by to its end, exp2(A2 * sum delta)
+    (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds."""
+    NPAD: tl.constexpr = SLOTS * NL
+    own = ()
+    for j in tl.static_range(SLOTS):
+        own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    total = tl.zeros((BLOCK_D,), dtype=ACC)  # sum of delta since the segment's (or the last sequence's) start
+    kept = tl.full((BLOCK_D,), 1.0, ACC)  # 0 once a sequence starts in the segment
+    for t0 in range(t_begin, t_end, TILE):
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
+            LINES: tl.constexpr = (NPAD * TILE * 4 + 127) // 128
+            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+            ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32, "L1")
+            LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
+                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+        t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+                                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        du_c = columns(dl * u, BLOCK_D, TILE)
+        keeps = dl_c
+        if IS_VARLEN:
+            keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            for k in tl.static_range(TILE):
+                total = total * keeps[k] + dl_c[k]
+                kept = kept * keeps[k]
+        else:
+            total += tl.sum(dl, axis=1)
+        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
+    decay = ()
+    for j in tl.static_range(SLOTS):
+        decay = decay + (tl.exp2(A2[j] * total[None, :]) * kept[None, :],)
+    return own, decay
+
+
+@triton.jit
 def _scan_fwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
-    y_ptr, last_ptr, ckpt_ptr,
-    dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt,
+    y_ptr, last_ptr, ckpt_ptr, counter_ptr, flag_ptr, slot_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, n_seg, seg_len, n_programs,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
     stride_A_d, stride_A_n,
@@ -159,16 +313,25 @@ def _scan_fwd_kernel(
     stride_y_b, stride_y_d, stride_y_l,
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
-    IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
+    IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
+    ACC: tl.constexpr,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
     own registers). Time runs sequentially, one token after another, TILE tokens per load: the tiles
     of u, delta, z are loaded and y stored as [BLOCK_D, TILE] vectors per thread and split into
     columns in registers. Per (state, token): one exp2 and three multiply-adds; y sums the slots in
-    registers, then the NL lanes (log2 NL shuffles per token)."""
-    i_d = tl.program_id(0)
-    i_b = tl.program_id(1).to(tl.int64)
+    registers, then the NL lanes (log2 NL shuffles per token).
+
+    SEGMENTS (where the channels alone give too few programs): the sequence is cut into n_seg segments
+    of seg_len tokens, one program each. A program first finds the state its segment ends with from a
+    zero entering state (`_segment_state`), waits for the state entering its segment (published by the
+    program of the previous segment, which took an earlier ticket), publishes decay * entering + own
+    for the next one at once, so the serial chain between programs is one multiply-add per state,
+    then runs the output pass from the entering state."""
+    n_blocks = tl.cdiv(dim, BLOCK_D)
+    i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                SEGMENTS, False)
     o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
     o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)
@@ -195,16 +358,31 @@ def _scan_fwd_kernel(
     NPAD: tl.constexpr = SLOTS * NL
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     state_size = dim * dstate
-    # software pipelining: the next tile's loads are issued before this tile's arithmetic (a long
-    # sequence is one serial walk per program: without it, every tile waits a full memory latency)
-    m_dt = m_d[:, None] & (o_t < seqlen)[None, :]
-    n_raw = tl.load(delta_base + o_t[None, :] * stride_delta_l, mask=m_dt, other=0.0)
-    n_u = tl.load(u_base + o_t[None, :] * stride_u_l, mask=m_dt, other=0.0)
+    if SEGMENTS:
+        chain = (i_b * n_seg + seg) * n_blocks + i_d  # this program's hand-over slot and flag
+        has_next = seg < n_seg - 1
+        # A. the state the segment ends with from a zero entering one (not needed by the last segment)
+        own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, tl.where(has_next, t_end, t_begin),
+                                    seqlen, n_tiles, o_t, m_d, bias, A2, rows, stride_u_l, stride_delta_l, BLOCK_D, NL,
+                                    SLOTS, TILE, FAST, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, ACC)
+        # B. the state entering the segment, and at once the one leaving it for the next segment
+        if seg > 0:
+            _wait(flag_ptr, chain - n_blocks)
+        h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+        if has_next:
+            _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
+    # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
+    # arithmetic (a long sequence is one serial walk per program: without it, every tile waits a full
+    # memory latency)
+    o_t0 = t_begin + o_t
+    m_dt = m_d[:, None] & (o_t0 < seqlen)[None, :]
+    n_raw = tl.load(delta_base + o_t0[None, :] * stride_delta_l, mask=m_dt, other=0.0)
+    n_u = tl.load(u_base + o_t0[None, :] * stride_u_l, mask=m_dt, other=0.0)
     if HAS_Z:
-        n_z = tl.load(z_base + o_t[None, :] * stride_z_l, mask=m_dt, other=0.0)
+        n_z = tl.load(z_base + o_t0[None, :] * stride_z_l, mask=m_dt, other=0.0)
     if PREFETCH_BC:
-        n_bs, n_cs = _bc_tile(bc_base, rows, NL, BLOCK_D, SLOTS, TILE)
-    for t0 in range(0, seqlen, TILE):
+        n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
+    for t0 in range(t_begin, t_end, TILE):
         if STORE_CKPT:
             if t0 % CKPT == 0:  # the state entering this backward chunk
                 p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
@@ -283,29 +461,83 @@ def _scan_fwd_kernel(
         tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
     if STORE_LAST:
         if not IS_VARLEN:
-            p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
-            for j in tl.static_range(SLOTS):
-                tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
+            if seg == n_seg - 1:
+                p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
+                for j in tl.static_range(SLOTS):
+                    tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
 
 
 @triton.jit
-def _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-              HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """The backward's tile of TILE tokens from t0: tokens, mask, raw delta, u, and delta after bias and
-    softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
-    t = t0 + o_t
-    m_dt = m_d[:, None] & (t < seqlen)[None, :]
-    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-    dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-    return t, m_dt, raw, u, dl
+def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin, t_end, seqlen, n_tiles,
+                  state_size, dstate, o_t, o_d, m_d, bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l,
+                  BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                  FAST: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+                  DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, ACC: tl.constexpr):
+    """The backward's first pass over a segment [t_begin, t_end), forwards: per slot, the gradient its own
+    tokens send to the state entering it, sum_t q_t (C_t dy_t (+ a sequence's last-state gradient at its
+    last token)) with q_t = a_t_begin ... a_t (0 from a packed sequence's first token on), and q at the
+    segment's end, the factor a gradient reaching its end is carried back by. Per (state, token): one
+    exp2, two multiplies and a multiply-add."""
+    NPAD: tl.constexpr = SLOTS * NL
+    own = ()
+    q = ()
+    for j in tl.static_range(SLOTS):
+        own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        q = q + (tl.full((NL, BLOCK_D), 1.0, ACC),)
+    for t0 in range(t_begin, t_end, TILE):
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:  # the C tiles two ahead and the rows' next 128-byte lines into L1
+            LINES: tl.constexpr = (NPAD * TILE * 4 + 127) // 128
+            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+            ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + NPAD * TILE + o_line * 32, "L1")
+            LINE_U: tl.constexpr = 1024 // do_base.dtype.element_ty.primitive_bitwidth
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+                prefetch(do_base + (t0 + LINE_U) * stride_do_l, "L1")
+                if HAS_Z:
+                    prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
+        t, m_dt, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                  DELTA_SOFTPLUS, FAST, ACC)
+        dy = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
+        if HAS_Z:
+            zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
+            dy = dy * zt * tl.sigmoid(zt)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        dy_c = columns(dy, BLOCK_D, TILE)
+        if IS_VARLEN:
+            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        own_n = ()
+        q_n = ()
+        for j in tl.static_range(SLOTS):
+            c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+            gj = own[j]
+            qj = q[j]
+            for k in tl.static_range(TILE):
+                a = tl.exp2(dl_c[k][None, :] * A2[j])
+                if IS_VARLEN:
+                    a = a * keeps[k]
+                qj = qj * a
+                v = c_j[k] * dy_c[k][None, :]
+                if IS_VARLEN:
+                    if HAS_DLAST:
+                        m_end = ((rows[j] < dstate) & m_d[None, :]).to(tl.int32) * ends[k].to(tl.int32) != 0
+                        v += tl.load(dlast_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j],
+                                     mask=m_end, other=0.0).to(ACC)
+                gj = gj + qj * v
+            own_n = own_n + (gj,)
+            q_n = q_n + (qj,)
+        own = own_n
+        q = q_n
+    return own, q
 
 
 @triton.jit
 def _scan_bwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
-    du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr,
-    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group,
+    du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr, counter_ptr, flag_ptr, slot_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group, n_seg, seg_len,
+    n_programs,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
     stride_A_d, stride_A_n,
@@ -314,7 +546,7 @@ def _scan_bwd_kernel(
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
-    ACC: tl.constexpr,
+    SEGMENTS: tl.constexpr, ACC: tl.constexpr,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -329,9 +561,16 @@ def _scan_bwd_kernel(
     accumulating per token sum_n dh B (du, ddelta), sum_n A dh a h_{t-1} (ddelta) and sum_n C h
     (y before the gate, for dz), per state dA; dB and dC are summed over the program's channels and
     added to fp32 buffers (atomics, or one slice per block of channels in deterministic mode). dA,
-    dD, ddelta_bias go to one fp32 slice per batch row."""
-    i_d = tl.program_id(0)
-    i_b = tl.program_id(1).to(tl.int64)
+    dD, ddelta_bias go to one fp32 slice per batch row (and segment).
+
+    SEGMENTS: the sequence is cut into n_seg segments of seg_len tokens (a multiple of CHUNK), one
+    program each, tickets from the last segment to the first. A program first sums the gradient its own
+    tokens send to the state entering its segment (`_segment_grad`), waits for the gradient reaching its
+    segment's end (published by the program of the next segment), publishes q * that + own for the
+    previous segment at once, then runs the reverse walk over its own chunks from there."""
+    n_blocks = tl.cdiv(dim, BLOCK_D)
+    i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                SEGMENTS, True)
     o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
     o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)
@@ -357,7 +596,8 @@ def _scan_bwd_kernel(
         rows = rows + (n,)
         A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n, other=0.0).to(ACC) * LOG2E,)
         if HAS_DLAST and not IS_VARLEN:  # the last state's gradient enters at the last token
-            R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_n, other=0.0).to(ACC),)
+            m_last = m_n & ((n * 0 + seg) == n_seg - 1)
+            R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_last, other=0.0).to(ACC),)
         else:
             R = R + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
         dA = dA + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
@@ -374,15 +614,36 @@ def _scan_bwd_kernel(
     if DETERMINISTIC:
         part = i_d % blocks_per_group
     dbc_base = ((part * batch + i_b) * ngroups + g) * dstate * seqlen  # dB, dC: (parts, batch, ngroups, dstate, seqlen)
-    # (batch, programs, TPC, NPAD, BLOCK_D): the states entering the tiles of the current chunk
-    scratch_base = (scratch_ptr + ((i_b * tl.num_programs(0) + i_d) * TPC) * (NPAD * BLOCK_D)
+    # (batch * n_seg, blocks, TPC, NPAD, BLOCK_D): the states entering the tiles of the current chunk
+    row = i_b * n_seg + seg  # this program's slice of dA, dD, ddelta_bias
+    scratch_base = (scratch_ptr + ((row * n_blocks + i_d) * TPC) * (NPAD * BLOCK_D)
                     + tl.arange(0, BLOCK_D)[None, :])
+    if SEGMENTS:
+        chain = row * n_blocks + i_d  # this program's hand-over slot and flag
+        has_prev = seg > 0
+        # the gradient the segment's own tokens send to the state entering it (not needed by the first)
+        own, carry = _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin,
+                               tl.where(has_prev, t_end, t_begin), seqlen, n_tiles, state_size, dstate, o_t, o_d, m_d,
+                               bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, FAST,
+                               HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, ACC)
+        # the gradient reaching the segment's end, and at once the one reaching its start for the previous
+        if seg < n_seg - 1:
+            _wait(flag_ptr, chain + n_blocks)
+        later = _receive(slot_ptr, chain + n_blocks, rows, (o_g[:, None] * 0 + seg) < n_seg - 1, NL, BLOCK_D, SLOTS)
+        Rs = ()
+        for j in tl.static_range(SLOTS):
+            Rs = Rs + (R[j] + later[j],)
+        R = Rs
+        if has_prev:
+            _publish(flag_ptr, slot_ptr, chain, own, carry, R, rows, NL, BLOCK_D, SLOTS)
 
-    for c_rev in range(0, n_ckpt):
-        c = n_ckpt - 1 - c_rev
+    c_first = t_begin // CHUNK
+    c_end = tl.cdiv(t_end, CHUNK)
+    for c_rev in range(0, c_end - c_first):
+        c = c_end - 1 - c_rev
         c0 = c * CHUNK
         if FAST:  # the previous chunk's rows, tiles of B and C and entering state into L1 while this one runs
-            if c > 0:
+            if c > c_first:
                 LINES: tl.constexpr = (TPC * 2 * NPAD * TILE * 4 + 127) // 128
                 o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
                 prefetch(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32, "L1")
@@ -404,23 +665,15 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 tl.store(p_sc + rows[j] * BLOCK_D, x[j])
             t0 = c0 + k * TILE
-            t, m_dt, raw, u, dl = _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+            t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
                                             HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
             dl_c = columns(dl, BLOCK_D, TILE)
             du_c = columns(dl * u, BLOCK_D, TILE)
+            keeps = dl_c
             if IS_VARLEN:
                 keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
             p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-            xn = ()
-            for j in tl.static_range(SLOTS):
-                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
-                xj = x[j]
-                for kk in tl.static_range(TILE):
-                    if IS_VARLEN:
-                        xj = xj * keeps[kk]
-                    xj = tl.exp2(dl_c[kk][None, :] * A2[j]) * xj + du_c[kk][None, :] * b_j[kk]
-                xn = xn + (xj,)
-            x = xn
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
         p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
         for j in tl.static_range(SLOTS):
             tl.store(p_sc + rows[j] * BLOCK_D, x[j])
@@ -434,7 +687,7 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
             t0 = c0 + kt * TILE
-            t, m_dt, raw, u, dl = _bwd_tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+            t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
                                             HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
             dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
             if HAS_Z:
@@ -555,14 +808,14 @@ def _scan_bwd_kernel(
                 dz = dout * ypre * silu_grad(zt, sz)
                 tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
 
-    # dA, dD, ddelta_bias: one slice per batch row, summed in order by the caller
-    p_dA = dA_ptr + i_b * state_size + o_d[None, :] * dstate
+    # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
+    p_dA = dA_ptr + row * state_size + o_d[None, :] * dstate
     for j in tl.static_range(SLOTS):
         tl.store(p_dA + rows[j], dA[j], mask=(rows[j] < dstate) & m_d[None, :])
     if HAS_D:
-        tl.store(dD_ptr + i_b * dim + o_d, dD, mask=m_d)
+        tl.store(dD_ptr + row * dim + o_d, dD, mask=m_d)
     if HAS_DELTA_BIAS:
-        tl.store(dbias_ptr + i_b * dim + o_d, dbias, mask=m_d)
+        tl.store(dbias_ptr + row * dim + o_d, dbias, mask=m_d)
 
 
 @dataclass(frozen=True)
@@ -573,9 +826,11 @@ class ForwardConfig:
     num_warps: int
     prefetch_bc: int = 0  # B and C of the next tile are loaded into registers ahead when slots * tile is at most this
     prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
+    segment: int = 0  # tokens per program along the sequence (a multiple of tile); 0: the whole sequence
 
     def __post_init__(self):
         _check_layout(self)
+        _check_segment(self, self.tile)
         for name in ("prefetch_bc", "prefetch_tiles"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0:
@@ -597,6 +852,12 @@ def _check_layout(cfg) -> None:
     check_register_cap(kind, getattr(cfg, "maxnreg", None))
 
 
+def _check_segment(cfg, unit: int) -> None:
+    if not isinstance(cfg.segment, int) or cfg.segment < 0 or cfg.segment % unit:
+        raise ValueError(f"{type(cfg).__name__}.segment must be 0 (the whole sequence) or a positive multiple of "
+                         f"{unit} tokens, got {cfg.segment!r}")
+
+
 @dataclass(frozen=True)
 class BackwardConfig:
     block_d: int    # channels per program
@@ -605,12 +866,14 @@ class BackwardConfig:
     chunk: int      # tokens between the states the forward stores (a multiple of tile)
     num_warps: int
     maxnreg: int | None = None  # a register cap for ptxas (GPU): fewer registers, more resident warps
+    segment: int = 0  # tokens per program along the sequence (a multiple of chunk); 0: the whole sequence
 
     def __post_init__(self):
         _check_layout(self)
         if not isinstance(self.chunk, int) or self.chunk < 1 or self.chunk & (self.chunk - 1):
             raise ValueError(f"BackwardConfig.chunk must be a power of two >= 1 (tokens between stored states), "
                              f"got {self.chunk!r}")
+        _check_segment(self, self.chunk)
 
 
 def _check_groups(cfg, dim: int, ngroups: int) -> None:
@@ -629,24 +892,64 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     return block
 
 
+# Segments: programs along the sequence when the channels alone leave the GPU short of warps (batch 1).
+# Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"): every program of a launch is
+# as long as its segment, so the time is about (waves of resident programs) x (segment length): 14
+# segments of 2368 tokens at 1x32K (2240 warps, 1.7 waves of the 1320 that fit) took 3.52 ms, 16 of
+# 2048 (1.94 waves) 3.11. The segment count is picked to fill whole waves.
+MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
+PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
+
+
+def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:
+    """Tokens per segment (a multiple of unit) for a grid of `warps` one-warp programs per segment of
+    which resident_per_sm fit an SM (registers), or 0 (one program per sequence): the count of segments
+    that minimises waves x (segment + PROGRAM_COST), kept only if that walk times `slowdown` (a segmented
+    program's cost per token against the unsegmented kernel's, measured) is shorter than the sequence."""
+    if seqlen < 2 * MIN_SEGMENT:
+        return 0
+    resident = resident_per_sm * n_sms
+    best = (None, 0)
+    for n in range(2, min(seqlen // MIN_SEGMENT, 256) + 1):
+        seg = _runtime.cdiv(_runtime.cdiv(seqlen, n), unit) * unit
+        cost = _runtime.cdiv(_runtime.cdiv(seqlen, seg) * warps, resident) * (seg + PROGRAM_COST)
+        if best[0] is None or cost < best[0]:
+            best = (cost, seg)
+    return best[1] if best[0] * slowdown < seqlen else 0
+
+
 @functools.lru_cache(maxsize=256)
-def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2) -> ForwardConfig:
-    """Lanes per channel: 1 (every state of a channel in one thread's registers, no shuffle), doubled
-    while the grid has fewer than 4 warps per SM or a thread would hold more than 16 states (each
-    doubling adds a shuffle per token and repeats the per-token work on more lanes). One warp per
-    program, two from dstate 64 or at 4 lanes (1x32K and 1x256K of the 2.8B shape: 16-18 % faster
-    than one warp; at lanes 1, 2 and 8 one warp is as fast or faster). Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
-    vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, v2): at 8x2K lanes 1, 2
-    and 4 are within 2 % of each other, at 1x32K and 1x256K lanes 4 beats 8 by 10-15 %, at dstate 128
-    lanes 8 with two warps is the best by 30 %."""
+def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
+                   seqlen: int = 0) -> ForwardConfig:
+    """Lanes per channel: the fewest that keep at most 16 states a thread (1 at dstate 16: every state of
+    a channel in one thread's registers, no shuffle), doubled up to 4 while the grid has fewer than 8
+    warps per SM (the registers let ~10 reside). Where even 4 lanes leave it short (batch 1 at dstate <= 16), one lane and segments
+    along the sequence instead, if the sequence is long enough for them to pay. One warp per program,
+    two from dstate 64 or at 4 lanes. Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
+    vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"; seqlen 0 means
+    unknown: no segments), the best at about 1280 warps: 4x8K lanes 2 (1280 warps) 1.98 ms against
+    lanes 1 2.92 and lanes 4 2.34; 2x16K lanes 4 (1280) 2.42 against lanes 2 2.98; 8x2K lanes 1 (1280)
+    0.983, lanes 2 0.936, lanes 4 0.957; 1x4K lanes 4 0.44 against one lane and 4 segments 0.57; at dstate 128 lanes 8 with two warps is the best by 30 %."""
+    dpg = dim // ngroups
+    tile = max(2, min(8, 16 // elem_size))
+    if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
+        # even 4 lanes a channel leave fewer than 8 warps per SM (batch 1): one lane a channel (the
+        # cheapest per element) and segments along the sequence (1x32K 3.74 -> 3.20 ms, 1x256K 31.6 ->
+        # 22.5, dim 1536 1x32K 4.75 -> 1.02)
+        block_d = _fit_block(32, dim, dpg, ngroups)
+        # (slowdown 6: one lane's walk with the extra pass, 16 states a thread, against four lanes' walk with
+        # 4: 1x32K 3.11 ms for 2 waves of 2048 + 128 tokens, 3.74 ms for 32768 tokens in one wave; at 1x2K 4
+        # lanes without segments take 0.24 ms, one lane with 2 segments 0.50)
+        segment = _segment_for(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms, 64, 10, 6.0)
+        if segment:
+            return ForwardConfig(block_d, 1, tile, 1, segment=segment)
     lanes = 1
-    cap = min(32, _runtime.next_power_of_2(dstate))
-    while lanes < cap and (_runtime.cdiv(dstate, lanes) > 16 or batch * dim * lanes < 4 * n_sms * 32):
+    while _runtime.cdiv(dstate, lanes) > 16:
+        lanes *= 2
+    while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
         lanes *= 2
     warps = 2 if dstate >= 64 or lanes == 4 else 1
-    dpg = dim // ngroups
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
-    tile = max(2, min(8, 16 // elem_size))
     return ForwardConfig(block_d, lanes, tile, warps)
 
 
@@ -661,7 +964,13 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     lanes = min(32, _runtime.next_power_of_2(_runtime.cdiv(dstate, 4 if dstate <= 32 else 8)))
     block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
     tile = max(2, min(8, 16 // elem_size))
-    return BackwardConfig(block_d, lanes, tile, 32, 1)
+    warps = _runtime.cdiv(dim, block_d) * batch
+    # segments where the grid is under 8 warps per SM (the 255-register kernel's residency): 1x32K
+    # 15.3 -> 13.2 ms, dim 1536 1x32K 14.4 -> 4.0; at 8x2K (39 per SM) one segment of 1024 tokens more
+    # costs 5.55 -> 5.92
+    # (slowdown 1.35: 13.2 ms for 5 waves of 4096 + 128 tokens against 15.3 for 32768 in one wave, 1x32K)
+    segment = _segment_for(seqlen, warps, n_sms, 32, 8, 1.35) if warps < 8 * n_sms else 0
+    return BackwardConfig(block_d, lanes, tile, 32, 1, segment=segment)
 
 
 backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
@@ -697,7 +1006,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
     cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
-                                   u.element_size())
+                                   u.element_size(), seqlen)
     _check_groups(cfg, dim, ngroups)
     state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
     y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
@@ -717,18 +1026,36 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     z_arg = z if z is not None else u
     slots = _runtime.cdiv(dstate, cfg.lanes)
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
-    grid = (_runtime.cdiv(dim, cfg.block_d), batch)
+    n_blocks = _runtime.cdiv(dim, cfg.block_d)
+    seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
+                                                                      slots * cfg.lanes * cfg.block_d, state_dtype,
+                                                                      u.device, y)
     _runtime.launch(_scan_fwd_kernel, grid, (
         u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
-        dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
+        counter, flags, slot_buf,
+        batch, dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
+        n_seg, seg, n_programs,
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
     )
     return y, last, ckpt
+
+
+def _segments(segment: int, seqlen: int, n_blocks: int, batch: int, slot_elems: int, dtype: torch.dtype,
+              device: torch.device, placeholder: torch.Tensor):
+    """Segment mode's launch arguments: (tokens per segment, segments, programs, ticket counter, flags,
+    hand-over slots, grid); one segment (no hand-over, a grid of (blocks, batch)) when the segment is 0 or
+    covers the sequence."""
+    if 0 < segment < seqlen:
+        n_seg = _runtime.cdiv(seqlen, segment)
+        n_programs = n_blocks * batch * n_seg
+        counter, flags, slots = _runtime.workspace(device).get(n_programs, slot_elems, dtype)
+        return segment, n_seg, n_programs, counter, flags, slots, (n_programs,)
+    return seqlen, 1, n_blocks * batch, placeholder, placeholder, placeholder, (n_blocks, batch)
 
 
 def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: torch.dtype,
@@ -775,12 +1102,21 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     blocks_per_group = _runtime.cdiv(dpg, cfg.block_d)
     dev = u.device
 
+    n_blocks = _runtime.cdiv(dim, cfg.block_d)
+    segment = cfg.segment
+    if segment % ckpt_tile:  # segments end where the forward's stored states are
+        raise ValueError(f"BackwardConfig.segment ({segment}) must be a multiple of ckpt_tile ({ckpt_tile})")
+
     du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
     ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
     dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
-    dA = _runtime.empty((batch, dim, dstate), acc_dtype, dev)
-    dD = _runtime.empty((batch, dim), acc_dtype, dev) if D is not None else None
-    dbias = _runtime.empty((batch, dim), acc_dtype, dev) if delta_bias is not None else None
+    seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(segment, seqlen, n_blocks, batch,
+                                                                      slots * cfg.lanes * cfg.block_d, acc_dtype,
+                                                                      dev, du)
+    rows = batch * n_seg  # dA, dD, ddelta_bias: one slice per batch row and segment
+    dA = _runtime.empty((rows, dim, dstate), acc_dtype, dev)
+    dD = _runtime.empty((rows, dim), acc_dtype, dev) if D is not None else None
+    dbias = _runtime.empty((rows, dim), acc_dtype, dev) if delta_bias is not None else None
     bc_shape = (batch, ngroups, dstate, seqlen)
     if deterministic:  # every element of every slice is written once
         dB = _runtime.empty((blocks_per_group, *bc_shape), acc_dtype, dev)
@@ -792,19 +1128,18 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     if seqlen > 0 and batch > 0 and dim > 0:
         bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
-        grid = (_runtime.cdiv(dim, cfg.block_d), batch)
-        scratch = _runtime.empty((batch, grid[0], ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
+        scratch = _runtime.empty((rows, n_blocks, ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
         _runtime.launch(_scan_bwd_kernel, grid, (
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
             du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
-            dbias if dbias is not None else dA, scratch,
-            batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group,
+            dbias if dbias is not None else dA, scratch, counter, flags, slot_buf,
+            batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group, n_seg, seg, n_programs,
             *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride()), u.device,
             BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
-            DETERMINISTIC=bool(deterministic), ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+            DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
     else:

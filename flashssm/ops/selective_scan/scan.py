@@ -176,15 +176,11 @@ def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias,
 
 
 @triton.jit
-def _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen, SEGMENTS: tl.constexpr,
-                REVERSE: tl.constexpr):
-    """(block of channels, batch row (int64), segment, its first token, its end) of this program: from the
-    grid (one segment: the whole sequence), or in segment mode from a ticket taken in launch order.
-    Tickets are segment-major, in sequence order for the forward and reversed for the backward, so the
-    neighbour a program waits for always holds an earlier ticket: it has started, and nothing it waits
-    for can wait on this program (deadlock-free)."""
-    if not SEGMENTS:
-        return tl.program_id(0), tl.program_id(1).to(tl.int64), 0, 0, seqlen
+def _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen, REVERSE: tl.constexpr):
+    """Segment mode: (block of channels, batch row (int64), segment, its first token, its end) of this
+    program, from a ticket taken in launch order. Tickets are segment-major, in sequence order for the
+    forward and reversed for the backward, so the neighbour a program waits for always holds an earlier
+    ticket: it has started, and nothing it waits for can wait on this program (deadlock-free)."""
     ticket = take_ticket(counter_ptr, n_programs)
     per_seg = n_blocks * batch
     k = ticket // per_seg
@@ -330,8 +326,15 @@ def _scan_fwd_kernel(
     for the next one at once, so the serial chain between programs is one multiply-add per state,
     then runs the output pass from the entering state."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
-    i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
-                                                SEGMENTS, False)
+    if SEGMENTS:
+        i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                    False)
+    else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
+        i_d = tl.program_id(0)
+        i_b = tl.program_id(1).to(tl.int64)
+        seg = 0
+        t_begin = 0
+        t_end = seqlen
     o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
     o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)
@@ -569,8 +572,15 @@ def _scan_bwd_kernel(
     segment's end (published by the program of the next segment), publishes q * that + own for the
     previous segment at once, then runs the reverse walk over its own chunks from there."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
-    i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
-                                                SEGMENTS, True)
+    if SEGMENTS:
+        i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                    True)
+    else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
+        i_d = tl.program_id(0)
+        i_b = tl.program_id(1).to(tl.int64)
+        seg = 0
+        t_begin = 0
+        t_end = seqlen
     o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
     o_g = tl.arange(0, NL)
     o_t = tl.arange(0, TILE)

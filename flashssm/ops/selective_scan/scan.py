@@ -153,26 +153,33 @@ def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
 
 
 @triton.jit
-def _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-              HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """The tile of TILE tokens from t0: tokens, mask, raw delta, u, and delta after bias and
-    softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
+def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias,
+                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """The tokens of the tile from t0, their mask, raw delta, and delta after bias and softplus (0 off the
+    sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
     t = t0 + o_t
     m_dt = m_d[:, None] & (t < seqlen)[None, :]
     raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-    dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-    return t, m_dt, raw, u, dl
+    return t, m_dt, raw, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
 
 
 @triton.jit
-def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias,
-                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """`_tile` without u: the tokens, their mask and delta after bias and softplus (0 off the sequence)."""
-    t = t0 + o_t
-    m_dt = m_d[:, None] & (t < seqlen)[None, :]
-    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-    return t, m_dt, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.constexpr):
+    """Varlen: the last-state gradient of sequence `seq` for the states `row` ([NL, 1]) of the block's
+    channels where the token ends its sequence (`ends`), else 0."""
+    # (the interpreter turns a scalar bool & a bool tensor into int32: multiply)
+    m_end = ((row < dstate) & m_d[None, :]).to(tl.int32) * ends.to(tl.int32) != 0
+    return tl.load(dlast_ptr + seq * state_size + o_d[None, :] * dstate + row, mask=m_end, other=0.0).to(ACC)
+
+
+@triton.jit
+def _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
+          HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """`_delta_tile` and u: tokens, mask, raw delta, u, and delta after bias and softplus."""
+    t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                   DELTA_SOFTPLUS, FAST, ACC)
+    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+    return t, m_dt, raw, u, dl
 
 
 @triton.jit
@@ -500,8 +507,8 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
                 prefetch(do_base + (t0 + LINE_U) * stride_do_l, "L1")
                 if HAS_Z:
                     prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
-        t, m_dt, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
-                                  DELTA_SOFTPLUS, FAST, ACC)
+        t, m_dt, _, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                     DELTA_SOFTPLUS, FAST, ACC)
         dy = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
         if HAS_Z:
             zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
@@ -524,9 +531,7 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
                 v = c_j[k] * dy_c[k][None, :]
                 if IS_VARLEN:
                     if HAS_DLAST:
-                        m_end = ((rows[j] < dstate) & m_d[None, :]).to(tl.int32) * ends[k].to(tl.int32) != 0
-                        v += tl.load(dlast_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j],
-                                     mask=m_end, other=0.0).to(ACC)
+                        v += _dlast_at(dlast_ptr, seqs[k], ends[k], state_size, dstate, o_d, m_d, rows[j], ACC)
                 gj = gj + qj * v
             own_n = own_n + (gj,)
             q_n = q_n + (qj,)
@@ -747,10 +752,7 @@ def _scan_bwd_kernel(
                     dh = r + c_j[kr] * dy_c[kr][None, :]
                     if IS_VARLEN:
                         if HAS_DLAST:  # a sequence's last state is read at its last token
-                            # (the interpreter turns a scalar bool & a bool tensor into int32: multiply)
-                            m_end = ((rows[j] < dstate) & m_d[None, :]).to(tl.int32) * ends[kr].to(tl.int32) != 0
-                            dh += tl.load(dlast_ptr + seqs[kr] * state_size + o_d[None, :] * dstate + rows[j],
-                                          mask=m_end, other=0.0).to(ACC)
+                            dh += _dlast_at(dlast_ptr, seqs[kr], ends[kr], state_size, dstate, o_d, m_d, rows[j], ACC)
                     if kr > 0:
                         h_prev = hs[kr - 1]
                     else:

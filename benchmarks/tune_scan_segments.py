@@ -2,9 +2,11 @@
 
     python benchmarks/tune_scan_segments.py [--forward SPEC ...] [--backward SPEC ...]
 
-SPEC is 'batch x seqlen x dim : lanes,warps,segment[,tile]' for the forward and
-'batch x seqlen x dim : lanes,segment' for the backward (chunk 32, one warp, as backward_config), e.g.
-'1x32768x5120:1,1,4096'; segment 0 is one program per sequence. dstate 16, bf16, the inputs of the bench's
+SPEC is 'batch x seqlen x dim : lanes,warps,segment[,tile[,maxnreg]]' for the forward and
+'batch x seqlen x dim : lanes,segment[,maxnreg]' for the backward (chunk 32, one warp, as backward_config),
+e.g. '1x32768x5120:1,1,4096'; segment 0 is one program per sequence, maxnreg 0 no register cap. Each line
+gives the compiled kernel's registers and spills, and the warps that fit an SM by its registers (a Hopper
+SM splits its 64K registers between four schedulers: 16K each, in units of 8 registers a thread). dstate 16, bf16, the inputs of the bench's
 Mamba-1 workloads. Each configuration's output is compared with the first one's of its workload (the
 hand-over must not change more than rounding), and its time is printed beside the bytes floor at the copy
 bandwidth measured here. The picked configurations (forward_config / backward_config) are timed first.
@@ -20,12 +22,59 @@ from flashssm.bench.workloads import ScanWorkload
 from flashssm.ops.selective_scan import scan
 
 
+def _warm_one(job):
+    """Compile one forward configuration in a worker process (the timing process then finds it in Triton's
+    cache): the workload's own shape, whose sizes the kernel is specialised on."""
+    (batch, seqlen, dim), cfg, dstate = job
+    try:
+        w = ScanWorkload("warm", batch, seqlen, dim=dim, dstate=dstate)
+        inp = w.make_inputs("cuda")
+        scan.scan_forward(*[inp[k] for k in NAMES], True, config=cfg)
+        torch.cuda.synchronize()
+    except Exception as e:  # reported again when timed
+        return f"{cfg}: {type(e).__name__}"
+    return None
+
+
+def warm(jobs, processes: int = 8):
+    """Compile the forward configurations in parallel processes first (several seconds each)."""
+    import multiprocessing
+
+    if jobs:
+        with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
+            for err in pool.imap_unordered(_warm_one, jobs):
+                if err:
+                    print("  warm:", err)
+
+
+NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
+
+
+def forward_configs(shape, knobs, dstate, n_sms):
+    batch, seqlen, dim = shape
+    picked = scan.forward_config(batch, dim, dstate, 1, n_sms, 2, seqlen)
+    cfgs = [picked] + [scan.ForwardConfig(32 * wa // la, la, (k[3] if len(k) > 3 else 8), wa, segment=sg,
+                                          maxnreg=(k[4] if len(k) > 4 and k[4] else None))
+                       for k in knobs for la, wa, sg in [k[:3]]]
+    return picked, list(dict.fromkeys(cfgs))
+
+
 def parse(specs):
     out = {}
     for spec in specs:
         shape, knobs = spec.split(":")
         out.setdefault(tuple(int(v) for v in shape.split("x")), []).append(tuple(int(v) for v in knobs.split(",")))
     return out
+
+
+def resident(kernel, warps: int) -> str:
+    """Registers, spilled bytes and the warps of `warps`-warp programs that fit an SM by registers."""
+    if kernel is None:
+        return "regs ?"
+    regs = kernel.n_regs
+    per_scheduler = 16384 // (max(8, -(-regs // 8) * 8) * 32)
+    programs = 4 * per_scheduler // warps
+    return f"regs {regs:3d} spills {kernel.n_spills:4d} resident {programs * warps:2d} warps/SM"
 
 
 def rel(a, b) -> float:
@@ -41,18 +90,19 @@ def main():
     bw = copy_bandwidth()
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s, {n_sms} SMs")
-    names = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
-    for (batch, seqlen, dim), knobs in parse(args.forward).items():
+    names = NAMES
+    fwd = parse(args.forward)
+    warm([(shape, cfg, args.dstate) for shape, knobs in fwd.items()
+          for cfg in forward_configs(shape, knobs, args.dstate, n_sms)[1]])
+    for (batch, seqlen, dim), knobs in fwd.items():
         w = ScanWorkload(f"{batch}x{seqlen} dim {dim}", batch, seqlen, dim=dim, dstate=args.dstate)
         inp = w.make_inputs("cuda")
         tensors = [inp[k] for k in names]
         floor = w.bytes() / bw * 1e3
-        picked = scan.forward_config(batch, dim, args.dstate, 1, n_sms, 2, seqlen)
+        picked, cfgs = forward_configs((batch, seqlen, dim), knobs, args.dstate, n_sms)
         print(f"\nforward {w.shape}: floor {floor:.3f} ms, picked {picked}")
         first = None
-        cfgs = [picked] + [scan.ForwardConfig(32 * wa // la, la, (k[3] if len(k) > 3 else 8), wa, segment=sg)
-                           for k in knobs for la, wa, sg in [k[:3]]]
-        for cfg in dict.fromkeys(cfgs):
+        for cfg in cfgs:
             try:
                 y, _, _ = scan.scan_forward(*tensors, True, config=cfg)
                 ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, True, config=cfg))
@@ -62,7 +112,8 @@ def main():
             first = y if first is None else first
             mark = "*" if cfg == picked else " "
             print(f" {mark}lanes {cfg.lanes} warps {cfg.num_warps} block_d {cfg.block_d} tile {cfg.tile} "
-                  f"segment {cfg.segment}: {ms:.3f} ms  x floor {ms / floor:.2f}  diff {rel(y, first):.1e}",
+                  f"segment {cfg.segment} maxnreg {cfg.maxnreg or '-'}: {ms:.3f} ms  x floor {ms / floor:.2f}  "
+                  f"diff {rel(y, first):.1e}  {resident(scan.last_compiled.get('forward'), cfg.num_warps)}",
                   flush=True)
     for (batch, seqlen, dim), knobs in parse(args.backward).items():
         w = ScanWorkload(f"{batch}x{seqlen} dim {dim}", batch, seqlen, dim=dim, dstate=args.dstate)
@@ -74,8 +125,9 @@ def main():
         floor = w.bytes() / bw * 1e3
         print(f"\nbackward {w.shape}: forward floor {floor:.3f} ms, picked {picked}")
         first = None
-        cfgs = [picked] + [scan.BackwardConfig(32 // la, la, picked.tile, picked.chunk, 1, segment=sg)
-                           for la, sg in knobs]
+        cfgs = [picked] + [scan.BackwardConfig(32 // la, la, picked.tile, picked.chunk, 1, segment=k[1],
+                                               maxnreg=(k[2] if len(k) > 2 and k[2] else None))
+                           for k in knobs for la in [k[0]]]
         for cfg in dict.fromkeys(cfgs):
             def run():
                 return scan.scan_backward(dy, None, *tensors, True, ckpt=ckpt, ckpt_tile=cfg.chunk, config=cfg)
@@ -88,8 +140,9 @@ def main():
             first = grads if first is None else first
             diff = max(rel(g, f) for g, f in zip(grads, first) if g is not None)
             mark = "*" if cfg == picked else " "
-            print(f" {mark}lanes {cfg.lanes} block_d {cfg.block_d} segment {cfg.segment}: backward {ms:.3f} ms  "
-                  f"(x forward floor {ms / floor:.2f})  max grad diff {diff:.1e}", flush=True)
+            print(f" {mark}lanes {cfg.lanes} block_d {cfg.block_d} segment {cfg.segment} maxnreg {cfg.maxnreg or '-'}: "
+                  f"backward {ms:.3f} ms  (x forward floor {ms / floor:.2f})  max grad diff {diff:.1e}  "
+                  f"{resident(scan.last_compiled.get('backward'), cfg.num_warps)}", flush=True)
 
 
 if __name__ == "__main__":

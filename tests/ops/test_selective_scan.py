@@ -225,12 +225,13 @@ def test_configs_reject_bad_fields(field, value):
     cannot split by, and register caps ptxas would refuse or turn into spills of everything."""
     fwd = dict(block_d=8, lanes=4, tile=8, num_warps=1)
     bwd = dict(fwd, chunk=32)
-    if field in fwd:
+    if field in fwd or field == "maxnreg":
         with pytest.raises(ValueError, match=field):
             ForwardConfig(**dict(fwd, **{field: value}))
     with pytest.raises(ValueError, match=field):
         BackwardConfig(**dict(bwd, **{field: value}))
     assert BackwardConfig(**bwd, maxnreg=168).maxnreg == 168
+    assert ForwardConfig(**fwd, maxnreg=168).maxnreg == 168
     for bad in (-8, 12, 8.0):  # segments: whole tiles (forward), whole chunks (backward)
         with pytest.raises(ValueError, match="segment"):
             ForwardConfig(**fwd, segment=bad)

@@ -839,6 +839,7 @@ class ForwardConfig:
     prefetch_bc: int = 0  # B and C of the next tile are loaded into registers ahead when slots * tile is at most this
     prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
     segment: int = 0  # tokens per program along the sequence (a multiple of tile); 0: the whole sequence
+    maxnreg: int | None = None  # a register cap for ptxas (GPU): the registers it may use (FWD_MAXNREG)
 
     def __post_init__(self):
         _check_layout(self)
@@ -912,6 +913,15 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
 PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
 
+# The forward's register cap. Left to itself ptxas gives the dstate-16 kernel 128-145 registers; allowed
+# 168 (the most that still lets 12 one-warp programs share an SM: a Hopper or Ampere SM splits its 64K
+# registers between four schedulers, 16K each, so 169-255 registers leave 8), it schedules the tile's exps
+# and loads further ahead. H100 (benchmarks/notes/selective_scan.md, eighth session), same layouts: 8x2K
+# one lane 0.977 -> 0.852 ms, 4x8K two lanes 1.95 -> 1.73, 1x32K in segments 3.18 -> 2.79 (same segment),
+# 1x4K four lanes 0.48 -> 0.43; 176 registers (8 programs an SM) 1.06 ms at 8x2K, 160 0.90, 152 0.92.
+FWD_MAXNREG = 168
+FWD_RESIDENT = 12           # one-warp forward programs an SM holds at FWD_MAXNREG registers
+
 
 def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:
     """Tokens per segment (a multiple of unit) for a grid of `warps` one-warp programs per segment of
@@ -933,36 +943,37 @@ def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm
 @functools.lru_cache(maxsize=256)
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
                    seqlen: int = 0) -> ForwardConfig:
-    """Lanes per channel: the fewest that keep at most 16 states a thread (1 at dstate 16: every state of
-    a channel in one thread's registers, no shuffle), doubled up to 4 while the grid has fewer than 8
-    warps per SM (the registers let ~10 reside). Where even 4 lanes leave it short (batch 1 at dstate <= 16), one lane and segments
-    along the sequence instead, if the sequence is long enough for them to pay. One warp per program,
-    two from dstate 64 or at 4 lanes. Tiles of 16 bytes of u per thread and row (8 tokens of bf16: one
-    vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"; seqlen 0 means
-    unknown: no segments), the best at about 1280 warps: 4x8K lanes 2 (1280 warps) 1.98 ms against
-    lanes 1 2.92 and lanes 4 2.34; 2x16K lanes 4 (1280) 2.42 against lanes 2 2.98; 8x2K lanes 1 (1280)
-    0.983, lanes 2 0.936, lanes 4 0.957; 1x4K lanes 4 0.44 against one lane and 4 segments 0.57; at dstate 128 lanes 8 with two warps is the best by 30 %."""
+    """Lanes per channel: the fewest that keep at most 8 states a thread up to dstate 16 (2 at dstate 16),
+    16 beyond, doubled up to 4 while the grid has fewer than 8 warps per SM. Where even 4 lanes leave it
+    short (batch 1 at dstate <= 16), one lane a channel and segments along the sequence instead, if the
+    sequence is long enough for them to pay. One warp per program, two from dstate 64 or at 4 lanes; a
+    168-register cap (FWD_MAXNREG) everywhere. Tiles of 16 bytes of u per thread and row (8 tokens of
+    bf16: one vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, eighth session; seqlen
+    0 means unknown: no segments), all under the cap: 8x2K two lanes 0.754 ms, one 0.852, four 1.02; 32x2K
+    two 2.82, one 3.56; 4x8K two 1.73, four (two warps) 2.05; 2x16K four 2.36, two (before the cap) 3.47;
+    1x4K four 0.43, one lane in 4 segments 0.46; 1x32K one lane in 19 segments 2.52, two lanes in 9
+    segments 2.82; at dstate 128 lanes 8 with two warps is the best by 30 %."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
         # even 4 lanes a channel leave fewer than 8 warps per SM (batch 1): one lane a channel (the
-        # cheapest per element) and segments along the sequence (1x32K 3.74 -> 3.20 ms, 1x256K 31.6 ->
-        # 22.5, dim 1536 1x32K 4.75 -> 1.02)
+        # cheapest per element) and segments along the sequence (1x32K 3.74 -> 2.52 ms, 1x256K 31.6 ->
+        # 18.2, dim 1536 1x32K 4.75 -> 0.91)
         block_d = _fit_block(32, dim, dpg, ngroups)
         # (slowdown 6: one lane's walk with the extra pass, 16 states a thread, against four lanes' walk with
         # 4: 1x32K 3.11 ms for 2 waves of 2048 + 128 tokens, 3.74 ms for 32768 tokens in one wave; at 1x2K 4
         # lanes without segments take 0.24 ms, one lane with 2 segments 0.50)
-        segment = _segment_for(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms, 64, 10, 6.0)
+        segment = _segment_for(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms, 64, FWD_RESIDENT, 6.0)
         if segment:
-            return ForwardConfig(block_d, 1, tile, 1, segment=segment)
+            return ForwardConfig(block_d, 1, tile, 1, segment=segment, maxnreg=FWD_MAXNREG)
     lanes = 1
-    while _runtime.cdiv(dstate, lanes) > 16:
+    while _runtime.cdiv(dstate, lanes) > (8 if dstate <= 16 else 16):
         lanes *= 2
     while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
         lanes *= 2
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
-    return ForwardConfig(block_d, lanes, tile, warps)
+    return ForwardConfig(block_d, lanes, tile, warps, maxnreg=FWD_MAXNREG)
 
 
 def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int,
@@ -1042,7 +1053,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
                                                                       slots * cfg.lanes * cfg.block_d, state_dtype,
                                                                       u.device, y)
-    _runtime.launch(_scan_fwd_kernel, grid, (
+    compiled = _runtime.launch(_scan_fwd_kernel, grid, (
         u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
         counter, flags, slot_buf,
@@ -1053,7 +1064,10 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+        **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
+    if compiled is not None:
+        last_compiled["forward"] = compiled
     return y, last, ckpt
 
 
@@ -1141,7 +1155,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
         bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
         scratch = _runtime.empty((rows, n_blocks, ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
-        _runtime.launch(_scan_bwd_kernel, grid, (
+        compiled = _runtime.launch(_scan_bwd_kernel, grid, (
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
             du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
@@ -1154,6 +1168,8 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
+        if compiled is not None:
+            last_compiled["backward"] = compiled
     else:
         for t in (du, ddelta, dz, dA, dD, dbias, dB, dC):
             if t is not None:
@@ -1166,6 +1182,9 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     return [du, ddelta, dA.to(A.dtype), dB.to(B.dtype), dC.to(C.dtype),
             dD.sum(0).to(D.dtype) if D is not None else None, dz,
             dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
+
+
+last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
 
 
 def supported(dstate: int) -> str | None:

@@ -17,7 +17,8 @@ import argparse
 import torch
 import triton
 
-from benchmarks.tune_selective_scan import copy_bandwidth
+from benchmarks.tune_selective_scan import copy_bandwidth, warm
+from flashssm import _runtime
 from flashssm.bench.workloads import ScanWorkload
 from flashssm.ops.selective_scan import scan
 
@@ -34,17 +35,6 @@ def _warm_one(job):
     except Exception as e:  # reported again when timed
         return f"{cfg}: {type(e).__name__}"
     return None
-
-
-def warm(jobs, processes: int = 8):
-    """Compile the forward configurations in parallel processes first (several seconds each)."""
-    import multiprocessing
-
-    if jobs:
-        with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
-            for err in pool.imap_unordered(_warm_one, jobs):
-                if err:
-                    print("  warm:", err)
 
 
 NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
@@ -71,10 +61,8 @@ def resident(kernel, warps: int) -> str:
     """Registers, spilled bytes and the warps of `warps`-warp programs that fit an SM by registers."""
     if kernel is None:
         return "regs ?"
-    regs = kernel.n_regs
-    per_scheduler = 16384 // (max(8, -(-regs // 8) * 8) * 32)
-    programs = 4 * per_scheduler // warps
-    return f"regs {regs:3d} spills {kernel.n_spills:4d} resident {programs * warps:2d} warps/SM"
+    return (f"regs {kernel.n_regs:3d} spills {kernel.n_spills:4d} "
+            f"resident {_runtime.resident_warps(kernel.n_regs, warps):2d} warps/SM")
 
 
 def rel(a, b) -> float:
@@ -90,14 +78,13 @@ def main():
     bw = copy_bandwidth()
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s, {n_sms} SMs")
-    names = NAMES
     fwd = parse(args.forward)
     warm([(shape, cfg, args.dstate) for shape, knobs in fwd.items()
-          for cfg in forward_configs(shape, knobs, args.dstate, n_sms)[1]])
+          for cfg in forward_configs(shape, knobs, args.dstate, n_sms)[1]], _warm_one, processes=8)
     for (batch, seqlen, dim), knobs in fwd.items():
         w = ScanWorkload(f"{batch}x{seqlen} dim {dim}", batch, seqlen, dim=dim, dstate=args.dstate)
         inp = w.make_inputs("cuda")
-        tensors = [inp[k] for k in names]
+        tensors = [inp[k] for k in NAMES]
         floor = w.bytes() / bw * 1e3
         picked, cfgs = forward_configs((batch, seqlen, dim), knobs, args.dstate, n_sms)
         print(f"\nforward {w.shape}: floor {floor:.3f} ms, picked {picked}")
@@ -118,16 +105,16 @@ def main():
     for (batch, seqlen, dim), knobs in parse(args.backward).items():
         w = ScanWorkload(f"{batch}x{seqlen} dim {dim}", batch, seqlen, dim=dim, dstate=args.dstate)
         inp = w.make_inputs("cuda")
-        tensors = [inp[k] for k in names]
+        tensors = [inp[k] for k in NAMES]
         dy = torch.randn_like(inp["u"])
         picked = scan.backward_config(batch, dim, args.dstate, 1, seqlen, n_sms, 2)
         _, _, ckpt = scan.scan_forward(*tensors, True, ckpt_tile=picked.chunk)
         floor = w.bytes() / bw * 1e3
         print(f"\nbackward {w.shape}: forward floor {floor:.3f} ms, picked {picked}")
         first = None
-        cfgs = [picked] + [scan.BackwardConfig(32 // la, la, picked.tile, picked.chunk, 1, segment=k[1],
+        cfgs = [picked] + [scan.BackwardConfig(32 // k[0], k[0], picked.tile, picked.chunk, 1, segment=k[1],
                                                maxnreg=(k[2] if len(k) > 2 and k[2] else None))
-                           for k in knobs for la in [k[0]]]
+                           for k in knobs]
         for cfg in dict.fromkeys(cfgs):
             def run():
                 return scan.scan_backward(dy, None, *tensors, True, ckpt=ckpt, ckpt_tile=cfg.chunk, config=cfg)

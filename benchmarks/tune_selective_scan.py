@@ -54,15 +54,15 @@ def _warm_one(job):
     return None
 
 
-def warm(jobs, processes: int = 12):
-    """Backward configurations take ~45 s each to compile (one unrolled tile per slot and token):
-    compile them in parallel processes first."""
+def warm(jobs, worker=_warm_one, processes: int = 12):
+    """Backward configurations take ~45 s each to compile (one unrolled tile per slot and token), forward
+    ones several seconds: compile them in parallel processes first, worker(job) each (a message or None)."""
     import multiprocessing
 
     if not jobs:
         return
     with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
-        for err in pool.imap_unordered(_warm_one, jobs):
+        for err in pool.imap_unordered(worker, jobs):
             if err:
                 print("  warm:", err)
 

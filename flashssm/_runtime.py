@@ -125,6 +125,14 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
     return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
 
 
+def resident_warps(regs: int, warps_per_program: int = 1) -> int:
+    """Warps of `warps_per_program`-warp programs that fit one SM by registers (Ampere and Hopper: the 64K
+    registers are split between four schedulers, 16K each, allocated in steps of 8 registers a thread),
+    whatever else limits them."""
+    per_scheduler = 16384 // (max(8, cdiv(regs, 8) * 8) * 32)
+    return 4 * per_scheduler // warps_per_program * warps_per_program
+
+
 def cdiv(a: int, b: int) -> int:
     """triton.cdiv for host code: in Triton 3.4 and later that one is a constexpr function whose
     wrapper costs microseconds a call, and a small launch is bound by its host path."""

@@ -920,7 +920,7 @@ PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), 
 # one lane 0.977 -> 0.852 ms, 4x8K two lanes 1.95 -> 1.73, 1x32K in segments 3.18 -> 2.79 (same segment),
 # 1x4K four lanes 0.48 -> 0.43; 176 registers (8 programs an SM) 1.06 ms at 8x2K, 160 0.90, 152 0.92.
 FWD_MAXNREG = 168
-FWD_RESIDENT = 12           # one-warp forward programs an SM holds at FWD_MAXNREG registers
+FWD_RESIDENT = _runtime.resident_warps(FWD_MAXNREG)  # one-warp forward programs an SM holds: 12
 
 
 def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:

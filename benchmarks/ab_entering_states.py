@@ -15,9 +15,9 @@ from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd.forward import entering_states
 
-VARIANTS = {"early, 1 chunk": dict(late_states=False), "late, auto group": dict(late_states=True),
-            "late, group 4": dict(late_states=True, group=4),
-            "late, group 1": dict(late_states=True, group=1), "default": {}}
+VARIANTS = {"early, 1 chunk": dict(late_states=False), "early, step 128": dict(late_states=False, sub_a=128),
+            "late, auto group": dict(late_states=True), "late, step 128": dict(late_states=True, sub_a=128),
+            "late, group 4": dict(late_states=True, group=4), "default": {}}
 
 
 def main():

@@ -40,11 +40,12 @@ FP32_PTRS = {"dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr",
 INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
 
 
-def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False):
+def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False, sub_a=None,
+                    output=True):
     consts = dict(CHUNK=256, SUB=sub, BLOCK_P=block_p, BLOCK_N=128, HAS_D=has_d, HAS_Z=has_z, HAS_DT_BIAS=False,
                   DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
-                  DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=True, STORE_YPRE=False,
-                  STORE_STATES=False, PREFETCH=prefetch)
+                  DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=output, STORE_YPRE=False,
+                  STORE_STATES=not output, PREFETCH=prefetch, SUB_A=sub_a or sub, STATE_CHUNK=256)
     ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
     return compile_specialised(_ssd_fwd_kernel, consts, {**STRIDES, **SIZES}, ptr_type, warps, stages=stages,
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
@@ -137,13 +138,16 @@ def main():
     p.add_argument("--z", action="store_true")
     p.add_argument("--d", action="store_true")
     p.add_argument("--prefetch", action="store_true")
+    p.add_argument("--sub-a", type=int, help="the own-state sweep's sub-chunk (default: --sub)")
+    p.add_argument("--states-only", action="store_true", help="no output sweep: the backward's state recompute")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
-    k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch)
+    k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch, a.sub_a,
+                        not a.states_only)
     mix, regs, spills = resource_report(k, ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG",
                                             "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"],
                                         a.maxnreg, a.sass)
-    print(f"sub {a.sub} bp {a.block_p} w {a.warps} st {a.stages} {'late' if a.late else 'early'}"
+    print(f"sub {a.sub}/{a.sub_a or a.sub}{' states' if a.states_only else ''} bp {a.block_p} w {a.warps} st {a.stages} {'late' if a.late else 'early'}"
           f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared // 1024}K {mix}")
 

@@ -195,12 +195,14 @@ def test_gpu_varlen_real(state_dtype):
     assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype])
 
 
+@pytest.mark.parametrize("sub_a", [None, 16], ids=["", "own-step-16"])
 @pytest.mark.parametrize("group", [1, 3], ids=["chunk", "3-chunks"])
 @pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
 @pytest.mark.parametrize("varlen", [False, True], ids=["batch", "varlen"])
-def test_both_publish_modes(early_publish, varlen, group, device):
+def test_both_publish_modes(early_publish, varlen, group, sub_a, device):
     """The state may be handed on before the output sweep (few chains) or after it (many); a program
-    may sweep several chunks as one (group), the last span of a sequence shorter than the others."""
+    may sweep several chunks as one (group), the last span of a sequence shorter than the others; the
+    early publish's own-state sweep may take steps of another size than the output sweep (sub_a)."""
     lengths = [70, 1, 0, 129] if varlen else None
     num_seqs = len(lengths) if varlen else 2
     kw = ssd_inputs(1 if varlen else 2, sum(lengths) if varlen else 150, 4, 32, 16, 2, dtype=torch.float32,
@@ -208,11 +210,42 @@ def test_both_publish_modes(early_publish, varlen, group, device):
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device=device) if varlen else None
     dims = check_ssd_scan(**kw, chunk_size=32, cu_seqlens=cu)
     base = pick_config(dims, torch.float32, kw["x"].device)
-    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=group)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=group,
+                       sub_a=sub_a)
+    assert sub_a is None or sub_a != base.sub  # the two sweeps' steps differ
     y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     y_ref, h_ref = ref.ssd_scan_sequential(**to_float64(kw), cu_seqlens=cu)
     assert_close(y, y_ref, torch.float32, "y")
     assert_close(h, h_ref, torch.float32, "final_states")
+
+
+@pytest.mark.parametrize("sub_a", [None, 16, 128], ids=["", "step-16", "step-128"])
+@pytest.mark.parametrize("late", [False, True], ids=["early", "late"])
+def test_entering_states(late, sub_a, device):
+    """The backward's state recompute (the forward without its output sweep): the state entering every chunk
+    equals the float64 reference's final state of the sequence cut at that chunk's start, early publish (a
+    program a chunk) and late (spans of chunks, states stored on the way), whatever the sweep's step (128:
+    clamped to the chunk)."""
+    from flashssm.ops.ssd.forward import entering_states
+
+    batch, seqlen, chunk = 2, 150, 32
+    kw = ssd_inputs(batch, seqlen, 3, 32, 16, 1, dtype=torch.float32, device=device, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    dims = check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=chunk)
+    states = entering_states(dims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_bias=kw["dt_bias"], dt_softplus=True,
+                             initial_states=kw["initial_states"], late_states=late, group=3 if late else None,
+                             sub_a=sub_a)
+    n_chunks = math.ceil(seqlen / chunk)
+    assert states.shape[0] == n_chunks * batch
+    k64 = to_float64(kw)
+    for k in range(n_chunks):
+        if k == 0:
+            want = k64["initial_states"]
+        else:
+            cut = {n: (v[:, :k * chunk] if n in ("x", "dt", "B", "C") else v) for n, v in k64.items()}
+            _, want = ref.ssd_scan_sequential(**cut)
+        got = states[k * batch:(k + 1) * batch, :, :16, :32].transpose(-1, -2)  # rows position-major, [N, P]
+        assert_close(got, want, torch.float32, f"state entering chunk {k}")
 
 
 @pytest.mark.gpu
@@ -221,16 +254,26 @@ def test_both_publish_modes(early_publish, varlen, group, device):
 @pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
 @pytest.mark.parametrize("sub", [16, 32, 64])
 @pytest.mark.parametrize("block_p,num_warps,num_stages", [(64, 4, 2), (32, 4, 3), (64, 8, 2)])
-def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish, group, prefetch):
+def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish, group, prefetch, sub_a=None):
     """Any configuration a tuning table may pick computes the same thing (compilers miscompile some)."""
     kw = ssd_inputs(2, 700, 8, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_softplus=True,
                     initial_states=True)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     dims = check_ssd_scan(**kw, chunk_size=256)
-    cfg = LaunchConfig(sub, block_p, num_warps, num_stages, early_publish, group=group, prefetch=prefetch)
+    cfg = LaunchConfig(sub, block_p, num_warps, num_stages, early_publish, group=group, prefetch=prefetch,
+                       sub_a=sub_a)
     y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     assert_close(y, y_ref, torch.bfloat16, f"y {cfg}")
     assert_close(h, h_ref, torch.bfloat16, f"final_states {cfg}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("group", [1, 2])
+@pytest.mark.parametrize("sub", [32, 64])
+@pytest.mark.parametrize("sub_a", [128, 256])
+def test_gpu_own_state_steps(sub_a, sub, group):
+    """The early publish's own-state sweep with its own, larger step (one product of sub_a tokens a step)."""
+    test_gpu_every_launch_config(sub, 64, 4, 2, True, group, False, sub_a=sub_a)
 
 
 _COMPILE_FOR_HOPPER = """
@@ -274,3 +317,10 @@ def test_launch_config_rejects_bad_register_cap(maxnreg):
     with pytest.raises(ValueError, match="maxnreg"):
         LaunchConfig(64, 64, 4, 2, maxnreg=maxnreg)
     assert LaunchConfig(64, 64, 4, 2, maxnreg=168).maxnreg == 168
+
+
+@pytest.mark.parametrize("sub_a", [0, 8, 24, 64.0])
+def test_launch_config_rejects_bad_own_step(sub_a):
+    with pytest.raises(ValueError, match="sub_a"):
+        LaunchConfig(64, 64, 4, 2, sub_a=sub_a)
+    assert LaunchConfig(64, 64, 4, 2, sub_a=128).sub_a == 128

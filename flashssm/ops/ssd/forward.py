@@ -98,7 +98,7 @@ def _ssd_fwd_kernel(
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
-    STATE_CHUNK: tl.constexpr = 1,
+    STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -134,10 +134,13 @@ def _ssd_fwd_kernel(
 
     if EARLY_PUBLISH:
         # A. the chunk's own state from a zero state, before any wait
+        # (its own sub-chunk, SUB_A: the sweep has one product a step, and fewer, larger steps pay the
+        # per-step costs, the decay of S and the cumsum, fewer times)
+        offs_a = tl.arange(0, SUB_A)
         S = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
         total = 0.0  # sum of dt A over the chunk
-        for s0 in range(0, length, SUB):
-            t = s0 + offs_s
+        for s0 in range(0, length, SUB_A):
+            t = s0 + offs_a
             mask_t = t < length
             dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                                          HAS_DT_BIAS, DT_SOFTPLUS)
@@ -217,8 +220,9 @@ def _ssd_fwd_kernel(
     elif not EARLY_PUBLISH:
         # states only, late publish (many chains): one sweep of the span with the running state, which is
         # stored at the start of each of the caller's chunks (STATE_CHUNK tokens; not varlen)
-        for s0 in range(0, length, SUB):
-            t = s0 + offs_s
+        offs_a = tl.arange(0, SUB_A)
+        for s0 in range(0, length, SUB_A):
+            t = s0 + offs_a
             mask_t = t < length
             if s0 % STATE_CHUNK == 0:
                 row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
@@ -302,11 +306,16 @@ class LaunchConfig:
     group: int = 1              # chunks per program: a program sweeps `group` consecutive chunks of a
                                 # chain as one, with no hand-over between them (the result does not
                                 # depend on the chunking beyond rounding); 1 when storing chunk states
+    sub_a: int | None = None    # tokens a step of the sweeps without output (the own state before an early
+                                # publish, the states-only sweep): one product a step; None: `sub`
 
     def __post_init__(self):
         if not isinstance(self.group, int) or self.group < 1:
             raise ValueError(f"LaunchConfig.group must be an int >= 1 (chunks per program), got {self.group!r}")
         check_register_cap("LaunchConfig", self.maxnreg)
+        if self.sub_a is not None and (not isinstance(self.sub_a, int) or self.sub_a < 16
+                                       or self.sub_a & (self.sub_a - 1)):
+            raise ValueError(f"LaunchConfig.sub_a must be None or a power of two >= 16, got {self.sub_a!r}")
 
 
 def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> LaunchConfig:
@@ -421,7 +430,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
-                    state_dtype=None, varlen=None, late_states=None, group=None) -> torch.Tensor:
+                    state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     state_dtype, rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
     The forward kernel without its output sweep: reads x, B and dt once. Few chains (one long sequence):
@@ -430,23 +439,36 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     running state and storing it at each chunk start: one sweep instead of two, and fewer programs
     (H100, 2.7B shape: 8x4K 0.61 -> 0.39 ms, 32x2K 1.18 -> 0.74; benchmarks/notes/ssd_backward.md).
     `varlen`: the result of `varlen_table` when the caller has it already (varlen inputs);
-    late_states, group: force the form and the span (tuning, tests)."""
+    late_states, group, sub_a: force the form, the span and the sweep's step (tuning, tests)."""
     state_dtype = state_dtype or torch.float32
     block_n = _block_n(dims.dstate)
     block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
-                       num_stages=base.num_stages, early_publish=True)
+                       num_stages=base.num_stages, early_publish=True, sub_a=sub_a)
     resident = _resident_programs(x.device)
     if late_states is None:
         late_states = dims.num_seqs * dims.nheads >= 2 * resident
     if late_states and dims.cu_seqlens is None:
-        # many chains: one sweep of a span of chunks a program, the states stored on the way
-        cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, resident))
+        # many chains: one sweep of a span of chunks a program, the states stored on the way, in steps of up to
+        # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
+        cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, resident),
+                                  sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
     states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=state_dtype, device=x.device)
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
          varlen=varlen)
     return states
+
+
+def _states_step(block_n: int, block_p: int, itemsize: int, sub: int) -> int:
+    """Tokens a step of the states-only sweep: up to 128, its B and x tiles at most 48 KB (two pipeline
+    stages stay under 100 KB of shared memory: two programs an SM), never below the output sweep's step.
+    The early-publish forward gains nothing from it (1x32K 0.979 -> 0.973 ms), and there 128 costs registers
+    (227 against 166 in the states-only early form: a program fewer an SM), so only this sweep takes it."""
+    step = 128
+    while step > sub and step * (block_n + block_p) * itemsize > 48 * 1024:
+        step //= 2
+    return step
 
 
 def chunk_rows(dims: SSDDims) -> int:
@@ -504,6 +526,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
+            SUB_A=min(cfg.sub_a or cfg.sub, dims.chunk_size),  # (the states-only sweep stores at chunk starts)
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

@@ -55,6 +55,7 @@ def main():
     p.add_argument("--maxnreg", type=int)
     p.add_argument("--ckpt", action="store_true", help="forward: store the backward's checkpoints")
     p.add_argument("--segments", action="store_true", help="the sequence in segments (hand-over between programs)")
+    p.add_argument("--late", action="store_true", help="forward segments: hand the state on after the output pass")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
@@ -68,7 +69,7 @@ def main():
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
-                      STORE_CKPT=a.ckpt)
+                      STORE_CKPT=a.ckpt, HAND_LATE=a.late)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],

@@ -4,7 +4,8 @@
 
 SPEC is 'batch x seqlen x dim : lanes,warps,segment[,tile[,maxnreg]]' for the forward and
 'batch x seqlen x dim : lanes,segment[,maxnreg]' for the backward (chunk 32, one warp, as backward_config),
-e.g. '1x32768x5120:1,1,4096'; segment 0 is one program per sequence, maxnreg 0 no register cap. Each line
+e.g. '1x32768x5120:1,1,4096'; segment 0 is one program per sequence, a negative segment hands the state on
+after the output pass (the forward's hand_late), maxnreg 0 no register cap. Each line
 gives the compiled kernel's registers and spills, and the warps that fit an SM by its registers (a Hopper
 SM splits its 64K registers between four schedulers: 16K each, in units of 8 registers a thread). dstate 16, bf16, the inputs of the bench's
 Mamba-1 workloads. Each configuration's output is compared with the first one's of its workload (the
@@ -43,8 +44,8 @@ NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 def forward_configs(shape, knobs, dstate, n_sms):
     batch, seqlen, dim = shape
     picked = scan.forward_config(batch, dim, dstate, 1, n_sms, 2, seqlen)
-    cfgs = [picked] + [scan.ForwardConfig(32 * wa // la, la, (k[3] if len(k) > 3 else 8), wa, segment=sg,
-                                          maxnreg=(k[4] if len(k) > 4 and k[4] else None))
+    cfgs = [picked] + [scan.ForwardConfig(32 * wa // la, la, (k[3] if len(k) > 3 else 8), wa, segment=abs(sg),
+                                          maxnreg=(k[4] if len(k) > 4 and k[4] else None), hand_late=sg < 0)
                        for k in knobs for la, wa, sg in [k[:3]]]
     return picked, list(dict.fromkeys(cfgs))
 
@@ -99,7 +100,8 @@ def main():
             first = y if first is None else first
             mark = "*" if cfg == picked else " "
             print(f" {mark}lanes {cfg.lanes} warps {cfg.num_warps} block_d {cfg.block_d} tile {cfg.tile} "
-                  f"segment {cfg.segment} maxnreg {cfg.maxnreg or '-'}: {ms:.3f} ms  x floor {ms / floor:.2f}  "
+                  f"segment {cfg.segment}{' late' if cfg.hand_late else ''} maxnreg {cfg.maxnreg or '-'}: "
+                  f"{ms:.3f} ms  x floor {ms / floor:.2f}  "
                   f"diff {rel(y, first):.1e}  {resident(scan.last_compiled.get('forward'), cfg.num_warps)}",
                   flush=True)
     for (batch, seqlen, dim), knobs in parse(args.backward).items():

@@ -149,13 +149,15 @@ def test_backward_layouts(lanes, tile, chunk, device):
 SEGMENT_LAYOUTS = [((1, 4, 8), (2, 4, 8, 16)), ((2, 8, 16), (4, 8, 8, 8)), ((4, 2, 6), (1, 2, 8, 24))]
 
 
+@pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])
 @pytest.mark.parametrize("fwd,bwd", SEGMENT_LAYOUTS, ids=[f"fwd{a}-bwd{b}".replace(" ", "") for a, b in SEGMENT_LAYOUTS])
-def test_segments(fwd, bwd, device):
+def test_segments(fwd, bwd, hand_late, device):
     """The sequence cut into segments, one program each, the state (forward) and its gradient
     (backward) handed between them: y, the last states, the stored states and every gradient against
     float64, with shared and grouped B and C, packed sequences that start and end inside and on the
     edges of segments (empty and one-token ones, a last-state gradient per sequence), and deterministic
-    mode; the workspace is clean afterwards."""
+    mode; the workspace is clean afterwards. The forward hands the state on before its output pass (its
+    own first pass) or after it (hand_late)."""
     from flashssm._runtime import _workspaces
 
     cases = [((2, 6, 38, 5, None), None, False), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False),
@@ -167,7 +169,8 @@ def test_segments(fwd, bwd, device):
         dlast = torch.randn(shape[0] if cu is None else len(cu) - 1, shape[1], shape[3], device=device)
         y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
         block = 2 if shape[4] else 4
-        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2]),
+        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2],
+                                                                   hand_late=hand_late),
                                  bwd_cfg=BackwardConfig(block, bwd[0], bwd[1], bwd[2], 1, segment=bwd[3]),
                                  cu_seqlens=cu_t, deterministic=deterministic)
         assert_close(y, y_ref, torch.float32, f"{shape}: y")
@@ -176,7 +179,8 @@ def test_segments(fwd, bwd, device):
         if cu is None:  # the states kept for the backward, at every segment edge too
             args = [kw.get(k) for k in GRAD_NAMES]
             _, _, ckpt = scan_forward(*args, True, return_last_state=False, ckpt_tile=8,
-                                      config=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2]))
+                                      config=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2],
+                                                           hand_late=hand_late))
             _, _, ckpt1 = scan_forward(*args, True, return_last_state=False, ckpt_tile=8,
                                        config=ForwardConfig(block, fwd[0], fwd[1], 1))
             assert_close(ckpt, ckpt1, torch.float32, "ckpt")
@@ -185,13 +189,15 @@ def test_segments(fwd, bwd, device):
         assert int(ws.flags.abs().sum()) == 0
 
 
-def test_segments_nan_propagates_without_hang(device):
+@pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])
+def test_segments_nan_propagates_without_hang(hand_late, device):
     """A NaN in the first segment reaches every later segment's output of its channel through the
     hand-over (as the sequential recurrence does), and the other channels stay finite; nothing hangs."""
     kw = _inputs((1, 4, 40, 3, None), torch.float32, device)
     kw["u"][0, 1, 5] = float("nan")
     args = [kw.get(k) for k in GRAD_NAMES]
-    y, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(4, 1, 4, 1, segment=8))
+    y, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(4, 1, 4, 1, segment=8,
+                                                                             hand_late=hand_late))
     assert torch.isnan(y[0, 1, 5:]).all() and not torch.isnan(y[0, [0, 2, 3]]).any()
     dy = torch.ones_like(y)
     dy[0, 2, 30] = float("nan")
@@ -203,16 +209,24 @@ def test_segments_nan_propagates_without_hang(device):
 def test_segment_choice():
     """Segments where the channels alone leave an H100 (132 SMs) short of warps (batch 1, long
     sequences), none where the grid is full (8x2K of the 2.8B shape) or the sequence short; segments
-    are whole tiles (forward) or chunks (backward) and never shorter than MIN_SEGMENT."""
-    from flashssm.ops.selective_scan.scan import MIN_SEGMENT, backward_config_uncached, forward_config
+    are whole tiles (forward) or chunks (backward) and never shorter than MIN_SEGMENT. The forward's late
+    hand-over segments, which only even out the waves of a full grid, are the exception."""
+    from flashssm.ops.selective_scan.scan import LATE_SEGMENT, MIN_SEGMENT, backward_config_uncached, forward_config
 
     for dim, seqlen in ((5120, 32768), (5120, 262144), (1536, 32768), (768, 8192)):
         f = forward_config(1, dim, 16, 1, 132, 2, seqlen)
         b = backward_config_uncached(1, dim, 16, 1, seqlen, 132, 2)
         for cfg, unit in ((f, f.tile), (b, b.chunk)):
             assert cfg.segment >= MIN_SEGMENT and cfg.segment % unit == 0 and cfg.segment < seqlen, (dim, seqlen, cfg)
-    assert forward_config(8, 5120, 16, 1, 132, 2, 2048).segment == 0
     assert backward_config_uncached(8, 5120, 16, 1, 2048, 132, 2).segment == 0
+    # where the channels fill the GPU already: late hand-over segments for grids of under LATE_WAVES waves
+    # (8x2K, 16x2K, 4x8K: 1.6, 3.2, 0.8 waves), none at 32x2K (6.5 waves) or for short sequences
+    for batch, seqlen in ((8, 2048), (16, 2048), (4, 8192)):
+        f = forward_config(batch, 5120, 16, 1, 132, 2, seqlen)
+        assert f.hand_late and f.segment == LATE_SEGMENT and f.lanes == 2 and f.num_warps == 1, (batch, seqlen, f)
+    for batch, seqlen in ((32, 2048), (8, 1024), (1, 32768), (2, 16384)):
+        assert not forward_config(batch, 5120, 16, 1, 132, 2, seqlen).hand_late, (batch, seqlen)
+    assert forward_config(8, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
     assert forward_config(1, 5120, 16, 1, 132, 2, 2 * MIN_SEGMENT - 1).segment == 0
     assert forward_config(1, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
 
@@ -239,6 +253,8 @@ def test_configs_reject_bad_fields(field, value):
             BackwardConfig(**dict(bwd, chunk=16), segment=bad if bad != 12 else 24)
     with pytest.raises(ValueError, match="prefetch_bc"):
         ForwardConfig(**fwd, prefetch_bc=-1)
+    with pytest.raises(ValueError, match="hand_late"):
+        ForwardConfig(**fwd, segment=8, hand_late=1)
 
 
 def test_configs_must_not_straddle_groups(device):

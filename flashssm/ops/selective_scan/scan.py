@@ -235,9 +235,19 @@ def _publish(flag_ptr, slot_ptr, chain, own, decay, entering, rows, NL: tl.const
              SLOTS: tl.constexpr):
     """Hand on decay * entering + own (per slot) through chain's slot, then raise its flag. An entering
     value of exactly 0 contributes 0 even where the decay overflowed (positive A), as the recurrence gives."""
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (tl.where(entering[j] == 0, own[j], decay[j] * entering[j] + own[j]),)
+    _hand_on(flag_ptr, slot_ptr, chain, out, rows, NL, BLOCK_D, SLOTS)
+
+
+@triton.jit
+def _hand_on(flag_ptr, slot_ptr, chain, values, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr,
+             SLOTS: tl.constexpr):
+    """Store values (per slot) in chain's slot, then raise its flag."""
     ptrs = _slot(slot_ptr, chain, rows, NL, BLOCK_D, SLOTS)
     for j in tl.static_range(SLOTS):
-        tl.store(ptrs[j], tl.where(entering[j] == 0, own[j], decay[j] * entering[j] + own[j]))
+        tl.store(ptrs[j], values[j])
     tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
     tl.atomic_xchg(flag_ptr + chain, 1, sem="release")
 
@@ -317,7 +327,7 @@ def _scan_fwd_kernel(
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
-    ACC: tl.constexpr,
+    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -331,7 +341,11 @@ def _scan_fwd_kernel(
     zero entering state (`_segment_state`), waits for the state entering its segment (published by the
     program of the previous segment, which took an earlier ticket), publishes decay * entering + own
     for the next one at once, so the serial chain between programs is one multiply-add per state,
-    then runs the output pass from the entering state."""
+    then runs the output pass from the entering state.
+    HAND_LATE (segments where the channels alone already fill the GPU, and segments only even out its
+    waves): no first pass; a program waits for the state entering its segment, runs the output pass and
+    hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
+    full round of programs earlier and has, in the usual case, finished."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
     if SEGMENTS:
         i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
@@ -370,17 +384,23 @@ def _scan_fwd_kernel(
     state_size = dim * dstate
     if SEGMENTS:
         chain = (i_b * n_seg + seg) * n_blocks + i_d  # this program's hand-over slot and flag
-        has_next = seg < n_seg - 1
-        # A. the state the segment ends with from a zero entering one (not needed by the last segment)
-        own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, tl.where(has_next, t_end, t_begin),
-                                    seqlen, n_tiles, o_t, m_d, bias, A2, rows, stride_u_l, stride_delta_l, BLOCK_D, NL,
-                                    SLOTS, TILE, FAST, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, ACC)
-        # B. the state entering the segment, and at once the one leaving it for the next segment
-        if seg > 0:
-            _wait(flag_ptr, chain - n_blocks)
-        h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
-        if has_next:
-            _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
+        if HAND_LATE:  # the state entering the segment; the one leaving it is handed on after the output pass
+            if seg > 0:
+                _wait(flag_ptr, chain - n_blocks)
+            h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+        else:
+            has_next = seg < n_seg - 1
+            # A. the state the segment ends with from a zero entering one (not needed by the last segment)
+            own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
+                                        tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
+                                        stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
+                                        DELTA_SOFTPLUS, IS_VARLEN, ACC)
+            # B. the state entering the segment, and at once the one leaving it for the next segment
+            if seg > 0:
+                _wait(flag_ptr, chain - n_blocks)
+            h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+            if has_next:
+                _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
     # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
     # arithmetic (a long sequence is one serial walk per program: without it, every tile waits a full
     # memory latency)
@@ -469,6 +489,10 @@ def _scan_fwd_kernel(
         if HAS_Z:
             y *= _fast_silu(zt, FAST)
         tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+    if SEGMENTS:
+        if HAND_LATE:
+            if seg < n_seg - 1:
+                _hand_on(flag_ptr, slot_ptr, chain, h, rows, NL, BLOCK_D, SLOTS)
     if STORE_LAST:
         if not IS_VARLEN:
             if seg == n_seg - 1:
@@ -840,10 +864,14 @@ class ForwardConfig:
     prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
     segment: int = 0  # tokens per program along the sequence (a multiple of tile); 0: the whole sequence
     maxnreg: int | None = None  # a register cap for ptxas (GPU): the registers it may use (FWD_MAXNREG)
+    hand_late: bool = False  # segments hand their state on after the output pass (no first pass): where the
+                             # channels fill the GPU already and segments only even out its waves
 
     def __post_init__(self):
         _check_layout(self)
         _check_segment(self, self.tile)
+        if not isinstance(self.hand_late, bool):
+            raise ValueError(f"ForwardConfig.hand_late must be a bool, got {self.hand_late!r}")
         for name in ("prefetch_bc", "prefetch_tiles"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0:
@@ -922,6 +950,13 @@ PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), 
 FWD_MAXNREG = 168
 FWD_RESIDENT = _runtime.resident_warps(FWD_MAXNREG)  # one-warp forward programs an SM holds: 12
 
+# Late hand-over segments (ForwardConfig.hand_late) where the channels fill the GPU already: their length and
+# the grids they are used for (fewer waves of resident programs than this; none below 0.8 of a wave, where
+# the later segments of a chain would wait for the earlier ones). H100, eighth and ninth sessions' notes:
+# segments of 512 tokens beat 256, 1024 and 2048 at 8x2K, 16x2K and 4x8K.
+LATE_SEGMENT = 512
+LATE_WAVES = 4
+
 
 def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:
     """Tokens per segment (a multiple of unit) for a grid of `warps` one-warp programs per segment of
@@ -952,7 +987,9 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     0 means unknown: no segments), all under the cap: 8x2K two lanes 0.754 ms, one 0.852, four 1.02; 32x2K
     two 2.82, one 3.56; 4x8K two 1.73, four (two warps) 2.05; 2x16K four 2.36, two (before the cap) 3.47;
     1x4K four 0.43, one lane in 4 segments 0.46; 1x32K one lane in 19 segments 2.52, two lanes in 9
-    segments 2.82; at dstate 128 lanes 8 with two warps is the best by 30 %."""
+    segments 2.82; at dstate 128 lanes 8 with two warps is the best by 30 %. A full grid of one-warp programs
+    of under LATE_WAVES waves runs in segments of LATE_SEGMENT tokens handed on after the output pass
+    (ninth session: 4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
@@ -973,6 +1010,14 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
         lanes *= 2
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
+    programs = _runtime.cdiv(dim, block_d) * batch
+    resident = FWD_RESIDENT * n_sms
+    if (dstate <= 16 and warps == 1 and seqlen >= 4 * LATE_SEGMENT
+            and 0.8 * resident <= programs < LATE_WAVES * resident):
+        # a grid of under LATE_WAVES waves: segments handed on after the output pass (no extra pass) run it in
+        # shorter programs (4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442, 8x2K 0.755 -> 0.749; 32x2K, 6.5 waves,
+        # gains nothing: 2.823 -> 2.826)
+        return ForwardConfig(block_d, lanes, tile, warps, segment=LATE_SEGMENT, maxnreg=FWD_MAXNREG, hand_late=True)
     return ForwardConfig(block_d, lanes, tile, warps, maxnreg=FWD_MAXNREG)
 
 
@@ -1063,7 +1108,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
     if compiled is not None:

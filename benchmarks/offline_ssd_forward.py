@@ -147,7 +147,8 @@ def main():
     mix, regs, spills = resource_report(k, ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG",
                                             "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"],
                                         a.maxnreg, a.sass)
-    print(f"sub {a.sub}/{a.sub_a or a.sub}{' states' if a.states_only else ''} bp {a.block_p} w {a.warps} st {a.stages} {'late' if a.late else 'early'}"
+    print(f"sub {a.sub}/{a.sub_a or a.sub}{' states' if a.states_only else ''} bp {a.block_p} w {a.warps} "
+          f"st {a.stages} {'late' if a.late else 'early'}"
           f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared // 1024}K {mix}")
 

@@ -255,6 +255,8 @@ def test_configs_reject_bad_fields(field, value):
         ForwardConfig(**fwd, prefetch_bc=-1)
     with pytest.raises(ValueError, match="hand_late"):
         ForwardConfig(**fwd, segment=8, hand_late=1)
+    with pytest.raises(ValueError, match="hand_late"):
+        ForwardConfig(**fwd, hand_late=True)  # no segments to hand on
 
 
 def test_configs_must_not_straddle_groups(device):
@@ -562,12 +564,13 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
-which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] == "1"
+which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] in ("1", "late")
 common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
               HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, SEGMENTS=segments, ACC=tl.float32)
 if which == "forward":
     kernel = _scan_fwd_kernel
-    consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True)
+    consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,
+                  HAND_LATE=sys.argv[4] == "late")
 else:
     kernel = _scan_bwd_kernel
     consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False)
@@ -583,9 +586,10 @@ print("compiled", len(compiled.asm["cubin"]))
 
 
 @pytest.mark.parametrize("which,lanes,varlen,segments", [("forward", 1, False, False), ("forward", 4, True, True),
+                                                         ("forward", 2, False, "late"),
                                                          ("backward", 4, True, False), ("backward", 4, False, True)],
-                         ids=["forward-lanes1", "forward-lanes4-varlen-segments", "backward-lanes4-varlen",
-                              "backward-lanes4-segments"])
+                         ids=["forward-lanes1", "forward-lanes4-varlen-segments", "forward-lanes2-late-segments",
+                              "backward-lanes4-varlen", "backward-lanes4-segments"])
 def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
     fresh process without the interpreter): the interpreter does not type-check loop-carried values
@@ -599,7 +603,7 @@ def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
         pytest.skip("the GPU tests compile and run it")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, which, str(lanes), str(int(varlen)),
-                          str(int(segments))], env=env,
+                          segments if segments == "late" else str(int(segments))], env=env,
                          capture_output=True, text=True, timeout=600)
     if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
         pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")

@@ -384,21 +384,19 @@ def _scan_fwd_kernel(
     state_size = dim * dstate
     if SEGMENTS:
         chain = (i_b * n_seg + seg) * n_blocks + i_d  # this program's hand-over slot and flag
-        if HAND_LATE:  # the state entering the segment; the one leaving it is handed on after the output pass
-            if seg > 0:
-                _wait(flag_ptr, chain - n_blocks)
-            h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
-        else:
-            has_next = seg < n_seg - 1
+        has_next = seg < n_seg - 1
+        if not HAND_LATE:
             # A. the state the segment ends with from a zero entering one (not needed by the last segment)
             own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
                                         tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
                                         stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
                                         DELTA_SOFTPLUS, IS_VARLEN, ACC)
-            # B. the state entering the segment, and at once the one leaving it for the next segment
-            if seg > 0:
-                _wait(flag_ptr, chain - n_blocks)
-            h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+        # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
+        # with HAND_LATE that one is handed on after the output pass
+        if seg > 0:
+            _wait(flag_ptr, chain - n_blocks)
+        h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+        if not HAND_LATE:
             if has_next:
                 _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
     # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
@@ -491,7 +489,7 @@ def _scan_fwd_kernel(
         tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
     if SEGMENTS:
         if HAND_LATE:
-            if seg < n_seg - 1:
+            if has_next:
                 _hand_on(flag_ptr, slot_ptr, chain, h, rows, NL, BLOCK_D, SLOTS)
     if STORE_LAST:
         if not IS_VARLEN:
@@ -872,6 +870,8 @@ class ForwardConfig:
         _check_segment(self, self.tile)
         if not isinstance(self.hand_late, bool):
             raise ValueError(f"ForwardConfig.hand_late must be a bool, got {self.hand_late!r}")
+        if self.hand_late and not self.segment:
+            raise ValueError("ForwardConfig.hand_late needs segments (segment > 0): it says how they hand on")
         for name in ("prefetch_bc", "prefetch_tiles"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0:

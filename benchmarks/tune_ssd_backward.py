@@ -52,7 +52,7 @@ def main():
     ap.add_argument("--sizes", default="", help="--forms: batch x seqlen list, e.g. 8x2048,1x32768")
     ap.add_argument("--chain-modes", action="store_true", help="the chain form's product modes and sub-chunks: "
                     "backward time on 8x4K, 1x32K, 1x2K and gradient errors against float64 at 2x4K")
-    ap.add_argument("--variants", default="", help="--chain-modes: MODE[:SPLIT_MASK]/SUB list, e.g. "
+    ap.add_argument("--variants", default="", help="--chain-modes: MODE[:SPLIT_MASK]/SUB[/STAGES] list, e.g. "
                     "tf32/16,split:283/32 (default: tf32, split and round at 16, split at 32)")
     args = ap.parse_args()
     if args.launches:
@@ -150,10 +150,13 @@ MODE_NAMES = ("round", "split", "tf32")
 
 
 def _chain_variant(spec):
-    """'split:283/32' -> dict(mode=SPLIT, split_mask=283, sub=32)."""
+    """'split:283/32' -> dict(mode=SPLIT, split_mask=283, sub=32); 'split:283/32/1' adds num_stages=1."""
     mode, _, sub = spec.partition("/")
+    sub, _, stages = sub.partition("/")
     mode, _, mask = mode.partition(":")
     v = dict(mode=MODE_NAMES.index(mode), sub=int(sub or 16))
+    if stages:
+        v["num_stages"] = int(stages)
     if mask:
         v["split_mask"] = int(mask)
     return v
@@ -167,7 +170,8 @@ def chain_modes(variants=""):
 
     specs = (variants or CHAIN_VARIANTS).split(",")
     chain_variants = [_chain_variant(spec) for spec in specs]
-    labels = [f"mode={spec.split('/')[0]} sub={v['sub']}" for spec, v in zip(specs, chain_variants)]
+    labels = [f"mode={spec.split('/')[0]} sub={v['sub']} stages={v.get('num_stages', 2)}"
+              for spec, v in zip(specs, chain_variants)]
     inp = SSDWorkload("probe", 2, 4096).make_inputs("cuda")
     x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
     h = x.shape[2]

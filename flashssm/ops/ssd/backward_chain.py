@@ -378,6 +378,11 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
 # TF32 at SUB 16. Splitting every product (SPLIT_ALL) cuts dx, dB and dC's errors by ~15 % for +12 % time.
 DEFAULT_MODE = SPLIT
 DEFAULT_SPLIT_MASK = SPLIT_DECAY
+# One stage: the gradient kernel is latency-bound at two programs an SM (255 registers) and its loads hit L2
+# (86 %), so the two-stage cp.async pipeline bought nothing and cost shared memory and spills (sm_90: 820 ->
+# 704 bytes); on an H100 the backward went 7.30 -> 6.25 ms at 8x4K and 8.08 -> 7.14 at 1x32K (2.7B shape, D,
+# dt_bias, softplus; benchmarks/notes/ssd_backward.md, tenth session), the same bits.
+STAGES = 1
 
 
 @triton.jit
@@ -466,13 +471,14 @@ def _config(dims: SSDDims, mode: int, device: torch.device):
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
-                 sub=None, num_warps=None, split_mask=None):
+                 sub=None, num_warps=None, split_mask=None, num_stages=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
     mode (16-bit inputs; for tuning): how the products of computed values treat them, ROUND, SPLIT or
     TF32 (default DEFAULT_MODE). ROUND is the fastest and has about 10x the error in dA and dt_bias.
     split_mask (SPLIT; for tuning): the products that split, SPLIT_ALL's bits (default DEFAULT_SPLIT_MASK).
+    num_stages (for tuning): the gradient kernel's software pipelining of its loads (default STAGES).
     Two launches (states, gradients), two small elementwise ones with dt_bias, softplus or dt_limit
     (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares)."""
@@ -545,7 +551,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             SPLIT_MASK=DEFAULT_SPLIT_MASK if split_mask is None else split_mask,
             NEED_DX=dx is not None, NEED_DDT=ddt is not None,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
-            NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=2,
+            NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=num_stages or STAGES,
         )
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None

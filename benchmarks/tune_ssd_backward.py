@@ -13,7 +13,7 @@ from triton.testing import do_bench
 
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.checks import check_ssd_scan
-from flashssm.ops.ssd import backward
+from flashssm.ops.ssd import backward, backward_chain
 from flashssm.ops.ssd.forward import entering_states, launch
 
 NAMES = ("dx", "ddt", "dA", "dB", "dC", "dD", "dz", "ddt_bias")
@@ -170,7 +170,7 @@ def chain_modes(variants=""):
 
     specs = (variants or CHAIN_VARIANTS).split(",")
     chain_variants = [_chain_variant(spec) for spec in specs]
-    labels = [f"mode={spec.split('/')[0]} sub={v['sub']} stages={v.get('num_stages', 2)}"
+    labels = [f"mode={spec.split('/')[0]} sub={v['sub']} stages={v.get('num_stages', backward_chain.STAGES)}"
               for spec, v in zip(specs, chain_variants)]
     inp = SSDWorkload("probe", 2, 4096).make_inputs("cuda")
     x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))

@@ -2,7 +2,7 @@
 and SASS mix.
 
     env -u TRITON_INTERPRET python -m benchmarks.offline_ssd_backward [--sub 16] [--warps 4]
-        [--mode round|split|tf32] [--split-mask M] [--late] [--z] [--sass FILE]
+        [--mode round|split|tf32] [--split-mask M] [--early] [--given] [--z] [--d [--dd-in-kernel]] [--sass FILE]
 
 Specialised as the train bench calls it on the 2.7B shape (bf16 x/B/C/dout, fp32 dt, contiguous,
 8x4K: late publish unless --early; every gradient wanted, no D/z unless asked). Registers and spills
@@ -40,13 +40,15 @@ def main():
     p.add_argument("--softplus", action="store_true")
     p.add_argument("--maxnreg", type=int)
     p.add_argument("--split-mask", type=int, default=SPLIT_ALL, help="split: the products that split (SPLIT_MASK)")
+    p.add_argument("--given", action="store_true", help="dH after each chunk read from the chain's own launch")
+    p.add_argument("--dd-in-kernel", action="store_true", help="D's gradient summed in the kernel (with --d)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
     consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=a.split_mask, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
-                  NEED_DZ=a.z, NEED_DINIT=False)
+                  NEED_DZ=a.z, NEED_DINIT=False, DH_GIVEN=a.given, DD_IN_KERNEL=a.dd_in_kernel)
     ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")  # noqa: E731
     k = compile_specialised(_ssd_bwd_kernel, consts, {**BWD_STRIDES, **SIZES}, ptr_type, a.warps, stages=a.stages,
                             maxnreg=a.maxnreg, floats=("dt_lo", "dt_hi"))
@@ -54,6 +56,7 @@ def main():
                                             "STG", "LDS", "STS", "LDSM", "BAR", "F2FP", "LDL", "STL"],
                                         a.maxnreg, a.sass)
     opts = "".join(f" {n}" for n, on in (("D", a.d), ("z", a.z), ("dt_bias", a.dt_bias), ("softplus", a.softplus)) if on)
+    opts += " given" * a.given + " dD-in-kernel" * a.dd_in_kernel
     print(f"chain bwd{opts} mode {a.mode} mask {a.split_mask} sub {a.sub} warps {a.warps} stages {a.stages}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared} {mix}")
 

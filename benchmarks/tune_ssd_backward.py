@@ -54,7 +54,12 @@ def main():
                     "backward time on 8x4K, 1x32K, 1x2K and gradient errors against float64 at 2x4K")
     ap.add_argument("--variants", default="", help="--chain-modes: MODE[:SPLIT_MASK]/SUB[/STAGES] list, e.g. "
                     "tf32/16,split:283/32 (default: tf32, split and round at 16, split at 32)")
+    ap.add_argument("--chain-launches", action="store_true", help="the chain form's kernels, time of each (profiler), "
+                    "without options and with z, D, dt_bias, softplus; the gradient chain's launch at 4 and 8 warps, "
+                    "sub-chunks of 32, 64, 128")
     args = ap.parse_args()
+    if args.chain_launches:
+        return chain_launches()
     if args.launches:
         return launches()
     if args.chain_modes:
@@ -240,6 +245,42 @@ def launches():
             for key, k in backward.compiled.items():
                 print(f"    {key}: regs {k.n_regs} spills {k.n_spills} smem {k.metadata.shared}")
         del x, dt, A, B, C, extra, dy, ypre
+        torch.cuda.empty_cache()
+
+
+def _kernel_times(run, calls=10):
+    """{kernel name: GPU ms per call} of run() by the profiler, and their sum."""
+    from torch.profiler import ProfilerActivity, profile
+
+    run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            run()
+        torch.cuda.synchronize()
+    times = {e.key: e.device_time_total / calls / 1000 for e in prof.key_averages()}
+    return times, sum(times.values())
+
+
+def chain_launches():
+    """GPU time of each kernel of the chain form's backward, per workload and option set."""
+    for name in ("2.7b-1x32K", "2.7b-8x4K", "2.7b-1x2K"):
+        dims0, x, dt, A, B, C, extra = inputs(name)
+        dy = torch.randn_like(x)
+        for opts in ("none", "z"):
+            kw = dict(D=extra["D"], z=extra["z"], dt_bias=extra["dt_bias"], dt_softplus=True) if opts == "z" else {}
+            dims = dims0 if opts == "z" else check_ssd_scan(x, dt, A, B, C, chunk_size=dims0.chunk_size)
+            if opts == "z":
+                kw["ypre"] = launch(dims, x, dt, A, B, C, store_ypre=True, **kw)[2]
+            for knobs in ({}, {"dstates": True}, {"dstates": True, "dstates_warps": 8}, {"dstates": True, "dstates_sub": 64},
+                          {"dstates": True, "dstates_sub": 128}, {"dstates": True, "dstates_sub": 64, "dstates_warps": 8}):
+                def run():
+                    return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **knobs)
+                times, total = _kernel_times(run)
+                ours = {k: v for k, v in times.items() if k.startswith("_")}
+                print(f"{name} {opts} {knobs}: all kernels {total:.3f} ms; "
+                      + ", ".join(f"{k} {v:.3f}" for k, v in ours.items()), flush=True)
+        del x, dt, A, B, C, extra, dy
         torch.cuda.empty_cache()
 
 

@@ -445,6 +445,53 @@ def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypat
     check_gradients(kw, dtype, chunk_size=chunk_size)
 
 
+def force_chain_handover(monkeypatch, handover):
+    """Make the chain form hand the state gradient between chunks one way: "dstates" (the gradient chain as a
+    launch of its own), "early" or "late" (inside the gradient kernel, published before or after its sweeps)."""
+    from flashssm.ops.ssd import backward, backward_chain
+
+    monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
+    monkeypatch.setattr(backward_chain, "chain_launch", lambda early, has_z: handover == "dstates")
+    real = backward_chain._config
+
+    def config(*args):
+        *rest, early = real(*args)
+        return (*rest, early if handover == "dstates" else handover == "early")
+
+    monkeypatch.setattr(backward_chain, "_config", config)
+
+
+@pytest.mark.parametrize("handover", ["dstates", "early", "late"])
+@pytest.mark.parametrize("case", ["options", "varlen"])
+def test_chain_hand_overs(case, handover, device, monkeypatch):
+    """Each way the chain form hands the state gradient between chunks, with a ragged end, several chunks per
+    sequence, a final-state gradient and initial states; with z, D per (head, p), dt_bias and softplus, or packed
+    sequences (one of length 1, one empty)."""
+    force_chain_handover(monkeypatch, handover)
+    if case == "options":
+        kw = ssd_inputs(2, 45, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=16, what=handover)
+    else:
+        lengths = [37, 1, 0, 70]
+        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h",
+                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        check_gradients(kw, torch.float32, chunk_size=16, cu_seqlens=cu, what=handover)
+
+
+@pytest.mark.parametrize("handover", ["early", "late"])
+def test_chain_dd_in_gradient_kernel(handover, device, monkeypatch):
+    """The tuning option that sums dD inside the gradient kernel (the form before the eleventh session), D per
+    (head, p) with z."""
+    from flashssm.ops.ssd import backward_chain
+
+    force_chain_handover(monkeypatch, handover)
+    monkeypatch.setattr(backward_chain, "DD_IN_KERNEL", True)
+    kw = ssd_inputs(2, 45, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=16, what=handover)
+
+
 @pytest.mark.parametrize("mode", ["round", "split", "tf32"])
 def test_chain_product_modes(mode, device, monkeypatch):
     """The recurrent form's ways of taking the products with computed operands (16-bit inputs), with

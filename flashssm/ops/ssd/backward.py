@@ -50,100 +50,9 @@ from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd import backward_chain
-from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _hand_back, _mm_cl, _mm_cr, _or, _receive
+from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
                                       entering_states, launch, varlen_table)
-
-
-@triton.jit
-def _operand(v):
-    """An input tile as a product operand: float64 (gradcheck under the interpreter) goes to fp32,
-    the kernels' arithmetic (the interpreter loses a float64 product with an fp32 accumulator)."""
-    if v.dtype == tl.float64:
-        return v.to(tl.float32)
-    return v
-
-
-@triton.jit
-def _dstates_kernel(
-    dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
-    dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr,
-    batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
-    stride_dt_b, stride_dt_t, stride_dt_h,
-    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
-    stride_z_b, stride_z_t, stride_z_h, stride_z_p,
-    stride_do_b, stride_do_t, stride_do_h, stride_do_p,
-    stride_yp_b, stride_yp_t, stride_yp_h, stride_yp_p,
-    stride_df_s, stride_df_h, stride_df_p, stride_df_n,
-    dt_lo, dt_hi,
-    CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
-    HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_DFINAL: tl.constexpr,
-    IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
-    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
-):
-    ticket = take_ticket(counter_ptr, n_programs)  # launch order
-    h = ticket % nheads
-    rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    chain = lane * nheads + h
-    g = h // heads_per_group
-
-    offs_p = tl.arange(0, BLOCK_P)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_s = tl.arange(0, SUB)
-    mask_p = offs_p < headdim
-    mask_n = offs_n < dstate
-    mask_np = mask_n[:, None] & mask_p[None, :]
-    A = tl.load(A_ptr + h).to(tl.float32)
-    dt_bias = 0.0
-    if HAS_DT_BIAS:
-        dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
-    b64 = b.to(tl.int64)
-    h64 = h.to(tl.int64)
-    dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
-    C_base = C_ptr + b64 * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
-    z_base = z_ptr + b64 * stride_z_b + h64 * stride_z_h + start * stride_z_t
-    do_base = dout_ptr + b64 * stride_do_b + h64 * stride_do_h + start * stride_do_t
-    yp_base = ypre_ptr + b64 * stride_yp_b + h64 * stride_yp_h + start * stride_yp_t
-    # dy and dz: contiguous like x
-    row_base = ((b64 * seqlen + start) * nheads + h64) * headdim
-    prog_row = rest.to(tl.int64) * nheads + h64
-    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
-    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
-             + offs_p[None, :] * dstate + offs_n[:, None])
-    is_last = k + 1 == n_chunks
-
-    share = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
-    total = 0.0
-    for s0 in range(0, length, SUB):
-        t = s0 + offs_s
-        mask_t = t < length
-        mask_tp = mask_t[:, None] & mask_p[None, :]
-        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                     HAS_DT_BIAS, DT_SOFTPLUS)
-        C_s = _operand(tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                      mask=mask_t[:, None] & mask_n[None, :], other=0.0))
-        dy = tl.load(do_base + t[:, None] * stride_do_t + offs_p[None, :] * stride_do_p,
-                     mask=mask_tp, other=0.0).to(tl.float32)
-        if HAS_Z:
-            zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
-                         mask=mask_tp, other=0.0).to(tl.float32)
-            sig = tl.sigmoid(zv)
-            if NEED_DZ:
-                yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
-                             mask=mask_tp, other=0.0).to(tl.float32)
-                tl.store(dz_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
-                         (dy * yp * silu_grad(zv, sig)).to(dz_ptr.dtype.element_ty), mask=mask_tp)
-            dy = dy * zv * sig
-        tl.store(dy_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
-                 dy.to(dy_ptr.dtype.element_ty), mask=mask_tp)
-        share = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], share, MODE, DOT_PRECISION)
-        total += last
-
-    dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
-                  is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
-    _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :], dH)
 
 
 @triton.jit
@@ -515,9 +424,9 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     with _runtime.on_device(device):
         compiled["dstates"] = _runtime.launch(_dstates_kernel, (n_rows * h,), (
             dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
-            dy, _or(dz, dy), dstates, _or(dinit, dstates), counter, flags, slots, table,
+            dy, _or(dz, dy), dstates, _or(dinit, dstates), counter, flags, slots, table, x, dstates,
             dims.batch, dims.seqlen, h, p, n, h // g, n_rows, n_rows * h,
-            *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides,
+            *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
             dt_lo, dt_hi), dt.device,
             CHUNK=q, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n, HAS_Z=z is not None,
             HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,

@@ -1,5 +1,6 @@
 """ssd_scan backward, recurrent form (v1): one launch that recomputes the chunk states, one that
-computes every gradient with a sweep of sub-chunks per chunk. `ops/ssd/backward.py` picks it for
+computes every gradient with a sweep of sub-chunks per chunk, and in some cases one for the state gradients' chain
+between them. `ops/ssd/backward.py` picks it for
 long inputs with many chunks per head, where it is faster than the chunk-parallel form.
 
 Launch 1 (ops/ssd/forward.py, `entering_states`): the forward kernel without its output sweep
@@ -7,20 +8,30 @@ stores the state entering every chunk, H_in [N, P] per (chunk, head): the forwar
 reading x, B and dt once (with many chains, a program sweeps a span of chunks and stores each
 chunk's entering state on the way). Nothing but the inputs (and y before the z gate) is kept from the forward.
 
-Launch 2 (this file): one program per (chunk, head), whole headdim. Programs take tickets in
-*reverse* chunk order (last chunk position first), because the state gradient flows backwards:
-dH_in = exp(sum dt A) dH_out + sum_i exp(cs_i) C_i dy_i^T is handed from chunk k to chunk k-1
-the way states were handed forward (one slot and one flag per chain; a program only waits on a
-ticket taken before its own). Each program, with Q tokens in sub-chunks of SUB:
+Launch 2 (`_dstates_kernel`, where `chain_launch` says so: few chains, or z): the gradient chain alone, run
+backwards, as the chunk-parallel form's launch 2: per (chunk, head) the chunk's own share of the state gradient,
+dH_in = exp(sum dt A) dH_out + sum_i exp(cs_i) C_i dy_i^T handed from chunk k to chunk k-1 (tickets in reverse
+chunk order), dH_out of every chunk stored (fp32); on the way dD's shares, dz, and with z the gated dy, which
+launch 3 then reads instead of dout and z.
 
-  0. (early publish) sums the chunk's own share of dH_in, waits for dH_out, hands dH_in on;
+Launch 3 (`_ssd_bwd_kernel`): one program per (chunk, head), whole headdim. Programs take tickets in
+*reverse* chunk order (last chunk position first), because the state gradient flows backwards. Without
+launch 2, dH is handed from chunk k to chunk k-1 inside this launch the way states were handed forward (one
+slot and one flag per chain; a program only waits on a ticket taken before its own). Each program, with Q
+tokens in sub-chunks of SUB:
+
+  0. (early publish, without launch 2; a tuning option now) sums the chunk's own share of dH_in, waits for
+     dH_out, hands dH_in on;
   1. sweeps the sub-chunks forward with the running state H (from H_in): dC, and the row part
      of the gradient with respect to the cumulative decays;
-  2. (late publish) waits for dH_out;
+  2. reads dH_out (launch 2's), or (late publish) waits for it;
   3. sweeps the sub-chunks backwards with the running state gradient dH (from dH_out): dx, dB,
-     dz, dt (through the decays, softplus and the clamp), and the program's shares of dA, dD and
+     dz, dt (through the decays, softplus and the clamp), and the program's shares of dA and
      dt_bias; dH arrives at the chunk start as dH_in, which is handed on (late publish) or is
      the gradient of initial_states (chunk 0).
+
+dD, without launch 2: `_dD_kernel`, sum of dy x over the tokens (in the gradient kernel its per-sub-chunk
+reduction cost 1.1 ms of spills at 8x4K).
 
 The decay gradient. With cs the cumulative sum of a = dt A and G_ij the share of output i that
 token j sends through exp(cs_i - cs_j) (i >= j, "pair (i, j)"), a_k scales every pair with
@@ -118,7 +129,7 @@ def _dy_of(dout_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, 
 @triton.jit
 def _ssd_bwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
-    states_ptr, dx_ptr, ddt_ptr, dB_ptr, dC_ptr, dz_ptr, dinit_ptr, rowterm_ptr, part_ptr,
+    states_ptr, dstates_ptr, dx_ptr, ddt_ptr, dB_ptr, dC_ptr, dz_ptr, dinit_ptr, rowterm_ptr, part_ptr,
     counter_ptr, flag_ptr, slot_ptr, table_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
@@ -138,7 +149,7 @@ def _ssd_bwd_kernel(
     HAS_INIT: tl.constexpr, HAS_DFINAL: tl.constexpr, IS_VARLEN: tl.constexpr, EARLY_PUBLISH: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DX: tl.constexpr,
     NEED_DDT: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr,
-    NEED_DINIT: tl.constexpr,
+    NEED_DINIT: tl.constexpr, DH_GIVEN: tl.constexpr, DD_IN_KERNEL: tl.constexpr,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order
     h = ticket % nheads
@@ -250,7 +261,9 @@ def _ssd_bwd_kernel(
         H = _mm_cr(tl.trans(B_s), xw, H * tl.exp(last), MODE, DOT_PRECISION, SPLIT_MASK & 8)
 
     # 2. the gradient of the state after the chunk
-    if not EARLY_PUBLISH:
+    if DH_GIVEN:  # stored by the gradient chain's own launch (_dstates_kernel)
+        dH_out = tl.load(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :])
+    elif not EARLY_PUBLISH:
         dH_out = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
                           is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
     # every pair jumping over the chunk or leaving it: the base of da for all its tokens
@@ -291,7 +304,8 @@ def _ssd_bwd_kernel(
         dx = bracket * dt[:, None]
         if HAS_D:
             dx += dy * D[None, :]
-            dD_acc += tl.sum(dy * xf, axis=0)
+            if DD_IN_KERNEL:
+                dD_acc += tl.sum(dy * xf, axis=0)
         if NEED_DX:
             tl.store(dx_base + t[:, None] * (nheads * headdim) + offs_p[None, :], dx.to(dx_ptr.dtype.element_ty),
                      mask=mask_tp)
@@ -328,7 +342,7 @@ def _ssd_bwd_kernel(
             dy = dy_in.to(tl.float32)
         dH = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], dH * tl.exp(last), MODE, DOT_PRECISION,
                     SPLIT_MASK & 256)
-    if not EARLY_PUBLISH:
+    if not EARLY_PUBLISH and not DH_GIVEN:
         _hand_back(dH, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
 
     # this program's shares of dD, dA and d dt_bias, summed in a fixed order on the host side
@@ -336,6 +350,114 @@ def _ssd_bwd_kernel(
     tl.store(part + offs_p, dD_acc)
     tl.store(part + BLOCK_P + offs_p * 0, dA_acc + offs_p * 0.0, mask=offs_p == 0)
     tl.store(part + BLOCK_P + 1 + offs_p * 0, dbias_acc + offs_p * 0.0, mask=offs_p == 0)
+
+
+@triton.jit
+def _operand(v):
+    """An input tile as a product operand: float64 (gradcheck under the interpreter) goes to fp32,
+    the kernels' arithmetic (the interpreter loses a float64 product with an fp32 accumulator)."""
+    if v.dtype == tl.float64:
+        return v.to(tl.float32)
+    return v
+
+
+@triton.jit
+def _dstates_kernel(
+    dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
+    dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, x_ptr, dd_ptr,
+    batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_z_b, stride_z_t, stride_z_h, stride_z_p,
+    stride_do_b, stride_do_t, stride_do_h, stride_do_p,
+    stride_yp_b, stride_yp_t, stride_yp_h, stride_yp_p,
+    stride_df_s, stride_df_h, stride_df_p, stride_df_n,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    dt_lo, dt_hi,
+    CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_DFINAL: tl.constexpr,
+    IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
+    NEED_DD: tl.constexpr = False,
+):
+    """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2): per (chunk, head) the chunk's own
+    share of the state gradient, then dH from chunk k+1 (stored: the gradient of the state after chunk k) and
+    exp(cs_L) dH + share handed to chunk k-1. On the way dy (gated) and dz. STORE_DY False: dy is not written;
+    ROUND_DY: the share takes dy rounded to the input dtype, as the chain form's sweeps do; NEED_DD: the chunk's
+    share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads, BLOCK_P)."""
+    ticket = take_ticket(counter_ptr, n_programs)  # launch order
+    h = ticket % nheads
+    rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    chain = lane * nheads + h
+    g = h // heads_per_group
+
+    offs_p = tl.arange(0, BLOCK_P)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_s = tl.arange(0, SUB)
+    mask_p = offs_p < headdim
+    mask_n = offs_n < dstate
+    mask_np = mask_n[:, None] & mask_p[None, :]
+    A = tl.load(A_ptr + h).to(tl.float32)
+    dt_bias = 0.0
+    if HAS_DT_BIAS:
+        dt_bias = tl.load(dt_bias_ptr + h).to(tl.float32)
+    b64 = b.to(tl.int64)
+    h64 = h.to(tl.int64)
+    dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
+    C_base = C_ptr + b64 * stride_C_b + g.to(tl.int64) * stride_C_g + start * stride_C_t
+    z_base = z_ptr + b64 * stride_z_b + h64 * stride_z_h + start * stride_z_t
+    do_base = dout_ptr + b64 * stride_do_b + h64 * stride_do_h + start * stride_do_t
+    yp_base = ypre_ptr + b64 * stride_yp_b + h64 * stride_yp_h + start * stride_yp_t
+    # dy and dz: contiguous like x
+    row_base = ((b64 * seqlen + start) * nheads + h64) * headdim
+    prog_row = rest.to(tl.int64) * nheads + h64
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
+    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
+             + offs_p[None, :] * dstate + offs_n[:, None])
+    is_last = k + 1 == n_chunks
+
+    share = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    dd_acc = tl.zeros((SUB, BLOCK_P), dtype=tl.float32)
+    x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
+    total = 0.0
+    for s0 in range(0, length, SUB):
+        t = s0 + offs_s
+        mask_t = t < length
+        mask_tp = mask_t[:, None] & mask_p[None, :]
+        dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                     HAS_DT_BIAS, DT_SOFTPLUS)
+        C_s = _operand(tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                      mask=mask_t[:, None] & mask_n[None, :], other=0.0))
+        dy = tl.load(do_base + t[:, None] * stride_do_t + offs_p[None, :] * stride_do_p,
+                     mask=mask_tp, other=0.0).to(tl.float32)
+        if HAS_Z:
+            zv = tl.load(z_base + t[:, None] * stride_z_t + offs_p[None, :] * stride_z_p,
+                         mask=mask_tp, other=0.0).to(tl.float32)
+            sig = tl.sigmoid(zv)
+            if NEED_DZ:
+                yp = tl.load(yp_base + t[:, None] * stride_yp_t + offs_p[None, :] * stride_yp_p,
+                             mask=mask_tp, other=0.0).to(tl.float32)
+                tl.store(dz_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
+                         (dy * yp * silu_grad(zv, sig)).to(dz_ptr.dtype.element_ty), mask=mask_tp)
+            dy = dy * zv * sig
+        if STORE_DY:
+            tl.store(dy_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
+                     dy.to(dy_ptr.dtype.element_ty), mask=mask_tp)
+        if NEED_DD:
+            dd_acc += dy * tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp,
+                                   other=0.0).to(tl.float32)
+        if ROUND_DY:  # the chain form's rounding: its sweeps see this dy too
+            dy = dy.to(dy_ptr.dtype.element_ty).to(tl.float32)
+        share = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], share, MODE, DOT_PRECISION)
+        total += last
+
+    dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                  is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+    _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :], dH)
+    if NEED_DD:
+        tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
 
 @triton.jit
@@ -383,6 +505,79 @@ DEFAULT_SPLIT_MASK = SPLIT_DECAY
 # 704 bytes); on an H100 the backward went 7.30 -> 6.25 ms at 8x4K and 8.08 -> 7.14 at 1x32K (2.7B shape, D,
 # dt_bias, softplus; benchmarks/notes/ssd_backward.md, tenth session), the same bits.
 STAGES = 1
+
+
+def chain_launch(early: bool, has_z: bool) -> bool:
+    """Whether the gradient chain runs as a launch of its own (_dstates_kernel: dH after every chunk stored, dD
+    summed, and with z the gated dy and dz written) rather than inside the gradient kernel. On an H100 (2.7B shape,
+    bf16; benchmarks/notes/ssd_backward.md, eleventh session), backward alone: with few chains (early publish) the
+    kernel's own pass 0 and hand-over cost more than the launch (1x32K 6.08 -> 5.58 ms without options, 6.99 ->
+    5.78 with D, dt_bias, softplus); with z the gradient kernel recomputed the gate in every sweep (8x4K 12.59 ->
+    6.34 ms, 1x32K 15.43 -> 6.33); with many chains and no z the launch costs more than it saves (8x4K 5.01 ->
+    5.48)."""
+    return early or has_z
+
+
+# The chain launch: sub-chunks of 64 (32: 0.674 -> 0.557 ms at 1x32K, 0.758 -> 0.662 at 8x4K; 128 was 1.6x slower
+# with z), 4 warps, two stages.
+DSTATES_WARPS, DSTATES_STAGES, DSTATES_SUB = 4, 2, 64
+# dD summed inside the gradient kernel (a reduction of every sub-chunk, through its sweeps: at 8x4K with D 1.1 ms of
+# spills and instructions) or outside it: by the chain launch where there is one, else by _dD_kernel (reads dout, z
+# and x once more: 0.38 ms at 8x4K). In the kernel only for A/B runs (dd_in_kernel=True).
+DD_IN_KERNEL = False
+
+
+@triton.jit
+def _dD_kernel(dout_ptr, z_ptr, x_ptr, part_ptr, n_rows, seqlen, nheads, headdim,
+               stride_do_b, stride_do_t, stride_do_h, stride_do_p,
+               stride_z_b, stride_z_t, stride_z_h, stride_z_p,
+               stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+               ROWS: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_P: tl.constexpr, HAS_Z: tl.constexpr,
+               F64: tl.constexpr):
+    """D's gradient, sum of dy * x over ROWS (batch, token) rows for one head, dy gated by z: one program per
+    (block of rows, head), its partial sums [BLOCK_P] to part (row blocks, nheads, BLOCK_P)."""
+    ACC: tl.constexpr = tl.float64 if F64 else tl.float32
+    blk = tl.program_id(0)
+    h = tl.program_id(1).to(tl.int64)
+    offs_p = tl.arange(0, BLOCK_P)
+    mask_p = offs_p < headdim
+    acc = tl.zeros((BLOCK_T, BLOCK_P), dtype=ACC)
+    for r0 in range(0, ROWS, BLOCK_T):
+        r = blk.to(tl.int64) * ROWS + r0 + tl.arange(0, BLOCK_T)
+        mask = (r < n_rows)[:, None] & mask_p[None, :]
+        bi = r // seqlen
+        ti = r % seqlen
+        dy = tl.load(dout_ptr + (bi * stride_do_b + ti * stride_do_t + h * stride_do_h)[:, None]
+                     + offs_p[None, :] * stride_do_p, mask=mask, other=0.0).to(ACC)
+        if HAS_Z:
+            zv = tl.load(z_ptr + (bi * stride_z_b + ti * stride_z_t + h * stride_z_h)[:, None]
+                         + offs_p[None, :] * stride_z_p, mask=mask, other=0.0).to(ACC)
+            dy = dy * zv * tl.sigmoid(zv)
+        xv = tl.load(x_ptr + (bi * stride_x_b + ti * stride_x_t + h * stride_x_h)[:, None]
+                     + offs_p[None, :] * stride_x_p, mask=mask, other=0.0).to(ACC)
+        acc += dy * xv
+    tl.store(part_ptr + (blk.to(tl.int64) * nheads + h) * BLOCK_P + offs_p, tl.sum(acc, axis=0))
+
+
+_DD_ROWS = 512
+
+
+def d_skip_sums(dims: SSDDims, dout, z, x, D) -> torch.Tensor:
+    """sum over (batch, token) of dy * x, (nheads, headdim) in the accumulation dtype (fp32; float64 for float64
+    inputs): partial sums per block of rows, then summed in a fixed order (deterministic)."""
+    n_rows = dims.batch * dims.seqlen
+    h, p = dims.nheads, dims.headdim
+    block_p = max(16, _runtime.next_power_of_2(p))
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    n_blk = max(_runtime.cdiv(n_rows, _DD_ROWS), 1)
+    part = torch.empty((n_blk, h, block_p), dtype=acc, device=x.device)
+    z_arg = z if z is not None else x
+    with _runtime.on_device(x.device):
+        _runtime.launch(_dD_kernel, (n_blk, h), (
+            dout, z_arg, x, part, n_rows, dims.seqlen, h, p, *dout.stride(), *z_arg.stride(), *x.stride()), x.device,
+            ROWS=_DD_ROWS, BLOCK_T=64 if block_p <= 64 else 32, BLOCK_P=block_p, HAS_Z=z is not None,
+            F64=acc == torch.float64, num_warps=4)
+    return part.sum(0)[:, :p]
 
 
 @triton.jit
@@ -471,7 +666,8 @@ def _config(dims: SSDDims, mode: int, device: torch.device):
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
-                 sub=None, num_warps=None, split_mask=None, num_stages=None):
+                 sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
+                 dstates_warps=None, dstates_sub=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -479,9 +675,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     TF32 (default DEFAULT_MODE). ROUND is the fastest and has about 10x the error in dA and dt_bias.
     split_mask (SPLIT; for tuning): the products that split, SPLIT_ALL's bits (default DEFAULT_SPLIT_MASK).
     num_stages (for tuning): the gradient kernel's software pipelining of its loads (default STAGES).
-    Two launches (states, gradients), two small elementwise ones with dt_bias, softplus or dt_limit
-    (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
-    shares)."""
+    dstates, dd_in_kernel, dstates_warps, dstates_sub (for tuning): whether the gradient chain runs as a launch
+    of its own (default `chain_launch`), whether dD is summed in the gradient kernel (default DD_IN_KERNEL), that
+    launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB).
+    Two launches (states, gradients), a third for the gradient chain with few chains or z, a small one for dD
+    with D where there is no third, two small elementwise ones with dt_bias, softplus or dt_limit (dt processed
+    ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -533,26 +732,59 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     bc_any = dB_buf if dB_buf is not None else dC_buf
     bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
+    if dstates is None:
+        dstates = chain_launch(early, z is not None)
+    dd_in_kernel = DD_IN_KERNEL if dd_in_kernel is None else dd_in_kernel
+    dH_buf = dy_buf = None
+    fused_dd = False
     global last_compiled
     with _runtime.on_device(device):
+        if dstates:
+            # the gradient chain as a launch of its own: dH after every chunk, dz, and with z the gated dy, which
+            # the gradient kernel then reads in place of dout and z
+            dH_buf = torch.empty((n_rows, h, block_n, block_p), dtype=torch.float32, device=device)
+            dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
+            fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
+            if fused_dd:
+                dd_part = torch.empty((n_rows, h, block_p), dtype=torch.float32, device=device)
+            _runtime.launch(_dstates_kernel, (n_programs,), (
+                dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
+                _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, table, x,
+                dd_part if fused_dd else dH_buf,
+                dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
+                *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
+                float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
+                CHUNK=dims.chunk_size, SUB=dstates_sub or min(DSTATES_SUB, dims.chunk_size), BLOCK_P=block_p,
+                BLOCK_N=block_n, HAS_Z=z is not None,
+                HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
+                IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
+                DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
+                NEED_DD=fused_dd, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
+        g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
+        g_z_arg = g_z if g_z is not None else x
         last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
-            x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A, init_arg, dout, yp, df_arg,
-            states, _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part), _or(dz, part),
-            _or(dinit, part), rowterm, part, counter, flags, slots, table,
+            x, dt, A, B, C, D_arg, g_z_arg, dt_bias if dt_bias is not None else A, init_arg, g_dout, yp, df_arg,
+            states, _or(dH_buf, states), _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part),
+            _or(dz, part), _or(dinit, part), rowterm, part, counter, flags, slots, table,
             dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
-            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(),
+            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *g_z_arg.stride(), *g_dout.stride(), *yp.stride(),
             *bc_strides, *stride_D, *init_strides, *df_strides,
             float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
             CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
-            HAS_D=D is not None, HAS_Z=z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+            HAS_D=D is not None, HAS_Z=g_z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
             HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
-            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early,
+            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early and not dstates,
             DOT_PRECISION=_dot_precision(x.dtype), MODE=mode,
             SPLIT_MASK=DEFAULT_SPLIT_MASK if split_mask is None else split_mask,
             NEED_DX=dx is not None, NEED_DDT=ddt is not None,
-            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None,
-            NEED_DINIT=dinit is not None, num_warps=num_warps, num_stages=num_stages or STAGES,
+            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None and not dstates,
+            NEED_DINIT=dinit is not None, DH_GIVEN=dstates, DD_IN_KERNEL=dd_in_kernel,
+            num_warps=num_warps, num_stages=num_stages or STAGES,
         )
+        del dH_buf, dy_buf
+        dD = None
+        if need["D"] and not dd_in_kernel:
+            dD = dd_part.sum(0)[:, :p] if dstates and fused_dd else d_skip_sums(dims, dout, z, x, D)
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
@@ -568,9 +800,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         dt = raw_dt
     elif need["dt_bias"]:
         ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True)
-    dD = None
     if need["D"]:
-        dD = (sums[:, :p] if D.dim() == 2 else sums[:, :p].sum(1)).to(D.dtype, copy=True)
+        dD = sums[:, :p] if dd_in_kernel else dD  # (nheads, headdim)
+        dD = (dD if D.dim() == 2 else dD.sum(1)).to(D.dtype, copy=True)
     if dinit is not None:
         dinit = dinit.to(initial_states.dtype)
     if ddt is not None:

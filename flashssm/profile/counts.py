@@ -95,6 +95,10 @@ SSD_KERNELS = {
     ("_ssd_bwd_kernel", None): _ssd(["x", "dt_in", "B", "B", "x", "st32"], ["x", "dt32", "B32", "B32"],
                                     ["cb", ("intra", 2), ("intra_n", 2), ("state", 4)],
                                     [("decay", 2), ("token", 2), ("update", 2)]),
+    # the state gradients' chain as a launch of its own (one long sequence, or z): reads dout, C, dt and x (D's
+    # gradient), writes dH after every chunk; D's gradient alone where there is no such launch
+    ("_dstates_kernel", None): _ssd(["x", "dt_in", "B", "x"], ["st32"], ["state"], ["token"]),
+    ("_dD_kernel", None): _ssd(["x", "x"], [], vector=[("token", 0.25)]),
     # mamba_ssm's Triton SSD: five forward kernels; its backward recomputes the first four, then
     # runs the gradient kernels (ssd_combined._mamba_chunk_scan_combined_bwd).
     ("_chunk_cumsum_fwd_kernel", None): _ssd(["dt_in"], ["dt32", "dA"], vector=[("token", 0.25)]),

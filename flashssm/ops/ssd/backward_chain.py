@@ -127,6 +127,30 @@ def _dy_of(dout_base, z_base, stride_do_t, stride_do_p, stride_z_t, stride_z_p, 
 
 
 @triton.jit
+def _reverse_program(counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows,
+                     CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """The (chunk, head) of a program of the state gradients' chain: tickets in launch order, chunk rows
+    backwards (the last chunk position first). Returns head, chunk row, chunk_of's place (batch row, sequence, k,
+    first token, length, chunks in the sequence), the chain (hand-over slot and flag) and the group."""
+    ticket = take_ticket(counter_ptr, n_programs)
+    h = ticket % nheads
+    rest = n_rows - 1 - ticket // nheads
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    return h, rest, b, seq, k, start, length, n_chunks, lane * nheads + h, h // heads_per_group
+
+
+@triton.jit
+def _hand_over_places(slot_ptr, dinit_ptr, chain, seq, h64, nheads, headdim, dstate, offs_p, offs_n,
+                      BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Where a chain's state gradient is handed over ([BLOCK_N, BLOCK_P] fp32 in its slot) and where chunk 0
+    stores initial_states' gradient ((seqs, nheads, headdim, dstate) fp32), for _receive and _hand_back."""
+    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
+    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
+             + offs_p[None, :] * dstate + offs_n[:, None])
+    return slot, dinit
+
+
+@triton.jit
 def _ssd_bwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
     states_ptr, dstates_ptr, dx_ptr, ddt_ptr, dB_ptr, dC_ptr, dz_ptr, dinit_ptr, rowterm_ptr, part_ptr,
@@ -151,12 +175,8 @@ def _ssd_bwd_kernel(
     NEED_DDT: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, NEED_DZ: tl.constexpr,
     NEED_DINIT: tl.constexpr, DH_GIVEN: tl.constexpr, DD_IN_KERNEL: tl.constexpr,
 ):
-    ticket = take_ticket(counter_ptr, n_programs)  # launch order
-    h = ticket % nheads
-    rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    chain = lane * nheads + h
-    g = h // heads_per_group
+    h, rest, b, seq, k, start, length, n_chunks, chain, g = _reverse_program(
+        counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows, CHUNK, IS_VARLEN)
 
     offs_p = tl.arange(0, BLOCK_P)
     offs_n = tl.arange(0, BLOCK_N)
@@ -195,9 +215,8 @@ def _ssd_bwd_kernel(
     dC_base = dC_ptr + b64 * stride_dB_b + g.to(tl.int64) * stride_dB_g + start * stride_dB_t
     prog_row = rest.to(tl.int64) * nheads + h64
     rowterm = rowterm_ptr + prog_row * CHUNK
-    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
-    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
-             + offs_p[None, :] * dstate + offs_n[:, None])
+    slot, dinit = _hand_over_places(slot_ptr, dinit_ptr, chain, seq, h64, nheads, headdim, dstate, offs_p, offs_n,
+                                    BLOCK_P, BLOCK_N)
     is_last = k + 1 == n_chunks
 
     # the state entering the chunk, [BLOCK_N, BLOCK_P] (zero past dstate and headdim)
@@ -385,12 +404,8 @@ def _dstates_kernel(
     exp(cs_L) dH + share handed to chunk k-1. On the way dy (gated) and dz. STORE_DY False: dy is not written;
     ROUND_DY: the share takes dy rounded to the input dtype, as the chain form's sweeps do; NEED_DD: the chunk's
     share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads, BLOCK_P)."""
-    ticket = take_ticket(counter_ptr, n_programs)  # launch order
-    h = ticket % nheads
-    rest = n_rows - 1 - ticket // nheads  # chunk rows backwards: the last chunk position first
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    chain = lane * nheads + h
-    g = h // heads_per_group
+    h, rest, b, seq, k, start, length, n_chunks, chain, g = _reverse_program(
+        counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows, CHUNK, IS_VARLEN)
 
     offs_p = tl.arange(0, BLOCK_P)
     offs_n = tl.arange(0, BLOCK_N)
@@ -412,9 +427,8 @@ def _dstates_kernel(
     # dy and dz: contiguous like x
     row_base = ((b64 * seqlen + start) * nheads + h64) * headdim
     prog_row = rest.to(tl.int64) * nheads + h64
-    slot = slot_ptr + chain * (BLOCK_P * BLOCK_N) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
-    dinit = (dinit_ptr + seq.to(tl.int64) * (nheads * headdim * dstate) + h64 * (headdim * dstate)
-             + offs_p[None, :] * dstate + offs_n[:, None])
+    slot, dinit = _hand_over_places(slot_ptr, dinit_ptr, chain, seq, h64, nheads, headdim, dstate, offs_p, offs_n,
+                                    BLOCK_P, BLOCK_N)
     is_last = k + 1 == n_chunks
 
     share = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
@@ -511,10 +525,10 @@ def chain_launch(early: bool, has_z: bool) -> bool:
     """Whether the gradient chain runs as a launch of its own (_dstates_kernel: dH after every chunk stored, dD
     summed, and with z the gated dy and dz written) rather than inside the gradient kernel. On an H100 (2.7B shape,
     bf16; benchmarks/notes/ssd_backward.md, eleventh session), backward alone: with few chains (early publish) the
-    kernel's own pass 0 and hand-over cost more than the launch (1x32K 6.08 -> 5.58 ms without options, 6.99 ->
-    5.78 with D, dt_bias, softplus); with z the gradient kernel recomputed the gate in every sweep (8x4K 12.59 ->
-    6.34 ms, 1x32K 15.43 -> 6.33); with many chains and no z the launch costs more than it saves (8x4K 5.01 ->
-    5.48)."""
+    kernel's own pass 0 and hand-over cost more than the launch (1x32K 6.05 -> 5.43 ms without options, 6.98 ->
+    5.69 with D, dt_bias, softplus); with z the gradient kernel recomputed the gate in every sweep (8x4K 12.55 ->
+    6.25 ms, 1x32K 15.40 -> 6.24); with many chains and no z the launch costs more than it saves (8x4K, every
+    kernel: 5.10 -> 5.45 ms)."""
     return early or has_z
 
 
@@ -528,7 +542,7 @@ DD_IN_KERNEL = False
 
 
 @triton.jit
-def _dD_kernel(dout_ptr, z_ptr, x_ptr, part_ptr, n_rows, seqlen, nheads, headdim,
+def _dD_kernel(dout_ptr, z_ptr, x_ptr, part_ptr, n_tokens, seqlen, nheads, headdim,
                stride_do_b, stride_do_t, stride_do_h, stride_do_p,
                stride_z_b, stride_z_t, stride_z_h, stride_z_p,
                stride_x_b, stride_x_t, stride_x_h, stride_x_p,
@@ -544,7 +558,7 @@ def _dD_kernel(dout_ptr, z_ptr, x_ptr, part_ptr, n_rows, seqlen, nheads, headdim
     acc = tl.zeros((BLOCK_T, BLOCK_P), dtype=ACC)
     for r0 in range(0, ROWS, BLOCK_T):
         r = blk.to(tl.int64) * ROWS + r0 + tl.arange(0, BLOCK_T)
-        mask = (r < n_rows)[:, None] & mask_p[None, :]
+        mask = (r < n_tokens)[:, None] & mask_p[None, :]
         bi = r // seqlen
         ti = r % seqlen
         dy = tl.load(dout_ptr + (bi * stride_do_b + ti * stride_do_t + h * stride_do_h)[:, None]
@@ -562,19 +576,19 @@ def _dD_kernel(dout_ptr, z_ptr, x_ptr, part_ptr, n_rows, seqlen, nheads, headdim
 _DD_ROWS = 512
 
 
-def d_skip_sums(dims: SSDDims, dout, z, x, D) -> torch.Tensor:
+def dD_sums(dims: SSDDims, dout, z, x) -> torch.Tensor:
     """sum over (batch, token) of dy * x, (nheads, headdim) in the accumulation dtype (fp32; float64 for float64
     inputs): partial sums per block of rows, then summed in a fixed order (deterministic)."""
-    n_rows = dims.batch * dims.seqlen
+    n_tokens = dims.batch * dims.seqlen
     h, p = dims.nheads, dims.headdim
     block_p = max(16, _runtime.next_power_of_2(p))
     acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-    n_blk = max(_runtime.cdiv(n_rows, _DD_ROWS), 1)
+    n_blk = max(_runtime.cdiv(n_tokens, _DD_ROWS), 1)
     part = torch.empty((n_blk, h, block_p), dtype=acc, device=x.device)
     z_arg = z if z is not None else x
     with _runtime.on_device(x.device):
         _runtime.launch(_dD_kernel, (n_blk, h), (
-            dout, z_arg, x, part, n_rows, dims.seqlen, h, p, *dout.stride(), *z_arg.stride(), *x.stride()), x.device,
+            dout, z_arg, x, part, n_tokens, dims.seqlen, h, p, *dout.stride(), *z_arg.stride(), *x.stride()), x.device,
             ROWS=_DD_ROWS, BLOCK_T=64 if block_p <= 64 else 32, BLOCK_P=block_p, HAS_Z=z is not None,
             F64=acc == torch.float64, num_warps=4)
     return part.sum(0)[:, :p]
@@ -781,10 +795,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             NEED_DINIT=dinit is not None, DH_GIVEN=dstates, DD_IN_KERNEL=dd_in_kernel,
             num_warps=num_warps, num_stages=num_stages or STAGES,
         )
-        del dH_buf, dy_buf
-        dD = None
-        if need["D"] and not dd_in_kernel:
-            dD = dd_part.sum(0)[:, :p] if dstates and fused_dd else d_skip_sums(dims, dout, z, x, D)
+        del dH_buf, dy_buf  # (freed before the sums and casts below allocate)
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
@@ -800,8 +811,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         dt = raw_dt
     elif need["dt_bias"]:
         ddt_bias = sums[:, block_p + 1].to(dt_bias.dtype, copy=True)
-    if need["D"]:
-        dD = sums[:, :p] if dd_in_kernel else dD  # (nheads, headdim)
+    dD = None
+    if need["D"]:  # (nheads, headdim): the gradient kernel's shares, the chain launch's, or _dD_kernel's
+        dD = sums[:, :p] if dd_in_kernel else dd_part.sum(0)[:, :p] if fused_dd else dD_sums(dims, dout, z, x)
         dD = (dD if D.dim() == 2 else dD.sum(1)).to(D.dtype, copy=True)
     if dinit is not None:
         dinit = dinit.to(initial_states.dtype)

@@ -14,6 +14,7 @@ import argparse
 
 from benchmarks.offline_ssd_forward import STRIDES, compile_specialised, resource_report
 from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, SPLIT_ALL, TF32, _ssd_bwd_kernel
+from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_kernel
 
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_rows": 128, "n_programs": 128 * 80}
@@ -43,7 +44,11 @@ def main():
     p.add_argument("--given", action="store_true", help="dH after each chunk read from the chain's own launch")
     p.add_argument("--dd-in-kernel", action="store_true", help="D's gradient summed in the kernel (with --d)")
     p.add_argument("--sass", help="write the SASS here")
+    p.add_argument("--tiles", action="store_true", help="the gradient launch in tiles (backward_tiles), not the sweeps")
+    p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")
     a = p.parse_args()
+    if a.tiles:
+        return tiles(a)
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
     consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
@@ -59,6 +64,29 @@ def main():
     opts += " given" * a.given + " dD-in-kernel" * a.dd_in_kernel
     print(f"chain bwd{opts} mode {a.mode} mask {a.split_mask} sub {a.sub} warps {a.warps} stages {a.stages}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared} {mix}")
+
+
+
+OPS = ["HMMA", "HGMMA", "MUFU", "F2F", "FFMA", "FMUL", "SHFL", "REDG", "RED", "LDG", "STG", "LDS", "STS", "LDSM", "BAR",
+       "F2FP", "LDL", "STL"]
+
+
+def tiles(a):
+    """The tiles kernel, as the chain backward launches it on the 2.7B shape (dy as x, dH given)."""
+    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    mask = TILES_SPLIT_DEFAULT if a.split_mask == SPLIT_ALL else a.split_mask
+    consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
+                  DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=mask, NEED_DX=True, NEED_DA=True, NEED_DB=True,
+                  NEED_DC=True)
+    strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
+               "plane": 128 * 80 * 256}
+    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr", "dx_ptr"}
+    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
+    k = compile_specialised(_tiles_kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
+                            maxnreg=a.maxnreg)
+    mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)
+    print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: regs {regs} "
+          f"spill-bytes {spills} smem {k.metadata.shared} | {mix}")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,14 @@ SSD_KERNELS = {
     # gradient), writes dH after every chunk; D's gradient alone where there is no such launch
     ("_dstates_kernel", None): _ssd(["x", "dt_in", "B", "x"], ["st32"], ["state"], ["token"]),
     ("_dD_kernel", None): _ssd(["x", "x"], [], vector=[("token", 0.25)]),
+    # the gradients in tiles (the default after the chain launch): per head the pairs' S and (S L)^T dy over the
+    # lower triangle, and three state products (B dH, x dH^T, dy H^T); per group of heads the pairs' G = dy x^T (per
+    # head), S, and V^T C, V B; the decay gradient's sums per (chunk, head)
+    ("_tiles_kernel", None): _ssd(["x", "dt_in", "B", "B", "x", "st32", "st32"], ["x", "B32", "B32"],
+                                  [("intra_n", 0.5), ("intra", 0.5), ("state", 3)], ["decay", "token"]),
+    ("_tiles_bc_kernel", None): _ssd(["x", "x", "dt_in", "B", "B"], ["B32", "B32"], [("intra", 0.5), ("cb", 1.5)],
+                                     [("decay", 2), "token"]),
+    ("_tiles_da_kernel", None): _ssd(["dt32", "dt32", "dt32", "dt_in"], ["dt32"], vector=[("token", 0.25)]),
     # mamba_ssm's Triton SSD: five forward kernels; its backward recomputes the first four, then
     # runs the gradient kernels (ssd_combined._mamba_chunk_scan_combined_bwd).
     ("_chunk_cumsum_fwd_kernel", None): _ssd(["dt_in"], ["dt32", "dA"], vector=[("token", 0.25)]),

@@ -42,8 +42,9 @@ def gradients(fn, kw, dy, dfinal, **options):
 
 
 def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None, final_grad=True, what="",
-                    deterministic=False):
-    """flashssm's gradients against the float64 chunked reference's, for random incoming gradients."""
+                    deterministic=False, reduced_factor=4):
+    """flashssm's gradients against the float64 chunked reference's, for random incoming gradients (the sums over
+    tokens, REDUCED, within reduced_factor times the tolerance)."""
     dy = torch.randn_like(kw["x"], dtype=torch.float32)
     num_seqs = kw["x"].shape[0] if cu_seqlens is None else cu_seqlens.numel() - 1
     h, p, n = kw["x"].shape[2], kw["x"].shape[3], kw["B"].shape[3]
@@ -67,7 +68,7 @@ def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None,
         print(f"d{k} {what}: relative error {rel_err(g, want[k]):.2e}")
         tolerance = TOLERANCES[grad_tolerance(dtype, state_dtype)]
         if k in REDUCED:
-            tolerance *= 4
+            tolerance *= reduced_factor
         err = rel_err(g, want[k])
         assert not torch.isnan(g).any(), f"d{k} {what}: NaN"
         assert err <= tolerance, f"d{k} {what}: relative error {err:.3e} > {tolerance:.0e}"
@@ -94,12 +95,14 @@ GRID = [
 ]
 
 
-@pytest.fixture(params=["parallel", "chain"])
+@pytest.fixture(params=["parallel", "chain", "tiles"])
 def backward_form(request, monkeypatch):
-    """Both implementations of the backward (ops/ssd/backward.py: chunk-parallel by default, or the chain form)."""
-    from flashssm.ops.ssd import backward
+    """Every implementation of the backward: ops/ssd/backward.py's chunk-parallel form, the chain form with its
+    sweeps, and the chain form with its gradient launch in tiles (ops/ssd/backward_tiles.py)."""
+    from flashssm.ops.ssd import backward, backward_chain
 
-    monkeypatch.setattr(backward, "DEFAULT_FORM", request.param)
+    monkeypatch.setattr(backward, "DEFAULT_FORM", "parallel" if request.param == "parallel" else "chain")
+    monkeypatch.setattr(backward_chain, "TILES", request.param == "tiles")
     return request.param
 
 
@@ -451,6 +454,7 @@ def force_chain_handover(monkeypatch, handover):
     from flashssm.ops.ssd import backward, backward_chain
 
     monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
+    monkeypatch.setattr(backward_chain, "TILES", False)  # (the sweeps' hand-overs: the tiles always take dstates)
     monkeypatch.setattr(backward_chain, "chain_launch", lambda early, has_z: handover == "dstates")
     real = backward_chain._config
 
@@ -492,25 +496,45 @@ def test_chain_dd_in_gradient_kernel(handover, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=handover)
 
 
+@pytest.mark.parametrize("launch", ["sweeps", "tiles"])
 @pytest.mark.parametrize("mode", ["round", "split", "tf32"])
-def test_chain_product_modes(mode, device, monkeypatch):
-    """The recurrent form's ways of taking the products with computed operands (16-bit inputs), with
-    every option, initial states, a final-state gradient and a length that ends mid-chunk."""
+def test_chain_product_modes(mode, launch, device, monkeypatch):
+    """The chain form's ways of taking the products with computed operands (16-bit inputs), with either gradient
+    launch, every option, initial states, a final-state gradient and a length that ends mid-chunk."""
     from flashssm.ops.ssd import backward
 
     real = backward.ssd_backward
-    monkeypatch.setattr(backward, "ssd_backward",
-                        functools.partial(real, form="chain", mode=getattr(backward, mode.upper())))
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(
+        real, form="chain", mode=getattr(backward, mode.upper()), tiles=launch == "tiles"))
     dtype = torch.bfloat16 if device == "cuda" else torch.float16
     seqlen, chunk = (1500, 256) if device == "cuda" else (150, 64)
     kw = ssd_inputs(2, seqlen, 4, 32, 16, 2, dtype=dtype, device=device, D="h", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
-    check_gradients(kw, dtype, chunk_size=chunk)
+    # The sweeps' ROUND mode (a tuning option) rounds the running state gradient that the decay gradient's
+    # cancelling sums go through: on an H100 its bf16 dA and dt_bias errors reached 1.2-1.5e-1 on 3 of 10 draws of
+    # these inputs (benchmarks/probe_round_da.py, eleventh session), about 10x the other modes'. Its bound is 3e-1.
+    loose = mode == "round" and launch == "sweeps"
+    check_gradients(kw, dtype, chunk_size=chunk, reduced_factor=12 if loose else 4)
+
+
+@pytest.mark.parametrize("all_heads", [False, True], ids=["head-blocks", "all-heads"])
+def test_tiles_pair_launch_head_blocks(all_heads, device, monkeypatch):
+    """The tiles' pair launch sums the pairs' weights over the heads of a group in one program, or over blocks of
+    heads where that would leave too few programs (here forced either way), with groups of 3 heads, a ragged end
+    and every option."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True))
+    monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu: 1 if all_heads else 1000)
+    kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=64)
 
 
 def test_chain_decay_gradient_matches_parallel(device, monkeypatch):
-    """The chain form's dA and dt_bias at 16-bit inputs as accurate as the chunk-parallel form's on the same
-    inputs. Its decay gradient is the state gradient carried from beyond the chunk minus sums of terms that
+    """The chain form's dA and dt_bias at 16-bit inputs (either gradient launch: sweeps or tiles) as accurate as the
+    chunk-parallel form's on the same inputs. Its decay gradient is the state gradient carried from beyond the chunk minus sums of terms that
     cancel; when one path rounded dy and another did not, that cancellation left 30x the parallel form's
     error on a GPU (fp16 dA 1.8e-2 against 5.6e-4; benchmarks/notes/ssd_backward.md, sixth session). Long
     chunks and slow decays make the cancelled terms large; the interpreter reproduces the effect."""
@@ -527,16 +551,20 @@ def test_chain_decay_gradient_matches_parallel(device, monkeypatch):
     dy = torch.randn(y.shape, device=device)
     dfinal = torch.randn(final.shape, device=device)
     want = torch.autograd.grad([y, final], [leaves64["A"], leaves64["dt_bias"]], [dy.double(), dfinal.double()])
+    from flashssm.ops.ssd import backward_chain
+
     errs = {}
-    for form in ("parallel", "chain"):
-        monkeypatch.setattr(backward, "DEFAULT_FORM", form)
+    for form in ("parallel", "chain", "tiles"):
+        monkeypatch.setattr(backward, "DEFAULT_FORM", "chain" if form == "tiles" else form)
+        monkeypatch.setattr(backward_chain, "TILES", form == "tiles")
         leaves = {k: (v.detach().clone().requires_grad_() if torch.is_tensor(v) and v.is_floating_point() else v)
                   for k, v in kw.items()}
         y, final = flashssm.ssd_scan(**leaves, chunk_size=256, return_final_states=True)
         got = torch.autograd.grad([y, final], [leaves["A"], leaves["dt_bias"]], [dy.to(y.dtype), dfinal])
         errs[form] = [rel_err(g, w) for g, w in zip(got, want)]
-    for name, chain, parallel in zip(("dA", "dt_bias"), errs["chain"], errs["parallel"]):
-        assert chain <= 3 * parallel + 1e-4, f"{name}: chain {chain:.2e}, parallel {parallel:.2e}"
+    for form in ("chain", "tiles"):
+        for name, err, parallel in zip(("dA", "dt_bias"), errs[form], errs["parallel"]):
+            assert err <= 3 * parallel + 1e-4, f"{name}: {form} {err:.2e}, parallel {parallel:.2e}"
 
 
 @pytest.mark.gpu

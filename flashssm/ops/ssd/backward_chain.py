@@ -14,7 +14,10 @@ dH_in = exp(sum dt A) dH_out + sum_i exp(cs_i) C_i dy_i^T handed from chunk k to
 chunk order), dH_out of every chunk stored (fp32); on the way dD's shares, dz, and with z the gated dy, which
 launch 3 then reads instead of dout and z.
 
-Launch 3 (`_ssd_bwd_kernel`): one program per (chunk, head), whole headdim. Programs take tickets in
+Launch 3, by default (`TILES`): ops/ssd/backward_tiles.py's gradient launches in tiles, after launch 2, with no state
+carried through a loop. Otherwise:
+
+Launch 3 (`_ssd_bwd_kernel`, "the sweeps"): one program per (chunk, head), whole headdim. Programs take tickets in
 *reverse* chunk order (last chunk position first), because the state gradient flows backwards. Without
 launch 2, dH is handed from chunk k to chunk k-1 inside this launch the way states were handed forward (one
 slot and one flag per chain; a program only waits on a ticket taken before its own). Each program, with Q
@@ -58,7 +61,8 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
-from flashssm.ops.ssd.forward import _block_n, _chunk_decays, _dot_precision, chunk_of, entering_states, varlen_table
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, chunk_rows, entering_states,
+                                      varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -681,7 +685,8 @@ def _config(dims: SSDDims, mode: int, device: torch.device):
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
                  sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
-                 dstates_warps=None, dstates_sub=None):
+                 dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
+                 bc_heads=None, bc_warps=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -692,20 +697,28 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dstates, dd_in_kernel, dstates_warps, dstates_sub (for tuning): whether the gradient chain runs as a launch
     of its own (default `chain_launch`), whether dD is summed in the gradient kernel (default DD_IN_KERNEL), that
     launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB).
-    Two launches (states, gradients), a third for the gradient chain with few chains or z, a small one for dD
-    with D where there is no third, two small elementwise ones with dt_bias, softplus or dt_limit (dt processed
-    ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head shares)."""
+    tiles (default TILES): the gradients by ops/ssd/backward_tiles.py's launches instead of the sweeps (always after
+    the chain launch); tile, tiles_warps, tiles_stages, bc_heads, bc_warps (for tuning): its tokens a block, its
+    warps and stages, the heads a program of its pair launch sums (default: all of the group's where that leaves
+    about four programs an SM) and that launch's warps.
+    With the tiles (the default): the states, the gradient chain, the tiles, their pairs and the decay gradient's
+    sums (five launches). With the sweeps: two launches (states, gradients), a third for the gradient chain with few
+    chains or z, a small one for dD with D where there is no third. Either way two small elementwise ones with
+    dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC
+    casts, per-head shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
+    if tiles is None:
+        tiles = TILES and use_tiles(dims, device)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
         mode = TF32
     elif x.dtype == torch.float32:
         mode = ROUND
     elif mode is None:
-        mode = DEFAULT_MODE
+        mode = TILES_MODE if tiles else DEFAULT_MODE
     block_n, block_p, sub_, num_warps_, early = _config(dims, mode, device)
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
@@ -746,6 +759,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     bc_any = dB_buf if dB_buf is not None else dC_buf
     bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
+    if tiles:  # the tiles need dH of every chunk from the chain launch
+        dstates, dd_in_kernel = True, False
     if dstates is None:
         dstates = chain_launch(early, z is not None)
     dd_in_kernel = DD_IN_KERNEL if dd_in_kernel is None else dd_in_kernel
@@ -775,31 +790,38 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
                 NEED_DD=fused_dd, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
-        g_z_arg = g_z if g_z is not None else x
-        last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
-            x, dt, A, B, C, D_arg, g_z_arg, dt_bias if dt_bias is not None else A, init_arg, g_dout, yp, df_arg,
-            states, _or(dH_buf, states), _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part),
-            _or(dz, part), _or(dinit, part), rowterm, part, counter, flags, slots, table,
-            dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
-            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *g_z_arg.stride(), *g_dout.stride(), *yp.stride(),
-            *bc_strides, *stride_D, *init_strides, *df_strides,
-            float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
-            CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
-            HAS_D=D is not None, HAS_Z=g_z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-            HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
-            IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early and not dstates,
-            DOT_PRECISION=_dot_precision(x.dtype), MODE=mode,
-            SPLIT_MASK=DEFAULT_SPLIT_MASK if split_mask is None else split_mask,
-            NEED_DX=dx is not None, NEED_DDT=ddt is not None,
-            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None and not dstates,
-            NEED_DINIT=dinit is not None, DH_GIVEN=dstates, DD_IN_KERNEL=dd_in_kernel,
-            num_warps=num_warps, num_stages=num_stages or STAGES,
-        )
+        if tiles:
+            dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, g_dout, states, dH_buf, dx, ddt, dB_buf,
+                                    dC_buf, table, need["A"], mode, split_mask, tile, tiles_warps, tiles_stages,
+                                    bc_heads, bc_warps)
+        else:
+            g_z_arg = g_z if g_z is not None else x
+            last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
+                x, dt, A, B, C, D_arg, g_z_arg, dt_bias if dt_bias is not None else A, init_arg, g_dout, yp, df_arg,
+                states, _or(dH_buf, states), _or(dx, part), _or(ddt, part), _or(dB_buf, part), _or(dC_buf, part),
+                _or(dz, part), _or(dinit, part), rowterm, part, counter, flags, slots, table,
+                dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
+                *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *g_z_arg.stride(), *g_dout.stride(), *yp.stride(),
+                *bc_strides, *stride_D, *init_strides, *df_strides,
+                float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
+                CHUNK=dims.chunk_size, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n,
+                HAS_D=D is not None, HAS_Z=g_z is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+                HAS_INIT=initial_states is not None, HAS_DFINAL=dfinal is not None,
+                IS_VARLEN=dims.cu_seqlens is not None, EARLY_PUBLISH=early and not dstates,
+                DOT_PRECISION=_dot_precision(x.dtype), MODE=mode,
+                SPLIT_MASK=DEFAULT_SPLIT_MASK if split_mask is None else split_mask,
+                NEED_DX=dx is not None, NEED_DDT=ddt is not None,
+                NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, NEED_DZ=dz is not None and not dstates,
+                NEED_DINIT=dinit is not None, DH_GIVEN=dstates, DD_IN_KERNEL=dd_in_kernel,
+                num_warps=num_warps, num_stages=num_stages or STAGES,
+            )
         del dH_buf, dy_buf  # (freed before the sums and casts below allocate)
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
-    dA = sums[:, block_p].to(A.dtype, copy=True) if need["A"] else None
+    dA = None
+    if need["A"]:
+        dA = (dA_part.sum(0) if tiles else sums[:, block_p]).to(A.dtype, copy=True)
     ddt_bias = None
     if prepared:
         if ddt is not None:
@@ -823,6 +845,82 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
 
 
 last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (for tuning)
+
+# The gradient launch in tiles (ops/ssd/backward_tiles.py) instead of the sweeps, after the chain launch. On an H100
+# (2.7B shape, bf16, backward alone; benchmarks/notes/ssd_backward.md, twelfth session): 1x32K 5.42 -> 5.04 ms
+# without options, 5.69 -> 5.30 with D, dt_bias, softplus, 6.23 -> 5.84 with z too; 8x4K 4.99 -> 5.02, 5.50 -> 5.28,
+# 6.25 -> 5.86. Its products with a computed operand round (TILES_MODE): its decay gradient has no running-state terms
+# that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
+TILES = True
+TILES_MODE = ROUND
+
+
+def use_tiles(dims: SSDDims, device: torch.device) -> bool:
+    """The tiles where their launches have enough (chunk, head) programs to fill the GPU several times over: at 1x2K
+    (640 of them) they took the sweeps' GPU time but their two extra launches cost more host time than that (backward
+    alone 0.46 -> 0.49 ms, with D 0.89 -> 1.02)."""
+    return chunk_rows(dims) * dims.nheads >= 8 * _runtime.sm_count(device, on_cpu=0)
+
+
+def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, dy, states, dH, dx, ddt, dB_buf, dC_buf, table,
+                  need_dA, mode, split_mask, tile, warps, stages, bc_heads=None, bc_warps=None):
+    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' two launches; returns
+    the (rows, nheads) shares of dA."""
+    global last_compiled
+    from flashssm.ops.ssd import backward_tiles as bt
+
+    device = x.device
+    h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
+    q = dims.chunk_size
+    n_rows = states.shape[0]
+    block_n, block_p = states.shape[2], states.shape[3]
+    t = min(tile or bt.TILE, q)
+    n_blk = q // t
+    need_da = ddt is not None or need_dA
+    need_bc = dB_buf is not None or dC_buf is not None
+    plane = n_rows * h * q
+    # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
+    scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device) if need_da or need_bc else None
+    carry = torch.empty((n_rows, h), dtype=torch.float32, device=device) if need_da else None
+    bc_any = dB_buf if dB_buf is not None else dC_buf
+    bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
+    D_arg = D if D is not None else A
+    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
+    init_arg = initial_states if initial_states is not None else x
+    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    filler = _or(scratch, states)
+    precision = _dot_precision(x.dtype)
+    mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
+    is_varlen = dims.cu_seqlens is not None
+    last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
+        x, dt, A, B, C, D_arg, init_arg, dy, states, dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
+        filler, _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, h // g, plane,
+        *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides, *stride_D, *init_strides),
+        device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
+        HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
+        SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
+        NEED_DC=dC_buf is not None, num_warps=warps or bt.TILES_WARPS, num_stages=stages or bt.TILES_STAGES)
+    if need_bc or need_da:
+        # heads summed by a program of the pair launch: all of the group's, unless that leaves fewer than about four
+        # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
+        r = h // g
+        programs = n_rows * g * (n_blk * (n_blk + 1) // 2)
+        hpp = bc_heads or -(-r // min(r, max(1, -(-4 * _runtime.sm_count(device, on_cpu=132) // programs))))
+        n_hb = -(-r // hpp)
+        _runtime.launch(bt._tiles_bc_kernel, (n_rows * g * (n_blk * (n_blk + 1) // 2) * n_hb,), (
+            x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table,
+            dims.batch, dims.seqlen, h, n, p, h // g, g, hpp, n_hb, plane,
+            *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
+            device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
+            MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
+            num_warps=bc_warps or bt.TILES_BC_WARPS, num_stages=bt.TILES_BC_STAGES)
+    if not need_da:
+        return None
+    part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
+    _runtime.launch(bt._tiles_da_kernel, (n_rows * h,), (
+        dt, A, scratch, carry, _or(ddt, scratch), part, table, dims.batch, dims.seqlen, h, plane, *dt.stride()),
+        device, CHUNK=q, T=t, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, num_warps=4)
+    return part
 
 
 def _or(t, other):

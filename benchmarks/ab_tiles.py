@@ -1,0 +1,155 @@
+"""A/B of the chain backward's gradient launch: the sweeps (`_ssd_bwd_kernel`) against the tiles
+(ops/ssd/backward_tiles.py) in several configurations, alternating, several rounds, on the 2.7B mixer shape
+(bf16). Prints the median backward time of each variant, its largest relative difference from the first
+variant's gradients, and (--errors) each variant's gradient errors against the float64 reference at 1x2K.
+
+    python benchmarks/ab_tiles.py [ROUNDS] [--shapes 8x4096,1x32768] [--opts none,d,dz]
+        [--variants sweeps,tiles,tiles:w8,tiles:round:t32] [--errors] [--device cpu]
+
+A variant is "sweeps" (the default gradient kernel; `dstates` follows chain_launch) or "tiles" with
+colon-separated knobs: wN (warps), tN (tokens a block), sN (stages), round|split|tf32 (mode), mN (split mask),
+hN (heads a program of the pair launch sums), vN (that launch's warps).
+"""
+
+import argparse
+import statistics
+
+import torch
+from triton.testing import do_bench
+
+from flashssm.bench.workloads import SSDWorkload
+from flashssm.ops.checks import check_ssd_scan
+from flashssm.ops.ssd import backward
+from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32
+
+NAMES = ("dx", "ddt", "dA", "dB", "dC", "dD", "dz", "ddt_bias", "dinit")
+
+
+def variant_kwargs(spec: str) -> dict:
+    parts = spec.split(":")
+    if parts[0] == "sweeps":
+        return dict(tiles=False)
+    kw = dict(tiles=True)
+    for part in parts[1:]:
+        if part in ("round", "split", "tf32"):
+            kw["mode"] = {"round": ROUND, "split": SPLIT, "tf32": TF32}[part]
+        elif part[0] == "w":
+            kw["tiles_warps"] = int(part[1:])
+        elif part[0] == "t":
+            kw["tile"] = int(part[1:])
+        elif part[0] == "s":
+            kw["tiles_stages"] = int(part[1:])
+        elif part[0] == "m":
+            kw["split_mask"] = int(part[1:])
+        elif part[0] == "h":
+            kw["bc_heads"] = int(part[1:])
+        elif part[0] == "v":
+            kw["bc_warps"] = int(part[1:])
+        else:
+            raise ValueError(f"unknown knob {part!r} in {spec!r}")
+    return kw
+
+
+def inputs(batch, seqlen, device, opt):
+    inp = SSDWorkload("probe", batch, seqlen, **({} if device == "cuda" else dict(nheads=2, dstate=16))).make_inputs(device)
+    x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
+    h = x.shape[2]
+    gen = torch.Generator(device=device).manual_seed(0)
+    D = torch.randn(h, device=device, generator=gen)
+    dt_bias = torch.randn(h, device=device, generator=gen) * 0.5
+    z = torch.randn(x.shape, device=device, dtype=x.dtype, generator=gen)
+    dy = torch.randn(x.shape, device=device, dtype=x.dtype, generator=gen)
+    kw = {}
+    if opt in ("d", "dz"):
+        kw = dict(D=D, dt_bias=dt_bias, dt_softplus=True)
+    if opt == "dz":
+        kw["z"] = z
+    dims = check_ssd_scan(x, dt, A, B, C, chunk_size=256, **kw)
+    return dims, (x, dt, A, B, C), kw, dy
+
+
+def errors(variants, device, opt):
+    """Each variant's gradient errors against float64 (norm-relative), 1x2K of the shape, with the opt's options."""
+    from flashssm.ops.ssd.forward import launch
+    from flashssm.ops.ssd.reference import ssd_scan_chunked
+
+    dims, (x, dt, A, B, C), kw, dy = inputs(1, 2048, device, opt)
+    if "z" in kw:
+        kw = dict(kw, ypre=launch(dims, x, dt, A, B, C, store_ypre=True, **kw)[2])
+    names = ("x", "dt", "A", "B", "C") + tuple(k for k in ("D", "z", "dt_bias") if k in kw)
+    tensors = dict(zip(("x", "dt", "A", "B", "C"), (x, dt, A, B, C)), **kw)
+    leaves = {k: tensors[k].detach().double().requires_grad_() for k in names}
+    y, _ = ssd_scan_chunked(**leaves, chunk_size=256, dt_softplus=kw.get("dt_softplus", False))
+    y.backward(dy.double())
+    want = {k: leaves[k].grad for k in names}
+    for v in variants:
+        got = backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(v))
+        errs = {n: float((g.double() - want[k]).norm() / want[k].norm()) for n, g, k in
+                zip(NAMES, got, ("x", "dt", "A", "B", "C", "D", "z", "dt_bias")) if g is not None and k in want}
+        print(f"errors 1x2K {opt} {v}: " + " ".join(f"{n} {e:.2e}" for n, e in errs.items()), flush=True)
+
+
+def kernel_times(fn, reps=10):
+    """'name ms' per CUDA kernel of fn (mean of reps calls, after one warm call)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    rows = [(e.key, e.device_time_total / reps / 1000) for e in prof.key_averages()
+            if e.device_time_total > 0 and not e.key.startswith("cuda")]
+    rows.sort(key=lambda r: -r[1])
+    return " ".join(f"{k[:28]} {t:.3f}" for k, t in rows[:7])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rounds", type=int, nargs="?", default=3)
+    ap.add_argument("--shapes", default="8x4096,1x32768,1x2048")
+    ap.add_argument("--opts", default="none,d")
+    ap.add_argument("--variants", default="sweeps,tiles,tiles:w8")
+    ap.add_argument("--errors", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="also each variant's time per kernel (torch profiler)")
+    ap.add_argument("--device", default="cuda", help="cpu: a smoke run of this script under the interpreter, no timing")
+    a = ap.parse_args()
+    variants = a.variants.split(",")
+    if a.errors:
+        for opt in a.opts.split(","):
+            errors(variants, a.device, opt)
+    for shape in a.shapes.split(","):
+        batch, seqlen = map(int, shape.split("x"))
+        for opt in a.opts.split(","):
+            dims, (x, dt, A, B, C), kw, dy = inputs(batch, seqlen, a.device, opt)
+            if "z" in kw:
+                kw["ypre"] = torch.randn_like(x)
+
+            def run(v):
+                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(v))
+
+            ref = run(variants[0])
+            diffs = {}
+            for v in variants:
+                got = run(v)
+                diffs[v] = max(((float((g.float() - r.float()).norm() / r.float().norm().clamp_min(1e-30)), n)
+                                for n, g, r in zip(NAMES, got, ref) if g is not None), default=(0.0, "-"))
+            times = {v: [] for v in variants}
+            for _ in range(a.rounds):
+                for v in variants:
+                    times[v].append(do_bench(lambda: run(v), warmup=10, rep=50) if a.device == "cuda" else 1.0)
+            if a.profile and a.device == "cuda":
+                for v in variants:
+                    print(f"  {shape} {opt} {v}: {kernel_times(lambda: run(v))}", flush=True)
+            base = statistics.median(times[variants[0]])
+            print(f"{shape} {opt}: " + " | ".join(
+                f"{v} {statistics.median(t):.3f} ms ({statistics.median(t) / base:.3f}x; max diff {diffs[v][0]:.1e} "
+                f"{diffs[v][1]})" for v, t in times.items()), flush=True)
+            del x, dt, A, B, C, dy
+            if a.device == "cuda":
+                torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""ssd_scan backward: the gradient launch in tiles, with no state carried through a loop.
+
+The chain backward (ops/ssd/backward_chain.py) computes a chunk's gradients with two sweeps of sub-chunks that carry
+the running state H and the running state gradient dH ([N, P] fp32) from one sub-chunk to the next. On an H100 that
+kernel is latency-bound: 255 registers, two programs an SM, spills, and each sub-chunk's products wait on the
+previous sub-chunk's update (benchmarks/notes/ssd_backward.md, tenth session).
+
+Here, once the state entering every chunk (H, `entering_states`) and the gradient of the state after every chunk
+(dH, the chain launch `_dstates_kernel`) are in memory, a chunk's gradients need no recurrence at all: with
+T-token blocks of a Q-token chunk, cs the chunk's cumulative decay, L_ij = exp(cs_i - cs_j) (i >= j),
+S_ij = C_i . B_j and G_ij = dy_i . x_j,
+
+    bracket_j = exp(cs_L - cs_j) B_j dH + sum_{i >= j} S_ij L_ij dy_i         dx_j = dt_j bracket_j + D dy_j
+    dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} G_ij L_ij dt_j C_i
+    dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} G_ij L_ij dt_j B_j
+
+One program per (chunk, head, block b) does the column role of block b (bracket, dx, dB: the pairs with j in b,
+one tile pair per later block) and then the row role (dC: the pairs with i in b, one tile pair per earlier block):
+Q / T + 1 tile pairs a program whatever b, so the programs are the same size. Every product has a fresh
+accumulator per program (no dependence between iterations but the accumulation), like a FlashAttention backward;
+dB and dC sum over the heads of a group with fp32 atomics, as the chain kernel's do.
+
+The decay gradient (ops/ssd/backward.py has the derivation): with P_ij = G_ij S_ij L_ij dt_j,
+    da_k = exp(cs_L) <dH, H> + sum_{j < k} edge_j + sum_{i >= k} (inpath_i + rows_i - cols_i)
+edge_j = dt_j x_j . (the state part of bracket_j), inpath_i = C_i . (the state part of dC_i), rows_i = sum_j P_ij
+(row role), cols_j = sum_i P_ij (column role). Only rows - cols is a difference of sums, and both come from the
+same fp32 P values (the same products of the same tiles, in one program per block), so they cancel to fp32
+rounding. The per-token terms go to a scratch (the pair sums by fp32 atomics: this path has them for dB and dC too;
+the deterministic mode runs ops/ssd/backward.py's form); `_tiles_da_kernel` (one program per (chunk, head)) takes the
+suffix and prefix sums, ddt = bracket . x + A da, and the program's share of dA.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from flashssm.ops.ssd.backward_chain import _mm_cl, _mm_cr, _mm_vv, _operand
+from flashssm.ops.ssd.forward import chunk_of
+
+# The products with a computed operand that split into two 16-bit products in the SPLIT mode (the others round),
+# by bit: 1 B dH (bracket's state part: dx, ddt and the decay gradient's edge term), 2 x dH^T (dB's state part),
+# 4 the pair weights times dy (bracket), 8 the pair weights times C (dB), 16 dy H^T (dC's state part and the
+# decay gradient's inpath term), 32 the pair weights times B (dC).
+TILES_SPLIT_ALL = 63
+TILES_SPLIT_DEFAULT = 1 | 16
+
+
+@triton.jit
+def _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A):
+    """dt (fp32) and the chunk's cumulative decay cs of the tokens t0 + offs_t: the same bits in every program."""
+    t = t0 + offs_t
+    dt = tl.load(dt_base + t * stride_dt_t, mask=t < length, other=0.0).to(tl.float32)
+    before = tl.sum(tl.where(offs_q < t0, a_chunk, 0.0), axis=0)
+    return dt, before + tl.cumsum(dt * A, axis=0)
+
+
+@triton.jit
+def _tiles_kernel(
+    x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr,
+    dx_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr, table_ptr,
+    batch, seqlen, nheads, headdim, dstate, heads_per_group, plane,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_dy_b, stride_dy_t, stride_dy_h, stride_dy_p,
+    stride_dB_b, stride_dB_t, stride_dB_g,  # dB and dC buffers: (batch, seqlen, g, N) fp32
+    stride_D_h, stride_D_p,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_D: tl.constexpr, HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
+    NEED_DX: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+):
+    """Program (chunk row, head, block b): the pairs whose earlier end j is in block b (bracket, dx, the direct part
+    of ddt), and the block's paths out of the chunk and into it from before (dB's and dC's state parts, edge and
+    inpath). The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
+    dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt."""
+    N_BLK: tl.constexpr = CHUNK // T
+    NS: tl.constexpr = min(BLOCK_N, 64)
+    pid = tl.program_id(0)
+    blk = pid % N_BLK
+    prog_row = pid // N_BLK  # chunk row * nheads + head
+    h = prog_row % nheads
+    rest = prog_row // nheads
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    t0 = blk * T
+    if t0 < length:
+        g = h // heads_per_group
+        offs_t = tl.arange(0, T)
+        offs_q = tl.arange(0, CHUNK)
+        offs_p = tl.arange(0, BLOCK_P)
+        offs_n = tl.arange(0, BLOCK_N)
+        mask_p = offs_p < headdim
+        mask_n = offs_n < dstate
+        b64 = b.to(tl.int64)
+        h64 = h.to(tl.int64)
+        g64 = g.to(tl.int64)
+        prog64 = prog_row.to(tl.int64)
+        A = tl.load(A_ptr + h).to(tl.float32)
+        x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
+        dt_base = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
+        B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
+        C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
+        dy_base = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t
+
+        a_chunk = tl.load(dt_base + offs_q * stride_dt_t, mask=offs_q < length, other=0.0).to(tl.float32) * A
+        total = tl.sum(a_chunk, axis=0)
+        tb = t0 + offs_t  # this block's tokens
+        mask_b = tb < length
+        mask_bp = mask_b[:, None] & mask_p[None, :]
+        mask_bn = mask_b[:, None] & mask_n[None, :]
+        dt_b, cs_b = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A)
+        scratch = scratch_ptr + prog64 * CHUNK
+        if NEED_DA or NEED_DB or NEED_DC:  # for _tiles_bc_kernel: the same cs
+            tl.store(scratch + 3 * plane + tb, cs_b, mask=mask_b)
+
+        # the block's tokens as the earlier end j of the pairs, and their paths out of the chunk
+        out_b = tl.exp(total - cs_b)
+        x_b = _operand(tl.load(x_base + tb[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_bp,
+                               other=0.0))
+        xf = x_b.to(tl.float32)
+        # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
+        bracket = tl.zeros((T, BLOCK_P), dtype=tl.float32)
+        for n0 in tl.static_range(0, BLOCK_N, NS):
+            offs_s = n0 + tl.arange(0, NS)
+            mask_s = offs_s < dstate
+            dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P + offs_p[None, :])
+            B_s = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_s[None, :] * stride_B_n,
+                                   mask=mask_b[:, None] & mask_s[None, :], other=0.0))
+            bracket = _mm_cr(B_s, dH, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 1)
+            if NEED_DB:
+                dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
+                                  SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
+                tl.atomic_add(dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
+                              + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state, mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
+        bracket *= out_b[:, None]
+        edge = tl.sum(bracket * xf, axis=1) * dt_b
+        B_b = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_bn,
+                               other=0.0))
+        for i0 in range(t0, length, T):
+            ti = i0 + offs_t
+            mask_i = ti < length
+            _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, offs_t, length, A)
+            C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                                   mask=mask_i[:, None] & mask_n[None, :], other=0.0))
+            dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
+                                    mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+            st = tl.dot(B_b, tl.trans(C_i), input_precision=DOT_PRECISION)  # [T (j), T (i)]
+            lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
+            bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
+        dy_b = _operand(tl.load(dy_base + tb[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p, mask=mask_bp,
+                                other=0.0))
+        if NEED_DX:
+            dx = bracket * dt_b[:, None]
+            if HAS_D:
+                D = tl.load(D_ptr + h * stride_D_h + offs_p * stride_D_p, mask=mask_p, other=0.0).to(tl.float32)
+                dx += dy_b.to(tl.float32) * D[None, :]
+            tl.store(dx_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
+                     + tb[:, None] * (nheads * headdim) + offs_p[None, :], dx.to(dx_ptr.dtype.element_ty),
+                     mask=mask_bp)
+
+        # the block's tokens as the later end i of the paths from before the chunk, dstate in slices as above
+        if NEED_DC or NEED_DA:
+            inpath = tl.zeros((T,), dtype=tl.float32)
+            carry = 0.0
+            for n0 in tl.static_range(0, BLOCK_N, NS):
+                offs_s = n0 + tl.arange(0, NS)
+                mask_s = offs_s < dstate
+                H = tl.load(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
+                            + offs_p[None, :]).to(tl.float32)
+                if HAS_INIT:
+                    if k == 0:  # exact, whatever the states' dtype
+                        H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                                    + offs_p[None, :] * stride_init_p + offs_s[:, None] * stride_init_n,
+                                    mask=mask_s[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+                dC_state = _mm_cr(dy_b, tl.trans(H), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
+                                  SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
+                if NEED_DC:
+                    tl.atomic_add(dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
+                                  + tb[:, None] * stride_dB_t + offs_s[None, :], dC_state, mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
+                if NEED_DA:
+                    C_s = tl.load(C_base + tb[:, None] * stride_C_t + offs_s[None, :] * stride_C_n,
+                                  mask=mask_b[:, None] & mask_s[None, :], other=0.0).to(tl.float32)
+                    inpath += tl.sum(dC_state * C_s, axis=1)
+                    if blk == 0:  # the paths from before the chunk to after it
+                        dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
+                                     + offs_p[None, :])
+                        carry += tl.sum(tl.sum(dH * H, axis=1), axis=0)
+        if NEED_DA:
+            tl.store(scratch + tb, tl.sum(bracket * xf, axis=1), mask=mask_b)  # plane 0: bracket . x
+            tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
+            tl.store(scratch + 2 * plane + tb, edge, mask=mask_b)  # plane 2: prefix-summed
+            if blk == 0:
+                carry *= tl.exp(total)
+                tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
+
+
+@triton.jit
+def _tiles_bc_kernel(
+    x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, table_ptr,
+    batch, seqlen, nheads, dstate, headdim, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_dy_b, stride_dy_t, stride_dy_h, stride_dy_p,
+    stride_dB_b, stride_dB_t, stride_dB_g,
+    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr,
+    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+):
+    """Program (chunk row, group, tile pair i >= j, block of heads): the pairs P_ij = (dy_i . x_j) S_ij L_ij dt_j.
+    S_ij = C_i . B_j once for the heads; per head the decay gradient's row sums minus column sums of the same P tile
+    (fp32 atomics into the suffix-summed plane), and the weights V_ij = sum_h (dy_i . x_j) L_ij dt_j summed over
+    the heads first: dB_j += V^T C_i, dC_i += V B_j once for the block of heads, not once per head. cs comes from
+    _tiles_kernel's scratch (the same bits as there)."""
+    N_BLK: tl.constexpr = CHUNK // T
+    N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
+    pid = tl.program_id(0)
+    hb = pid % n_hblocks
+    rest = pid // n_hblocks
+    pair = rest % N_PAIRS
+    rg = rest // N_PAIRS
+    g = rg % ngroups
+    rest = rg // ngroups
+    # pair -> (ib, jb), ib >= jb, in rows of the lower triangle
+    ib = 0
+    for r in range(1, N_BLK):
+        ib += (pair >= r * (r + 1) // 2).to(tl.int32)
+    jb = pair - ib * (ib + 1) // 2
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    if ib * T < length:
+        offs_t = tl.arange(0, T)
+        offs_p = tl.arange(0, BLOCK_P)
+        offs_n = tl.arange(0, BLOCK_N)
+        mask_p = offs_p < headdim
+        mask_n = offs_n < dstate
+        ti = ib * T + offs_t
+        tj = jb * T + offs_t
+        mask_i = ti < length
+        mask_j = tj < length
+        b64 = b.to(tl.int64)
+        g64 = g.to(tl.int64)
+        C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
+        B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
+        if NEED_DA:  # (C and B loaded again after the heads: neither they nor their addresses held through them)
+            s = tl.dot(_operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                                        mask=mask_i[:, None] & mask_n[None, :], other=0.0)),
+                       tl.trans(_operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                                                 mask=mask_j[:, None] & mask_n[None, :], other=0.0))),
+                       input_precision=DOT_PRECISION)  # [T (i), T (j)]
+        v = tl.zeros((T, T), dtype=tl.float32)
+        h_first = g * heads_per_group + hb * heads_per_prog
+        h_end = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group)
+        for hh in range(0, h_end - h_first):
+            h64 = (h_first + hh).to(tl.int64)
+            scratch = scratch_ptr + (rest.to(tl.int64) * nheads + h64) * CHUNK
+            cs_i = tl.load(scratch + 3 * plane + ti, mask=mask_i, other=0.0)
+            cs_j = tl.load(scratch + 3 * plane + tj, mask=mask_j, other=0.0)
+            dt_j = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t + tj * stride_dt_t,
+                           mask=mask_j, other=0.0).to(tl.float32)
+            dy_h = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t  # (int32 offsets below)
+            x_h = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
+            dy_i = _operand(tl.load(dy_h + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
+                                    mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+            x_j = _operand(tl.load(x_h + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                                   mask=mask_j[:, None] & mask_p[None, :], other=0.0))
+            inside = (ti[:, None] >= tj[None, :]) & mask_i[:, None] & mask_j[None, :]  # (not held through the loop)
+            w = (_mm_vv(dy_i, tl.trans(x_j), MODE, DOT_PRECISION)
+                 * tl.exp(tl.where(inside, cs_i[:, None] - cs_j[None, :], -float("inf"))) * dt_j[None, :])
+            v += w
+            if NEED_DA:  # rows_i - cols_j, added to the suffix-summed terms (plane 1, _tiles_kernel's inpath)
+                pairs = w * s
+                tl.atomic_add(scratch + plane + ti, tl.sum(pairs, axis=1), mask=mask_i, sem="relaxed")
+                tl.atomic_add(scratch + plane + tj, -tl.sum(pairs, axis=0), mask=mask_j, sem="relaxed")
+        if NEED_DB:
+            mask_in = mask_i[:, None] & mask_n[None, :]
+            C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_in,
+                                   other=0.0))
+            dB = _mm_cl(tl.trans(v), C_i, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
+                        SPLIT_MASK & 8)
+            tl.atomic_add(dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + tj[:, None] * stride_dB_t
+                          + offs_n[None, :], dB, mask=mask_j[:, None] & mask_n[None, :], sem="relaxed")
+        if NEED_DC:
+            mask_jn = mask_j[:, None] & mask_n[None, :]
+            B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_jn,
+                                   other=0.0))
+            dC = _mm_cl(v, B_j, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION, SPLIT_MASK & 32)
+            tl.atomic_add(dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + ti[:, None] * stride_dB_t
+                          + offs_n[None, :], dC, mask=mask_i[:, None] & mask_n[None, :], sem="relaxed")
+
+
+@triton.jit
+def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr,
+                     batch, seqlen, nheads, plane, stride_dt_b, stride_dt_t, stride_dt_h,
+                     CHUNK: tl.constexpr, T: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr):
+    """Per (chunk, head): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x + A da (to
+    the processed dt), and the program's share of dA, sum dt da (to part)."""
+    N_BLK: tl.constexpr = CHUNK // T
+    prog_row = tl.program_id(0)
+    h = prog_row % nheads
+    rest = prog_row // nheads
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    offs_q = tl.arange(0, CHUNK)
+    mask_q = offs_q < length
+    prog64 = prog_row.to(tl.int64)
+    h64 = h.to(tl.int64)
+    scratch = scratch_ptr + prog64 * CHUNK + offs_q
+    direct = tl.load(scratch, mask=mask_q, other=0.0)
+    later = tl.load(scratch + plane, mask=mask_q, other=0.0)
+    edge = tl.load(scratch + 2 * plane, mask=mask_q, other=0.0)
+    carry = tl.load(carry_ptr + prog64)
+    da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
+    da = tl.where(mask_q, da, 0.0)
+    b64 = b.to(tl.int64)
+    dt = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + (start + offs_q) * stride_dt_t, mask=mask_q,
+                 other=0.0).to(tl.float32)
+    if NEED_DDT:
+        A = tl.load(A_ptr + h).to(tl.float32)
+        tl.store(ddt_ptr + (b64 * seqlen + start + offs_q) * nheads + h64, direct + A * da, mask=mask_q)
+    tl.store(part_ptr + prog64 + offs_q * 0, tl.sum(da * dt, axis=0) + offs_q * 0.0, mask=offs_q == 0)
+
+
+TILE = 64  # tokens a block (chunk 256: four blocks a chunk)
+TILES_WARPS, TILES_STAGES = 4, 1
+TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
+
+
+__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT"]

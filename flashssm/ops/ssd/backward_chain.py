@@ -847,9 +847,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
 last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (for tuning)
 
 # The gradient launch in tiles (ops/ssd/backward_tiles.py) instead of the sweeps, after the chain launch. On an H100
-# (2.7B shape, bf16, backward alone; benchmarks/notes/ssd_backward.md, twelfth session): 1x32K 5.42 -> 5.04 ms
-# without options, 5.69 -> 5.30 with D, dt_bias, softplus, 6.23 -> 5.84 with z too; 8x4K 4.99 -> 5.02, 5.50 -> 5.28,
-# 6.25 -> 5.86. Its products with a computed operand round (TILES_MODE): its decay gradient has no running-state terms
+# (2.7B shape, bf16, backward alone; benchmarks/notes/ssd_backward.md, twelfth session): 1x32K 5.46 -> 5.08 ms
+# without options, 5.70 -> 5.34 with D, dt_bias, softplus, 6.26 -> 5.88 with z too; 8x4K 4.99 -> 5.05, 5.51 -> 5.32,
+# 6.28 -> 5.90. Its products with a computed operand round (TILES_MODE): its decay gradient has no running-state terms
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
@@ -919,7 +919,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, dy, states, 
     part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
     _runtime.launch(bt._tiles_da_kernel, (n_rows * h,), (
         dt, A, scratch, carry, _or(ddt, scratch), part, table, dims.batch, dims.seqlen, h, plane, *dt.stride()),
-        device, CHUNK=q, T=t, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, num_warps=4)
+        device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, num_warps=4)
     return part
 
 

@@ -11,23 +11,26 @@ T-token blocks of a Q-token chunk, cs the chunk's cumulative decay, L_ij = exp(c
 S_ij = C_i . B_j and G_ij = dy_i . x_j,
 
     bracket_j = exp(cs_L - cs_j) B_j dH + sum_{i >= j} S_ij L_ij dy_i         dx_j = dt_j bracket_j + D dy_j
-    dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} G_ij L_ij dt_j C_i
-    dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} G_ij L_ij dt_j B_j
+    dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} V_ij C_i
+    dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} V_ij B_j,      V_ij = sum over the group's heads of G_ij L_ij dt_j
 
-One program per (chunk, head, block b) does the column role of block b (bracket, dx, dB: the pairs with j in b,
-one tile pair per later block) and then the row role (dC: the pairs with i in b, one tile pair per earlier block):
-Q / T + 1 tile pairs a program whatever b, so the programs are the same size. Every product has a fresh
-accumulator per program (no dependence between iterations but the accumulation), like a FlashAttention backward;
-dB and dC sum over the heads of a group with fp32 atomics, as the chain kernel's do.
+Three launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
+loop):
+- `_tiles_kernel`, per (chunk, head, block b): bracket, dx and bracket . x for the tokens of b (the pairs with j in b,
+  one tile pair per later block), and the block's state paths: dB's and dC's state parts (dstate in slices of 64,
+  fp32 atomics over the heads, as the chain kernel's), the decay gradient's edge and inpath terms.
+- `_tiles_bc_kernel`, per (chunk, group, tile pair i >= j, block of heads): S once for the heads; per head G, L and
+  P_ij = G_ij S_ij L_ij dt_j, whose row sums minus column sums go to the decay gradient; V summed over the heads, then
+  one product each with C and B for the block of heads instead of one per head.
+- `_tiles_da_kernel`, per (chunk, head): the decay gradient's prefix and suffix sums, ddt, the share of dA.
 
-The decay gradient (ops/ssd/backward.py has the derivation): with P_ij = G_ij S_ij L_ij dt_j,
+The decay gradient (ops/ssd/backward.py has the derivation):
     da_k = exp(cs_L) <dH, H> + sum_{j < k} edge_j + sum_{i >= k} (inpath_i + rows_i - cols_i)
-edge_j = dt_j x_j . (the state part of bracket_j), inpath_i = C_i . (the state part of dC_i), rows_i = sum_j P_ij
-(row role), cols_j = sum_i P_ij (column role). Only rows - cols is a difference of sums, and both come from the
-same fp32 P values (the same products of the same tiles, in one program per block), so they cancel to fp32
-rounding. The per-token terms go to a scratch (the pair sums by fp32 atomics: this path has them for dB and dC too;
-the deterministic mode runs ops/ssd/backward.py's form); `_tiles_da_kernel` (one program per (chunk, head)) takes the
-suffix and prefix sums, ddt = bracket . x + A da, and the program's share of dA.
+edge_j = dt_j x_j . (the state part of bracket_j), inpath_i = C_i . (the state part of dC_i), rows_i = sum_j P_ij,
+cols_j = sum_i P_ij. Only rows - cols is a difference of sums, and both come from the same fp32 P tile in one program,
+so they cancel to fp32 rounding (which is why the products with a computed operand may round to 16 bits here, where the
+sweeps' running state gradient needs split products). The per-token terms go to a scratch (the pair sums by fp32
+atomics: this path has them for dB and dC too; the deterministic mode runs ops/ssd/backward.py's form).
 """
 
 from __future__ import annotations
@@ -295,10 +298,9 @@ def _tiles_bc_kernel(
 @triton.jit
 def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr,
                      batch, seqlen, nheads, plane, stride_dt_b, stride_dt_t, stride_dt_h,
-                     CHUNK: tl.constexpr, T: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr):
+                     CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr):
     """Per (chunk, head): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x + A da (to
     the processed dt), and the program's share of dA, sum dt da (to part)."""
-    N_BLK: tl.constexpr = CHUNK // T
     prog_row = tl.program_id(0)
     h = prog_row % nheads
     rest = prog_row // nheads

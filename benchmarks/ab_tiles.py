@@ -17,6 +17,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
+from benchmarks.tune_ssd_backward import kernel_times
 from flashssm.bench.workloads import SSDWorkload
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd import backward
@@ -89,22 +90,6 @@ def errors(variants, device, opt):
         print(f"errors 1x2K {opt} {v}: " + " ".join(f"{n} {e:.2e}" for n, e in errs.items()), flush=True)
 
 
-def kernel_times(fn, reps=10):
-    """'name ms' per CUDA kernel of fn (mean of reps calls, after one warm call)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    rows = [(e.key, e.device_time_total / reps / 1000) for e in prof.key_averages()
-            if e.device_time_total > 0 and not e.key.startswith("cuda")]
-    rows.sort(key=lambda r: -r[1])
-    return " ".join(f"{k[:28]} {t:.3f}" for k, t in rows[:7])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rounds", type=int, nargs="?", default=3)
@@ -141,7 +126,9 @@ def main():
                     times[v].append(do_bench(lambda: run(v), warmup=10, rep=50) if a.device == "cuda" else 1.0)
             if a.profile and a.device == "cuda":
                 for v in variants:
-                    print(f"  {shape} {opt} {v}: {kernel_times(lambda: run(v))}", flush=True)
+                    times, _ = kernel_times(lambda: run(v))
+                    top = sorted(((t, k) for k, t in times.items() if t > 0 and not k.startswith("cuda")), reverse=True)
+                    print(f"  {shape} {opt} {v}: " + " ".join(f"{k[:28]} {t:.3f}" for t, k in top[:7]), flush=True)
             base = statistics.median(times[variants[0]])
             print(f"{shape} {opt}: " + " | ".join(
                 f"{v} {statistics.median(t):.3f} ms ({statistics.median(t) / base:.3f}x; max diff {diffs[v][0]:.1e} "

@@ -248,7 +248,7 @@ def launches():
         torch.cuda.empty_cache()
 
 
-def _kernel_times(run, calls=10):
+def kernel_times(run, calls=10):
     """{kernel name: GPU ms per call} of run() by the profiler, and their sum."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -276,7 +276,7 @@ def chain_launches():
                           {"dstates": True, "dstates_sub": 128}, {"dstates": True, "dstates_sub": 64, "dstates_warps": 8}):
                 def run():
                     return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **knobs)
-                times, total = _kernel_times(run)
+                times, total = kernel_times(run)
                 ours = {k: v for k, v in times.items() if k.startswith("_")}
                 print(f"{name} {opts} {knobs}: all kernels {total:.3f} ms; "
                       + ", ".join(f"{k} {v:.3f}" for k, v in ours.items()), flush=True)

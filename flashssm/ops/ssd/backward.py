@@ -50,9 +50,10 @@ from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd import backward_chain
-from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of,
-                                      entering_states, launch, varlen_table)
+from flashssm.ops.ssd.backward_chain import (ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or,
+                                             heads_per_program)
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of, d_operand,
+                                      entering_states, init_operand, launch, varlen_table)
 
 
 @triton.jit
@@ -343,10 +344,7 @@ def _dbc_kernel(
 
 def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:
     """Heads summed in registers by one program of launch 4: as many as keep about two programs per SM."""
-    per_group = dims.nheads // dims.ngroups
-    want = 2 * _runtime.sm_count(device, on_cpu=132)
-    blocks = min(per_group, max(1, -(-want // (n_rows * dims.ngroups))))
-    return -(-per_group // blocks)
+    return heads_per_program(dims.nheads // dims.ngroups, n_rows * dims.ngroups, 2, device)
 
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=None, form=None, **kw):
@@ -446,10 +444,8 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
     scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device)
     dtp, cs, edge, dcs = scratch.unbind(0)
     part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
-    D_arg = D if D is not None else A
-    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
-    init_arg = initial_states if initial_states is not None else x
-    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    D_arg, stride_D = d_operand(D, A)
+    init_arg, init_strides = init_operand(initial_states, x)
     common = dict(CHUNK=q, T=tile, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
                   IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode)
     with _runtime.on_device(device):

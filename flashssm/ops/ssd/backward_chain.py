@@ -61,8 +61,8 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, chunk_rows, entering_states,
-                                      varlen_table)
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, chunk_rows, d_operand,
+                                      entering_states, init_operand, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -747,14 +747,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dB_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
     dC_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
-    rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
-    part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
-    D_arg = D if D is not None else A
-    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
+    D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
     yp = ypre if ypre is not None else x
-    init_arg = initial_states if initial_states is not None else x
-    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    init_arg, init_strides = init_operand(initial_states, x)
     df_arg = dfinal if dfinal is not None else x
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0, 0)
     bc_any = dB_buf if dB_buf is not None else dC_buf
@@ -791,10 +787,13 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 NEED_DD=fused_dd, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
-            dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, g_dout, states, dH_buf, dx, ddt, dB_buf,
-                                    dC_buf, table, need["A"], mode, split_mask, tile, tiles_warps, tiles_stages,
-                                    bc_heads, bc_warps)
+            dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),
+                                    g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
+                                    split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps)
         else:
+            # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
+            rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
+            part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
             g_z_arg = g_z if g_z is not None else x
             last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
                 x, dt, A, B, C, D_arg, g_z_arg, dt_bias if dt_bias is not None else A, init_arg, g_dout, yp, df_arg,
@@ -818,7 +817,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         del dH_buf, dy_buf  # (freed before the sums and casts below allocate)
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
-    sums = part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
+    sums = None if tiles else part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
     dA = None
     if need["A"]:
         dA = (dA_part.sum(0) if tiles else sums[:, block_p]).to(A.dtype, copy=True)
@@ -862,10 +861,19 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
     return chunk_rows(dims) * dims.nheads >= 8 * _runtime.sm_count(device, on_cpu=0)
 
 
-def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, dy, states, dH, dx, ddt, dB_buf, dC_buf, table,
-                  need_dA, mode, split_mask, tile, warps, stages, bc_heads=None, bc_warps=None):
-    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' two launches; returns
-    the (rows, nheads) shares of dA."""
+def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.device) -> int:
+    """Heads of a group that one program sums when a launch has `programs` programs per block of heads: all of them,
+    unless that leaves fewer than about `per_sm` programs an SM; then blocks of fewer heads."""
+    blocks = min(per_group, max(1, -(-per_sm * _runtime.sm_count(device, on_cpu=132) // programs)))
+    return -(-per_group // blocks)
+
+
+def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
+                  dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
+                  bc_warps=None):
+    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' three launches; returns
+    the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
+    bc_strides: the dB/dC buffers'."""
     global last_compiled
     from flashssm.ops.ssd import backward_tiles as bt
 
@@ -882,12 +890,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, dy, states, 
     # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
     scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device) if need_da or need_bc else None
     carry = torch.empty((n_rows, h), dtype=torch.float32, device=device) if need_da else None
-    bc_any = dB_buf if dB_buf is not None else dC_buf
-    bc_strides = bc_any.stride()[:3] if bc_any is not None else (0, 0, 0)
-    D_arg = D if D is not None else A
-    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
-    init_arg = initial_states if initial_states is not None else x
-    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    D_arg, stride_D, init_arg, init_strides = placeholders
     filler = _or(scratch, states)
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
@@ -905,9 +908,9 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, dy, states, 
         # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
         r = h // g
         programs = n_rows * g * (n_blk * (n_blk + 1) // 2)
-        hpp = bc_heads or -(-r // min(r, max(1, -(-4 * _runtime.sm_count(device, on_cpu=132) // programs))))
+        hpp = bc_heads or heads_per_program(r, programs, 4, device)
         n_hb = -(-r // hpp)
-        _runtime.launch(bt._tiles_bc_kernel, (n_rows * g * (n_blk * (n_blk + 1) // 2) * n_hb,), (
+        _runtime.launch(bt._tiles_bc_kernel, (programs * n_hb,), (
             x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table,
             dims.batch, dims.seqlen, h, n, p, h // g, g, hpp, n_hb, plane,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),

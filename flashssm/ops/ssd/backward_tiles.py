@@ -107,6 +107,8 @@ def _tiles_kernel(
         B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
         C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
         dy_base = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t
+        dB_base = dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
+        dC_base = dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
 
         a_chunk = tl.load(dt_base + offs_q * stride_dt_t, mask=offs_q < length, other=0.0).to(tl.float32) * A
         total = tl.sum(a_chunk, axis=0)
@@ -136,8 +138,8 @@ def _tiles_kernel(
             if NEED_DB:
                 dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
-                tl.atomic_add(dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
-                              + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state, mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
+                tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
+                              mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
         bracket *= out_b[:, None]
         edge = tl.sum(bracket * xf, axis=1) * dt_b
         B_b = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_bn,
@@ -181,8 +183,8 @@ def _tiles_kernel(
                 dC_state = _mm_cr(dy_b, tl.trans(H), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
                 if NEED_DC:
-                    tl.atomic_add(dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
-                                  + tb[:, None] * stride_dB_t + offs_s[None, :], dC_state, mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
+                    tl.atomic_add(dC_base + tb[:, None] * stride_dB_t + offs_s[None, :], dC_state,
+                                  mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
                 if NEED_DA:
                     C_s = tl.load(C_base + tb[:, None] * stride_C_t + offs_s[None, :] * stride_C_n,
                                   mask=mask_b[:, None] & mask_s[None, :], other=0.0).to(tl.float32)

@@ -413,6 +413,21 @@ def ssd_forward(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, 
     return y, final
 
 
+def d_operand(D, filler):
+    """D as a kernel argument: the tensor and its (head, headdim) strides (0 along headdim for a per-head D), or
+    `filler` (any tensor: the kernel never reads it) and zero strides."""
+    if D is None:
+        return filler, (0, 0)
+    return D, (D.stride(0), D.stride(1) if D.dim() == 2 else 0)
+
+
+def init_operand(initial_states, filler):
+    """initial_states as a kernel argument: the tensor and its four strides, or `filler` and zero strides."""
+    if initial_states is None:
+        return filler, (0, 0, 0, 0)
+    return initial_states, initial_states.stride()
+
+
 def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
            return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False):
     """`ssd_forward` with an explicit launch configuration (for tuning). Returns (y, final states or
@@ -501,16 +516,15 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
     precision = _dot_precision(x.dtype)
     any_out = y if y is not None else states
-    D_arg = D if D is not None else A
-    stride_D = (D.stride(0), D.stride(1) if D.dim() == 2 else 0) if D is not None else (0, 0)
+    D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
     y_arg = y if y is not None else x
-    init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0, 0)
+    init_arg, init_strides = init_operand(initial_states, any_out)
     final_strides = final.stride() if final is not None else (0, 0, 0, 0)
     with _runtime.on_device(device):
         return _runtime.launch(_ssd_fwd_kernel, (n_programs,), (
             x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A,
-            initial_states if initial_states is not None else any_out, y_arg,
+            init_arg, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
             states if states is not None else any_out, counter, flags, slots, table,
             dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,

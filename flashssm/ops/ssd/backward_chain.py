@@ -473,7 +473,8 @@ def _dstates_kernel(
     dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
                   is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
     _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :], dH)
+    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :],
+             dH.to(dstates_ptr.dtype.element_ty))
     if NEED_DD:
         tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
@@ -731,8 +732,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if prepared:
         dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
+    # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
+    # bytes to write and read, no conversions in the tiles kernel)
+    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16) and NARROW_STATES
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                             initial_states=initial_states, state_dtype=state_dtype, varlen=varlen)
+                             initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
+                             store_dtype=x.dtype if narrow else None)
     n_rows = states.shape[0]
     table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
@@ -767,7 +772,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         if dstates:
             # the gradient chain as a launch of its own: dH after every chunk, dz, and with z the gated dy, which
             # the gradient kernel then reads in place of dout and z
-            dH_buf = torch.empty((n_rows, h, block_n, block_p), dtype=torch.float32, device=device)
+            dH_buf = torch.empty((n_rows, h, block_n, block_p), dtype=x.dtype if narrow else torch.float32,
+                                 device=device)
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             if fused_dd:
@@ -852,6 +858,7 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
+NARROW_STATES = True
 
 
 def use_tiles(dims: SSDDims, device: torch.device) -> bool:

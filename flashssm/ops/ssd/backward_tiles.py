@@ -192,7 +192,7 @@ def _tiles_kernel(
                     if blk == 0:  # the paths from before the chunk to after it
                         dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
                                      + offs_p[None, :])
-                        carry += tl.sum(tl.sum(dH * H, axis=1), axis=0)
+                        carry += tl.sum(tl.sum(dH.to(tl.float32) * H, axis=1), axis=0)
         if NEED_DA:
             tl.store(scratch + tb, tl.sum(bracket * xf, axis=1), mask=mask_b)  # plane 0: bracket . x
             tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
@@ -258,14 +258,20 @@ def _tiles_bc_kernel(
                        input_precision=DOT_PRECISION)  # [T (i), T (j)]
         v = tl.zeros((T, T), dtype=tl.float32)
         h_first = g * heads_per_group + hb * heads_per_prog
-        h_end = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group)
-        for hh in range(0, h_end - h_first):
+        n_h = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group) - h_first
+        dt_b = dt_ptr + b64 * stride_dt_b + start * stride_dt_t
+        row_first = rest.to(tl.int64) * nheads + h_first
+        # each head's decays and dt a head ahead (used at once, they were the largest stall of this loop)
+        cs_i_next, cs_j_next, dt_j_next = _pair_decays(scratch_ptr, dt_b, row_first, h_first, ti, tj, mask_i,
+                                                       mask_j, plane, stride_dt_t, stride_dt_h, CHUNK)
+        for hh in range(0, n_h):
             h64 = (h_first + hh).to(tl.int64)
-            scratch = scratch_ptr + (rest.to(tl.int64) * nheads + h64) * CHUNK
-            cs_i = tl.load(scratch + 3 * plane + ti, mask=mask_i, other=0.0)
-            cs_j = tl.load(scratch + 3 * plane + tj, mask=mask_j, other=0.0)
-            dt_j = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t + tj * stride_dt_t,
-                           mask=mask_j, other=0.0).to(tl.float32)
+            scratch = scratch_ptr + (row_first + hh) * CHUNK
+            cs_i, cs_j, dt_j = cs_i_next, cs_j_next, dt_j_next
+            ahead = tl.minimum(hh + 1, n_h - 1)
+            cs_i_next, cs_j_next, dt_j_next = _pair_decays(scratch_ptr, dt_b, row_first + ahead, h_first + ahead,
+                                                           ti, tj, mask_i, mask_j, plane, stride_dt_t, stride_dt_h,
+                                                           CHUNK)
             dy_h = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t  # (int32 offsets below)
             x_h = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
             dy_i = _operand(tl.load(dy_h + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
@@ -295,6 +301,15 @@ def _tiles_bc_kernel(
             dC = _mm_cl(v, B_j, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION, SPLIT_MASK & 32)
             tl.atomic_add(dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + ti[:, None] * stride_dB_t
                           + offs_n[None, :], dC, mask=mask_i[:, None] & mask_n[None, :], sem="relaxed")
+
+
+@triton.jit
+def _pair_decays(scratch_ptr, dt_b, row, h, ti, tj, mask_i, mask_j, plane, stride_dt_t, stride_dt_h,
+                 CHUNK: tl.constexpr):
+    """cs of the tokens ti and tj (_tiles_kernel's, scratch plane 3) and dt of tj, for chunk-row-and-head row."""
+    cs = scratch_ptr + row * CHUNK + 3 * plane
+    return (tl.load(cs + ti, mask=mask_i, other=0.0), tl.load(cs + tj, mask=mask_j, other=0.0),
+            tl.load(dt_b + h.to(tl.int64) * stride_dt_h + tj * stride_dt_t, mask=mask_j, other=0.0).to(tl.float32))
 
 
 @triton.jit

@@ -445,9 +445,11 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
-                    state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None) -> torch.Tensor:
+                    state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None,
+                    store_dtype=None) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
-    state_dtype, rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
+    store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
+    states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
     The forward kernel without its output sweep: reads x, B and dt once. Few chains (one long sequence):
     early publish, a program per chunk (its own state, then the hand-over, then the store). Many chains
     (and not varlen): late publish, a program sweeping a span of chunks (the forward's `_group`) with the
@@ -469,7 +471,8 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, resident),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
-    states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=state_dtype, device=x.device)
+    states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=store_dtype or state_dtype,
+                         device=x.device)
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
          varlen=varlen)
     return states

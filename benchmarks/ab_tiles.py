@@ -8,7 +8,8 @@ variant's gradients, and (--errors) each variant's gradient errors against the f
 
 A variant is "sweeps" (the default gradient kernel; `dstates` follows chain_launch) or "tiles" with
 colon-separated knobs: wN (warps), tN (tokens a block), sN (stages), round|split|tf32 (mode), mN (split mask),
-hN (heads a program of the pair launch sums), vN (that launch's warps).
+hN (heads a program of the pair launch sums), vN (that launch's warps), rN / qN (the tiles kernel's / the pair
+launch's register cap).
 """
 
 import argparse
@@ -46,6 +47,10 @@ def variant_kwargs(spec: str) -> dict:
             kw["bc_heads"] = int(part[1:])
         elif part[0] == "v":
             kw["bc_warps"] = int(part[1:])
+        elif part[0] == "r":
+            kw["tiles_maxnreg"] = int(part[1:])
+        elif part[0] == "q":
+            kw["bc_maxnreg"] = int(part[1:])
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw
@@ -126,8 +131,9 @@ def main():
                     times[v].append(do_bench(lambda: run(v), warmup=10, rep=50) if a.device == "cuda" else 1.0)
             if a.profile and a.device == "cuda":
                 for v in variants:
-                    times, _ = kernel_times(lambda: run(v))
-                    top = sorted(((t, k) for k, t in times.items() if t > 0 and not k.startswith("cuda")), reverse=True)
+                    per_kernel, _ = kernel_times(lambda: run(v))
+                    top = sorted(((t, k) for k, t in per_kernel.items() if t > 0 and not k.startswith("cuda")),
+                                 reverse=True)
                     print(f"  {shape} {opt} {v}: " + " ".join(f"{k[:28]} {t:.3f}" for t, k in top[:7]), flush=True)
             base = statistics.median(times[variants[0]])
             print(f"{shape} {opt}: " + " | ".join(

@@ -14,7 +14,7 @@ import argparse
 
 from benchmarks.offline_ssd_forward import STRIDES, compile_specialised, resource_report
 from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, SPLIT_ALL, TF32, _ssd_bwd_kernel
-from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_kernel
+from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_bc_kernel, _tiles_kernel
 
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_rows": 128, "n_programs": 128 * 80}
@@ -46,9 +46,12 @@ def main():
     p.add_argument("--sass", help="write the SASS here")
     p.add_argument("--tiles", action="store_true", help="the gradient launch in tiles (backward_tiles), not the sweeps")
     p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")
+    p.add_argument("--pairs", action="store_true", help="--tiles: the pair launch (_tiles_bc_kernel), all 80 heads a program")
+    p.add_argument("--wide-states", dest="narrow", action="store_false",
+                   help="--tiles: H and dH in fp32 (as before NARROW_STATES), not bf16")
     a = p.parse_args()
     if a.tiles:
-        return tiles(a)
+        return pairs(a) if a.pairs else tiles(a)
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
     consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
@@ -80,13 +83,29 @@ def tiles(a):
                   NEED_DC=True)
     strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
                "plane": 128 * 80 * 256}
-    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr", "dx_ptr"}
+    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr", "dx_ptr"} | ({"states_ptr", "dstates_ptr"} if a.narrow else set())
     ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
     k = compile_specialised(_tiles_kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
                             maxnreg=a.maxnreg)
     mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)
     print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: regs {regs} "
           f"spill-bytes {spills} smem {k.metadata.shared} | {mix}")
+
+
+def pairs(a):
+    """The tiles' pair launch, as the chain backward launches it on the 2.7B shape at 8x4K (80 heads a program)."""
+    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, IS_VARLEN=False, DOT_PRECISION="tf32", MODE=mode,
+                  SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
+    strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
+               "plane": 128 * 80 * 256, "ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}
+    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"}
+    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
+    k = compile_specialised(_tiles_bc_kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
+                            maxnreg=a.maxnreg)
+    mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)
+    print(f"pairs mode {a.mode} T {a.tile} warps {a.warps} stages {a.stages}: regs {regs} spill-bytes {spills} "
+          f"smem {k.metadata.shared} | {mix}")
 
 
 if __name__ == "__main__":

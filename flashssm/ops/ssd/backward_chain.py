@@ -687,7 +687,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
                  sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
-                 bc_heads=None, bc_warps=None):
+                 bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -699,9 +699,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     of its own (default `chain_launch`), whether dD is summed in the gradient kernel (default DD_IN_KERNEL), that
     launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB).
     tiles (default TILES): the gradients by ops/ssd/backward_tiles.py's launches instead of the sweeps (always after
-    the chain launch); tile, tiles_warps, tiles_stages, bc_heads, bc_warps (for tuning): its tokens a block, its
-    warps and stages, the heads a program of its pair launch sums (default: all of the group's where that leaves
-    about four programs an SM) and that launch's warps.
+    the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
+    its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
+    of the group's where that leaves about four programs an SM), that launch's warps and register cap.
     With the tiles (the default): the states, the gradient chain, the tiles, their pairs and the decay gradient's
     sums (five launches). With the sweeps: two launches (states, gradients), a third for the gradient chain with few
     chains or z, a small one for dD with D where there is no third. Either way two small elementwise ones with
@@ -795,7 +795,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         if tiles:
             dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
-                                    split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps)
+                                    split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
+                                    bc_maxnreg)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
@@ -877,7 +878,7 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
-                  bc_warps=None):
+                  bc_warps=None, maxnreg=None, bc_maxnreg=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' three launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers'."""
@@ -902,14 +903,21 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
     is_varlen = dims.cu_seqlens is not None
+    caps = bt.register_caps(block_n, block_p)
+    n_pairs = n_blk * (n_blk + 1) // 2
+    s_buf = torch.empty((n_rows, g, n_pairs, t, t), dtype=torch.float32, device=device)  # S^T of every tile pair
+    _runtime.launch(bt._tiles_s_kernel, (n_rows * g * n_pairs,), (
+        B, C, s_buf, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), device,
+        CHUNK=q, T=t, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
     last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
         x, dt, A, B, C, D_arg, init_arg, dy, states, dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
-        filler, _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, h // g, plane,
+        filler, _or(carry, filler), table, s_buf, dims.batch, dims.seqlen, h, p, n, h // g, plane,
         *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides, *stride_D, *init_strides),
         device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
         HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
         SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
-        NEED_DC=dC_buf is not None, num_warps=warps or bt.TILES_WARPS, num_stages=stages or bt.TILES_STAGES)
+        NEED_DC=dC_buf is not None, num_warps=warps or bt.TILES_WARPS, num_stages=stages or bt.TILES_STAGES,
+        **_cap(maxnreg or caps[0]))
     if need_bc or need_da:
         # heads summed by a program of the pair launch: all of the group's, unless that leaves fewer than about four
         # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
@@ -918,12 +926,12 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         hpp = bc_heads or heads_per_program(r, programs, 4, device)
         n_hb = -(-r // hpp)
         _runtime.launch(bt._tiles_bc_kernel, (programs * n_hb,), (
-            x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table,
+            x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table, s_buf,
             dims.batch, dims.seqlen, h, n, p, h // g, g, hpp, n_hb, plane,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
-            num_warps=bc_warps or bt.TILES_BC_WARPS, num_stages=bt.TILES_BC_STAGES)
+            num_warps=bc_warps or caps[1], num_stages=bt.TILES_BC_STAGES, **_cap(bc_maxnreg or caps[2]))
     if not need_da:
         return None
     part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
@@ -931,6 +939,11 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         dt, A, scratch, carry, _or(ddt, scratch), part, table, dims.batch, dims.seqlen, h, plane, *dt.stride()),
         device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, num_warps=4)
     return part
+
+
+def _cap(maxnreg):
+    """A launch's register cap as launch options (none for None, or under the interpreter)."""
+    return {} if maxnreg is None or _runtime.interpreter_enabled() else {"maxnreg": maxnreg}
 
 
 def _or(t, other):

@@ -14,12 +14,14 @@ S_ij = C_i . B_j and G_ij = dy_i . x_j,
     dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} V_ij C_i
     dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} V_ij B_j,      V_ij = sum over the group's heads of G_ij L_ij dt_j
 
-Three launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
+Four launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
 loop):
+- `_tiles_s_kernel`, per (chunk, group, tile pair i >= j): S^T (fp32) for the two launches after it, once for all the
+  group's heads.
 - `_tiles_kernel`, per (chunk, head, block b): bracket, dx and bracket . x for the tokens of b (the pairs with j in b,
   one tile pair per later block), and the block's state paths: dB's and dC's state parts (dstate in slices of 64,
   fp32 atomics over the heads, as the chain kernel's), the decay gradient's edge and inpath terms.
-- `_tiles_bc_kernel`, per (chunk, group, tile pair i >= j, block of heads): S once for the heads; per head G, L and
+- `_tiles_bc_kernel`, per (chunk, group, tile pair i >= j, block of heads): per head G, L and
   P_ij = G_ij S_ij L_ij dt_j, whose row sums minus column sums go to the decay gradient; V summed over the heads, then
   one product each with C and B for the block of heads instead of one per head.
 - `_tiles_da_kernel`, per (chunk, head): the decay gradient's prefix and suffix sums, ddt, the share of dA.
@@ -61,7 +63,7 @@ def _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A):
 @triton.jit
 def _tiles_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr,
-    dx_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr, table_ptr,
+    dx_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr, table_ptr, s_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, plane,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -115,7 +117,6 @@ def _tiles_kernel(
         tb = t0 + offs_t  # this block's tokens
         mask_b = tb < length
         mask_bp = mask_b[:, None] & mask_p[None, :]
-        mask_bn = mask_b[:, None] & mask_n[None, :]
         dt_b, cs_b = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A)
         scratch = scratch_ptr + prog64 * CHUNK
         if NEED_DA or NEED_DB or NEED_DC:  # for _tiles_bc_kernel: the same cs
@@ -142,17 +143,17 @@ def _tiles_kernel(
                               mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
         bracket *= out_b[:, None]
         edge = tl.sum(bracket * xf, axis=1) * dt_b
-        B_b = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_bn,
-                               other=0.0))
+        # the S^T tiles of the chunk row's group from _tiles_s_kernel: pair (ib, jb) at ib (ib + 1) / 2 + jb
+        s_row = s_ptr + ((rest.to(tl.int64) * (nheads // heads_per_group) + g64) * (N_BLK * (N_BLK + 1) // 2)
+                         + blk) * (T * T) + offs_t[:, None] * T + offs_t[None, :]
         for i0 in range(t0, length, T):
             ti = i0 + offs_t
             mask_i = ti < length
             _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, offs_t, length, A)
-            C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                                   mask=mask_i[:, None] & mask_n[None, :], other=0.0))
             dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
                                     mask=mask_i[:, None] & mask_p[None, :], other=0.0))
-            st = tl.dot(B_b, tl.trans(C_i), input_precision=DOT_PRECISION)  # [T (j), T (i)]
+            ib = i0 // T
+            st = tl.load(s_row + (ib * (ib + 1) // 2) * (T * T))  # [T (j), T (i)]
             lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
             bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
         dy_b = _operand(tl.load(dy_base + tb[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p, mask=mask_bp,
@@ -165,6 +166,8 @@ def _tiles_kernel(
             tl.store(dx_ptr + ((b64 * seqlen + start) * nheads + h64) * headdim
                      + tb[:, None] * (nheads * headdim) + offs_p[None, :], dx.to(dx_ptr.dtype.element_ty),
                      mask=mask_bp)
+        if NEED_DA:  # plane 0: bracket . x (before the paths in: bracket and x are not held through them)
+            tl.store(scratch + tb, tl.sum(bracket * xf, axis=1), mask=mask_b)
 
         # the block's tokens as the later end i of the paths from before the chunk, dstate in slices as above
         if NEED_DC or NEED_DA:
@@ -194,7 +197,6 @@ def _tiles_kernel(
                                      + offs_p[None, :])
                         carry += tl.sum(tl.sum(dH.to(tl.float32) * H, axis=1), axis=0)
         if NEED_DA:
-            tl.store(scratch + tb, tl.sum(bracket * xf, axis=1), mask=mask_b)  # plane 0: bracket . x
             tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
             tl.store(scratch + 2 * plane + tb, edge, mask=mask_b)  # plane 2: prefix-summed
             if blk == 0:
@@ -203,8 +205,43 @@ def _tiles_kernel(
 
 
 @triton.jit
+def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngroups,
+                    stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+                    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
+                    DOT_PRECISION: tl.constexpr):
+    """Program (chunk row, group, tile pair i >= j): S^T = B_j . C_i as [T (j), T (i)] fp32, for the two launches after
+    it: one product per pair for all the group's heads (the tiles kernel computed it per head: 8x4K of the 2.7B shape,
+    2.27 -> 2.11 ms with this launch's 0.015). Tokens past the sequence give 0."""
+    N_BLK: tl.constexpr = CHUNK // T
+    N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
+    pid = tl.program_id(0)
+    pair = pid % N_PAIRS
+    rg = pid // N_PAIRS
+    g = rg % ngroups
+    rest = rg // ngroups
+    ib = 0
+    for r in range(1, N_BLK):
+        ib += (pair >= r * (r + 1) // 2).to(tl.int32)
+    jb = pair - ib * (ib + 1) // 2
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    offs_t = tl.arange(0, T)
+    offs_n = tl.arange(0, BLOCK_N)
+    ti = ib * T + offs_t
+    tj = jb * T + offs_t
+    mask_n = offs_n < dstate
+    b64 = b.to(tl.int64)
+    g64 = g.to(tl.int64)
+    C_i = _operand(tl.load(C_ptr + b64 * stride_C_b + g64 * stride_C_g + (start + ti[:, None]) * stride_C_t
+                           + offs_n[None, :] * stride_C_n, mask=(ti < length)[:, None] & mask_n[None, :], other=0.0))
+    B_j = _operand(tl.load(B_ptr + b64 * stride_B_b + g64 * stride_B_g + (start + tj[:, None]) * stride_B_t
+                           + offs_n[None, :] * stride_B_n, mask=(tj < length)[:, None] & mask_n[None, :], other=0.0))
+    st = tl.dot(B_j, tl.trans(C_i), input_precision=DOT_PRECISION)
+    tl.store(s_ptr + pid.to(tl.int64) * (T * T) + offs_t[:, None] * T + offs_t[None, :], st)
+
+
+@triton.jit
 def _tiles_bc_kernel(
-    x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, table_ptr,
+    x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, table_ptr, s_ptr,
     batch, seqlen, nheads, dstate, headdim, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -217,7 +254,7 @@ def _tiles_bc_kernel(
     NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
 ):
     """Program (chunk row, group, tile pair i >= j, block of heads): the pairs P_ij = (dy_i . x_j) S_ij L_ij dt_j.
-    S_ij = C_i . B_j once for the heads; per head the decay gradient's row sums minus column sums of the same P tile
+    S_ij = C_i . B_j from _tiles_s_kernel; per head the decay gradient's row sums minus column sums of the same P tile
     (fp32 atomics into the suffix-summed plane), and the weights V_ij = sum_h (dy_i . x_j) L_ij dt_j summed over
     the heads first: dB_j += V^T C_i, dC_i += V B_j once for the block of heads, not once per head. cs comes from
     _tiles_kernel's scratch (the same bits as there)."""
@@ -250,12 +287,9 @@ def _tiles_bc_kernel(
         g64 = g.to(tl.int64)
         C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
         B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
-        if NEED_DA:  # (C and B loaded again after the heads: neither they nor their addresses held through them)
-            s = tl.dot(_operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                                        mask=mask_i[:, None] & mask_n[None, :], other=0.0)),
-                       tl.trans(_operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                                                 mask=mask_j[:, None] & mask_n[None, :], other=0.0))),
-                       input_precision=DOT_PRECISION)  # [T (i), T (j)]
+        if NEED_DA:  # S [T (i), T (j)] from _tiles_s_kernel's S^T tile
+            s = tl.trans(tl.load(s_ptr + ((rest.to(tl.int64) * ngroups + g64) * N_PAIRS + pair) * (T * T)
+                                 + offs_t[:, None] * T + offs_t[None, :]))
         v = tl.zeros((T, T), dtype=tl.float32)
         h_first = g * heads_per_group + hb * heads_per_prog
         n_h = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group) - h_first
@@ -345,6 +379,19 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
 TILE = 64  # tokens a block (chunk 256: four blocks a chunk)
 TILES_WARPS, TILES_STAGES = 4, 1
 TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
+# Where the tiles are at most 64 x 128 (headdim <= 64, dstate <= 128), register caps: the tiles kernel at 168
+# registers (three programs an SM instead of two; 112 B spilled offline), the pair launch with 8 warps at 128 (two
+# programs an SM instead of one; 140 B). H100, 2.7B shape, bf16, backward alone: 8x4K 4.57 -> 4.10 ms, 1x32K 4.65 ->
+# 4.20 (tiles kernel 2.64 -> 2.19, pair launch 1.02 -> 0.95; notes/ssd_backward.md, thirteenth session).
+TILES_MAXNREG, TILES_BC_CAPPED = 168, (8, 128)
 
 
-__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT"]
+def register_caps(block_n: int, block_p: int) -> tuple[int | None, int, int | None]:
+    """(the tiles kernel's register cap, the pair launch's warps and register cap) for these tiles; a cap of None
+    leaves the registers to ptxas."""
+    if block_n <= 128 and block_p <= 64:
+        return (TILES_MAXNREG, *TILES_BC_CAPPED)
+    return None, TILES_BC_WARPS, None
+
+
+__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "register_caps"]

@@ -702,8 +702,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
     of the group's where that leaves about four programs an SM), that launch's warps and register cap.
-    With the tiles (the default): the states, the gradient chain, the tiles, their pairs and the decay gradient's
-    sums (five launches). With the sweeps: two launches (states, gradients), a third for the gradient chain with few
+    With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
+    their pairs and the decay gradient's sums (six launches). With the sweeps: two launches (states, gradients), a third for the gradient chain with few
     chains or z, a small one for dD with D where there is no third. Either way two small elementwise ones with
     dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC
     casts, per-head shares)."""

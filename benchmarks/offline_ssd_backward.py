@@ -81,15 +81,9 @@ def tiles(a):
     consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=mask, NEED_DX=True, NEED_DA=True, NEED_DB=True,
                   NEED_DC=True)
-    strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
-               "plane": 128 * 80 * 256}
-    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr", "dx_ptr"} | ({"states_ptr", "dstates_ptr"} if a.narrow else set())
-    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
-    k = compile_specialised(_tiles_kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
-                            maxnreg=a.maxnreg)
-    mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)
-    print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: regs {regs} "
-          f"spill-bytes {spills} smem {k.metadata.shared} | {mix}")
+    narrow = {"states_ptr", "dstates_ptr"} if a.narrow else set()
+    report = _tiles_compile(_tiles_kernel, consts, {}, {"dx_ptr"} | narrow, a)
+    print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
 
 
 def pairs(a):
@@ -97,15 +91,20 @@ def pairs(a):
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
     consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, IS_VARLEN=False, DOT_PRECISION="tf32", MODE=mode,
                   SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
+    report = _tiles_compile(_tiles_bc_kernel, consts, {"ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}, set(), a)
+    print(f"pairs mode {a.mode} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
+
+
+def _tiles_compile(kernel, consts, extra, more_bf16, a):
+    """Compile one of backward_tiles' kernels for sm_90 at 8x4K of the 2.7B shape; its resources as a line."""
     strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
-               "plane": 128 * 80 * 256, "ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}
-    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"}
+               "plane": 128 * 80 * 256, **extra}
+    bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"} | more_bf16
     ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
-    k = compile_specialised(_tiles_bc_kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
+    k = compile_specialised(kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
                             maxnreg=a.maxnreg)
     mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)
-    print(f"pairs mode {a.mode} T {a.tile} warps {a.warps} stages {a.stages}: regs {regs} spill-bytes {spills} "
-          f"smem {k.metadata.shared} | {mix}")
+    return f"regs {regs} spill-bytes {spills} smem {k.metadata.shared} | {mix}"
 
 
 if __name__ == "__main__":

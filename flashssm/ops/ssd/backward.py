@@ -52,6 +52,7 @@ from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, t
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import (ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or,
                                              heads_per_program)
+from flashssm.ops.ssd.backward_tiles import pair_tiles
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of, d_operand,
                                       entering_states, init_operand, launch, varlen_table)
 
@@ -72,20 +73,12 @@ def _cb_kernel(B_ptr, C_ptr, cb_ptr, table_ptr, batch, seqlen, dstate, ngroups,
     if j_t <= i_t:
         b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
         offs_t = tl.arange(0, T)
-        offs_n = tl.arange(0, BLOCK_N)
         ti = i_t * T + offs_t
         tj = j_t * T + offs_t
-        mask_n = offs_n < dstate
-        b64 = b.to(tl.int64)
-        g64 = g.to(tl.int64)
-        C_i = _operand(tl.load(C_ptr + b64 * stride_C_b + g64 * stride_C_g + (start + ti)[:, None] * stride_C_t
-                               + offs_n[None, :] * stride_C_n, mask=(ti < length)[:, None] & mask_n[None, :],
-                               other=0.0))
-        B_j = _operand(tl.load(B_ptr + b64 * stride_B_b + g64 * stride_B_g + (start + tj)[:, None] * stride_B_t
-                               + offs_n[None, :] * stride_B_n, mask=(tj < length)[:, None] & mask_n[None, :],
-                               other=0.0))
+        C_i, B_j = pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g,
+                              stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n, BLOCK_N)
         cb = tl.dot(C_i, tl.trans(B_j), input_precision=DOT_PRECISION)
-        tl.store(cb_ptr + (rest.to(tl.int64) * ngroups + g64) * (CHUNK * CHUNK) + ti[:, None] * CHUNK + tj[None, :], cb)
+        tl.store(cb_ptr + (rest.to(tl.int64) * ngroups + g) * (CHUNK * CHUNK) + ti[:, None] * CHUNK + tj[None, :], cb)
 
 
 @triton.jit

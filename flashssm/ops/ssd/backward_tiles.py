@@ -205,29 +205,19 @@ def _tiles_kernel(
 
 
 @triton.jit
-def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngroups,
-                    stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n,
-                    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
-                    DOT_PRECISION: tl.constexpr):
-    """Program (chunk row, group, tile pair i >= j): S^T = B_j . C_i as [T (j), T (i)] fp32, for the two launches after
-    it: one product per pair for all the group's heads (the tiles kernel computed it per head: 8x4K of the 2.7B shape,
-    2.27 -> 2.11 ms with this launch's 0.015). Tokens past the sequence give 0."""
-    N_BLK: tl.constexpr = CHUNK // T
-    N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
-    pid = tl.program_id(0)
-    pair = pid % N_PAIRS
-    rg = pid // N_PAIRS
-    g = rg % ngroups
-    rest = rg // ngroups
+def _lower_pair(pair, N_BLK: tl.constexpr):
+    """Tile pair index -> (ib, jb), ib >= jb, the pairs numbered row by row of the lower triangle."""
     ib = 0
     for r in range(1, N_BLK):
         ib += (pair >= r * (r + 1) // 2).to(tl.int32)
-    jb = pair - ib * (ib + 1) // 2
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    offs_t = tl.arange(0, T)
+    return ib, pair - ib * (ib + 1) // 2
+
+
+@triton.jit
+def pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+               stride_C_b, stride_C_t, stride_C_g, stride_C_n, BLOCK_N: tl.constexpr):
+    """C at the chunk's tokens ti and B at tj ([T, BLOCK_N] product operands; 0 past the sequence and dstate)."""
     offs_n = tl.arange(0, BLOCK_N)
-    ti = ib * T + offs_t
-    tj = jb * T + offs_t
     mask_n = offs_n < dstate
     b64 = b.to(tl.int64)
     g64 = g.to(tl.int64)
@@ -235,6 +225,30 @@ def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngrou
                            + offs_n[None, :] * stride_C_n, mask=(ti < length)[:, None] & mask_n[None, :], other=0.0))
     B_j = _operand(tl.load(B_ptr + b64 * stride_B_b + g64 * stride_B_g + (start + tj[:, None]) * stride_B_t
                            + offs_n[None, :] * stride_B_n, mask=(tj < length)[:, None] & mask_n[None, :], other=0.0))
+    return C_i, B_j
+
+
+@triton.jit
+def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngroups,
+                    stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+                    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
+                    DOT_PRECISION: tl.constexpr):
+    """Program (chunk row, group, tile pair i >= j): S^T = B_j . C_i as [T (j), T (i)] fp32, for the two launches after
+    it: one product per pair for all the group's heads (the tiles kernel computed it per head: 8x4K of the 2.7B shape,
+    2.27 -> 2.11 ms with this launch's 0.015). Tokens past the sequence give 0. (The chunk-parallel form's _cb_kernel
+    stores C . B^T whole chunks at a time, (Q, Q), in the orientation its dx launch reads.)"""
+    N_BLK: tl.constexpr = CHUNK // T
+    N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
+    pid = tl.program_id(0)
+    ib, jb = _lower_pair(pid % N_PAIRS, N_BLK)
+    rg = pid // N_PAIRS
+    g = rg % ngroups
+    rest = rg // ngroups
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    offs_t = tl.arange(0, T)
+    C_i, B_j = pair_tiles(B_ptr, C_ptr, b, g, start, length, ib * T + offs_t, jb * T + offs_t, dstate,
+                          stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g,
+                          stride_C_n, BLOCK_N)
     st = tl.dot(B_j, tl.trans(C_i), input_precision=DOT_PRECISION)
     tl.store(s_ptr + pid.to(tl.int64) * (T * T) + offs_t[:, None] * T + offs_t[None, :], st)
 
@@ -267,11 +281,7 @@ def _tiles_bc_kernel(
     rg = rest // N_PAIRS
     g = rg % ngroups
     rest = rg // ngroups
-    # pair -> (ib, jb), ib >= jb, in rows of the lower triangle
-    ib = 0
-    for r in range(1, N_BLK):
-        ib += (pair >= r * (r + 1) // 2).to(tl.int32)
-    jb = pair - ib * (ib + 1) // 2
+    ib, jb = _lower_pair(pair, N_BLK)
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     if ib * T < length:
         offs_t = tl.arange(0, T)

@@ -46,9 +46,10 @@ def main():
     p.add_argument("--sass", help="write the SASS here")
     p.add_argument("--tiles", action="store_true", help="the gradient launch in tiles (backward_tiles), not the sweeps")
     p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")
-    p.add_argument("--pairs", action="store_true", help="--tiles: the pair launch (_tiles_bc_kernel), all 80 heads a program")
+    p.add_argument("--pairs", action="store_true",
+                   help="--tiles: the pair launch (_tiles_bc_kernel), all 80 heads a program")
     p.add_argument("--wide-states", dest="narrow", action="store_false",
-                   help="--tiles: H and dH in fp32 (as before NARROW_STATES), not bf16")
+                   help="--tiles: H and dH in fp32 (as before the thirteenth session), not bf16")
     a = p.parse_args()
     if a.tiles:
         return pairs(a) if a.pairs else tiles(a)

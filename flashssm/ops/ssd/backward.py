@@ -52,7 +52,7 @@ from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, t
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import (ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or,
                                              heads_per_program)
-from flashssm.ops.ssd.backward_tiles import pair_tiles
+from flashssm.ops.ssd.backward_tiles import _pair_tiles
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of, d_operand,
                                       entering_states, init_operand, launch, varlen_table)
 
@@ -75,8 +75,8 @@ def _cb_kernel(B_ptr, C_ptr, cb_ptr, table_ptr, batch, seqlen, dstate, ngroups,
         offs_t = tl.arange(0, T)
         ti = i_t * T + offs_t
         tj = j_t * T + offs_t
-        C_i, B_j = pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g,
-                              stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n, BLOCK_N)
+        C_i, B_j = _pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g,
+                               stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n, BLOCK_N)
         cb = tl.dot(C_i, tl.trans(B_j), input_precision=DOT_PRECISION)
         tl.store(cb_ptr + (rest.to(tl.int64) * ngroups + g) * (CHUNK * CHUNK) + ti[:, None] * CHUNK + tj[None, :], cb)
 

@@ -703,10 +703,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
     of the group's where that leaves about four programs an SM), that launch's warps and register cap.
     With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
-    their pairs and the decay gradient's sums (six launches). With the sweeps: two launches (states, gradients), a third for the gradient chain with few
-    chains or z, a small one for dD with D where there is no third. Either way two small elementwise ones with
-    dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC
-    casts, per-head shares)."""
+    their pairs and the decay gradient's sums (six launches). With the sweeps: two launches (states, gradients), a
+    third for the gradient chain with few chains or z, a small one for dD with D where there is no third. Either way
+    two small elementwise ones with dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after),
+    and a few small sums (dB/dC casts, per-head shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -734,7 +734,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
     # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
     # bytes to write and read, no conversions in the tiles kernel)
-    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16) and NARROW_STATES
+    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
     states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                              initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
                              store_dtype=x.dtype if narrow else None)
@@ -859,7 +859,6 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
-NARROW_STATES = True
 
 
 def use_tiles(dims: SSDDims, device: torch.device) -> bool:
@@ -879,7 +878,7 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None):
-    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' three launches; returns
+    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' four launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers'."""
     global last_compiled

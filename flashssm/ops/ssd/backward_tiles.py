@@ -96,9 +96,7 @@ def _tiles_kernel(
         offs_t = tl.arange(0, T)
         offs_q = tl.arange(0, CHUNK)
         offs_p = tl.arange(0, BLOCK_P)
-        offs_n = tl.arange(0, BLOCK_N)
         mask_p = offs_p < headdim
-        mask_n = offs_n < dstate
         b64 = b.to(tl.int64)
         h64 = h.to(tl.int64)
         g64 = g.to(tl.int64)
@@ -214,7 +212,7 @@ def _lower_pair(pair, N_BLK: tl.constexpr):
 
 
 @triton.jit
-def pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g, stride_B_n,
+def _pair_tiles(B_ptr, C_ptr, b, g, start, length, ti, tj, dstate, stride_B_b, stride_B_t, stride_B_g, stride_B_n,
                stride_C_b, stride_C_t, stride_C_g, stride_C_n, BLOCK_N: tl.constexpr):
     """C at the chunk's tokens ti and B at tj ([T, BLOCK_N] product operands; 0 past the sequence and dstate)."""
     offs_n = tl.arange(0, BLOCK_N)
@@ -246,7 +244,7 @@ def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngrou
     rest = rg // ngroups
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     offs_t = tl.arange(0, T)
-    C_i, B_j = pair_tiles(B_ptr, C_ptr, b, g, start, length, ib * T + offs_t, jb * T + offs_t, dstate,
+    C_i, B_j = _pair_tiles(B_ptr, C_ptr, b, g, start, length, ib * T + offs_t, jb * T + offs_t, dstate,
                           stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g,
                           stride_C_n, BLOCK_N)
     st = tl.dot(B_j, tl.trans(C_i), input_precision=DOT_PRECISION)

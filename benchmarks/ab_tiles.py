@@ -9,7 +9,9 @@ variant's gradients, and (--errors) each variant's gradient errors against the f
 A variant is "sweeps" (the default gradient kernel; `dstates` follows chain_launch) or "tiles" with
 colon-separated knobs: wN (warps), tN (tokens a block), sN (stages), round|split|tf32 (mode), mN (split mask),
 hN (heads a program of the pair launch sums), vN (that launch's warps), rN / qN (the tiles kernel's / the pair
-launch's register cap).
+launch's register cap), cN (the chain launch's form: 0 a program a chunk, N >= 1 spans of N chunks), dN (the chain
+launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of their own), eN, fN, gN (that launch's
+heads a program, warps, register cap), jN (its stages).
 """
 
 import argparse
@@ -51,6 +53,20 @@ def variant_kwargs(spec: str) -> dict:
             kw["tiles_maxnreg"] = int(part[1:])
         elif part[0] == "q":
             kw["bc_maxnreg"] = int(part[1:])
+        elif part[0] == "p":
+            kw["paths"] = bool(int(part[1:]))
+        elif part[0] == "e":
+            kw["paths_heads"] = int(part[1:])
+        elif part[0] == "f":
+            kw["paths_warps"] = int(part[1:])
+        elif part[0] == "g":
+            kw["paths_maxnreg"] = int(part[1:])
+        elif part[0] == "j":
+            kw["paths_stages"] = int(part[1:])
+        elif part[0] == "c":
+            kw["dstates_span"] = int(part[1:])
+        elif part[0] == "d":
+            kw["dstates_sub"] = int(part[1:])
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw
@@ -74,12 +90,13 @@ def inputs(batch, seqlen, device, opt):
     return dims, (x, dt, A, B, C), kw, dy
 
 
-def errors(variants, device, opt):
-    """Each variant's gradient errors against float64 (norm-relative), 1x2K of the shape, with the opt's options."""
+def errors(variants, device, opt, shape="1x2048"):
+    """Each variant's gradient errors against float64 (norm-relative), `shape` of the 2.7B shape, with the opt's
+    options."""
     from flashssm.ops.ssd.forward import launch
     from flashssm.ops.ssd.reference import ssd_scan_chunked
 
-    dims, (x, dt, A, B, C), kw, dy = inputs(1, 2048, device, opt)
+    dims, (x, dt, A, B, C), kw, dy = inputs(*map(int, shape.split("x")), device, opt)
     if "z" in kw:
         kw = dict(kw, ypre=launch(dims, x, dt, A, B, C, store_ypre=True, **kw)[2])
     names = ("x", "dt", "A", "B", "C") + tuple(k for k in ("D", "z", "dt_bias") if k in kw)
@@ -92,7 +109,7 @@ def errors(variants, device, opt):
         got = backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(v))
         errs = {n: float((g.double() - want[k]).norm() / want[k].norm()) for n, g, k in
                 zip(NAMES, got, ("x", "dt", "A", "B", "C", "D", "z", "dt_bias")) if g is not None and k in want}
-        print(f"errors 1x2K {opt} {v}: " + " ".join(f"{n} {e:.2e}" for n, e in errs.items()), flush=True)
+        print(f"errors {shape} {opt} {v}: " + " ".join(f"{n} {e:.2e}" for n, e in errs.items()), flush=True)
 
 
 def main():
@@ -102,13 +119,14 @@ def main():
     ap.add_argument("--opts", default="none,d")
     ap.add_argument("--variants", default="sweeps,tiles,tiles:w8")
     ap.add_argument("--errors", action="store_true")
+    ap.add_argument("--errors-shape", default="1x2048", help="--errors: the shape, BATCHxSEQLEN")
     ap.add_argument("--profile", action="store_true", help="also each variant's time per kernel (torch profiler)")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run of this script under the interpreter, no timing")
     a = ap.parse_args()
     variants = a.variants.split(",")
     if a.errors:
         for opt in a.opts.split(","):
-            errors(variants, a.device, opt)
+            errors(variants, a.device, opt, a.errors_shape)
     for shape in a.shapes.split(","):
         batch, seqlen = map(int, shape.split("x"))
         for opt in a.opts.split(","):

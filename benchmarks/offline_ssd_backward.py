@@ -14,7 +14,7 @@ import argparse
 
 from benchmarks.offline_ssd_forward import STRIDES, compile_specialised, resource_report
 from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, SPLIT_ALL, TF32, _ssd_bwd_kernel
-from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_bc_kernel, _tiles_kernel
+from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_bc_kernel, _tiles_kernel, _tiles_paths_kernel
 
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_rows": 128, "n_programs": 128 * 80}
@@ -48,11 +48,15 @@ def main():
     p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")
     p.add_argument("--pairs", action="store_true",
                    help="--tiles: the pair launch (_tiles_bc_kernel), all 80 heads a program")
+    p.add_argument("--paths", action="store_true",
+                   help="--tiles: the paths launch (_tiles_paths_kernel), all 80 heads a program")
+    p.add_argument("--no-paths", action="store_true",
+                   help="--tiles: the tiles kernel without the paths (PATHS False: the paths launch takes them)")
     p.add_argument("--wide-states", dest="narrow", action="store_false",
                    help="--tiles: H and dH in fp32 (as before the thirteenth session), not bf16")
     a = p.parse_args()
     if a.tiles:
-        return pairs(a) if a.pairs else tiles(a)
+        return pairs(a) if a.pairs else paths(a) if a.paths else tiles(a)
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
     consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
@@ -81,7 +85,7 @@ def tiles(a):
     mask = TILES_SPLIT_DEFAULT if a.split_mask == SPLIT_ALL else a.split_mask
     consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=mask, NEED_DX=True, NEED_DA=True, NEED_DB=True,
-                  NEED_DC=True)
+                  NEED_DC=True, PATHS=not a.no_paths)
     narrow = {"states_ptr", "dstates_ptr"} if a.narrow else set()
     report = _tiles_compile(_tiles_kernel, consts, {}, {"dx_ptr"} | narrow, a)
     print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
@@ -94,6 +98,17 @@ def pairs(a):
                   SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
     report = _tiles_compile(_tiles_bc_kernel, consts, {"ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}, set(), a)
     print(f"pairs mode {a.mode} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
+
+
+def paths(a):
+    """The tiles' paths launch, as the chain backward launches it on the 2.7B shape at 8x4K (80 heads a program)."""
+    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_INIT=False, IS_VARLEN=False, DOT_PRECISION="tf32",
+                  MODE=mode, SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
+    narrow = {"states_ptr", "dstates_ptr"} if a.narrow else set()
+    report = _tiles_compile(_tiles_paths_kernel, consts, {"ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}, narrow,
+                            a)
+    print(f"paths mode {a.mode} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
 
 
 def _tiles_compile(kernel, consts, extra, more_bf16, a):

@@ -27,7 +27,7 @@ _OP_RULES: tuple[tuple[str, str], ...] = (
 # Kernel names, when no operator rule matched.
 _KERNEL_RULES: tuple[tuple[str, str], ...] = (
     # flashssm's kernels
-    (r"^_(ssd|scan)_(fwd|bwd|step)_kernel|^_bc_tiles_kernel", "SSM scan"),
+    (r"^_(ssd|scan)_(fwd|bwd|step)_kernel|^_bc_tiles_kernel|^_tiles(_[a-z]+)?_kernel|^_dstates_kernel", "SSM scan"),
     (r"^_conv_(fwd|bwd|update)_kernel", "conv1d"),
     (r"^_rmsnorm_(fwd|bwd)", "norm"),
     # mamba_ssm's Triton SSD and its CUDA selective scan

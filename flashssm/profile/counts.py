@@ -99,11 +99,14 @@ SSD_KERNELS = {
     # gradient), writes dH after every chunk; D's gradient alone where there is no such launch
     ("_dstates_kernel", None): _ssd(["x", "dt_in", "B", "x"], ["st32"], ["state"], ["token"]),
     ("_dD_kernel", None): _ssd(["x", "x"], [], vector=[("token", 0.25)]),
-    # the gradients in tiles (the default after the chain launch): per head the pairs' S and (S L)^T dy over the
-    # lower triangle, and three state products (B dH, x dH^T, dy H^T); per group of heads the pairs' G = dy x^T (per
-    # head), S, and V^T C, V B; the decay gradient's sums per (chunk, head)
-    ("_tiles_kernel", None): _ssd(["x", "dt_in", "B", "B", "x", "st32", "st32"], ["x", "B32", "B32"],
-                                  [("intra_n", 0.5), ("intra", 0.5), ("state", 3)], ["decay", "token"]),
+    # the gradients in tiles (the default after the chain launch): per head the pairs' (S L)^T dy over the lower
+    # triangle and the state product B dH (S^T of the pairs from _tiles_s_kernel, H and dH 16-bit); per group of heads
+    # the state paths x dH^T and dy H^T summed over the heads (_tiles_paths_kernel), the pairs' G = dy x^T (per head),
+    # and V^T C, V B; the decay gradient's sums per (chunk, head)
+    ("_tiles_kernel", None): _ssd(["x", "dt_in", "B", "x", "x", "st_e", "CB"], ["x"],
+                                  [("intra", 0.5), "state"], ["decay", "token"]),
+    ("_tiles_paths_kernel", None): _ssd(["x", "x", "dt_in", "B", "st_e", "st_e"], ["B32", "B32"], [("state", 2)],
+                                        ["token"]),
     ("_tiles_bc_kernel", None): _ssd(["x", "x", "dt_in", "B", "B"], ["B32", "B32"], [("intra", 0.5), ("cb", 1.5)],
                                      [("decay", 2), "token"]),
     ("_tiles_da_kernel", None): _ssd(["dt32", "dt32", "dt32", "dt_in"], ["dt32"], vector=[("token", 0.25)]),

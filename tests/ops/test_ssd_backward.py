@@ -517,6 +517,53 @@ def test_chain_product_modes(mode, launch, device, monkeypatch):
     check_gradients(kw, dtype, chunk_size=chunk, reduced_factor=12 if loose else 4)
 
 
+@pytest.mark.parametrize("launch", ["sweeps", "tiles"])
+@pytest.mark.parametrize("span", [0, 1, 4, 16])
+def test_chain_launch_spans(span, launch, device, monkeypatch):
+    """The chain launch's two forms, forced: a program a chunk handing over early (span 0), or programs sweeping
+    spans of 1, 4 or 16 chunks backwards and handing over once a span (with 10 chunks a sequence: a ragged last
+    chunk inside a ragged last span, and one span holding the whole sequence), with z, D per (head, p) (the
+    launch's dD shares), dt_bias, softplus, initial states and a final-state gradient."""
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(
+        backward.ssd_backward, form="chain", tiles=launch == "tiles", dstates=True, dstates_span=span))
+    kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
+
+
+@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks"])
+def test_tiles_state_paths(paths, device, monkeypatch):
+    """The tiles' state paths (dB's and dC's state parts, the decay gradient's inpath and carry) in the tiles kernel,
+    or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, with initial
+    states (the carry from them), a final-state gradient, a ragged end and every option."""
+    from flashssm.ops.ssd import backward
+
+    knobs = dict(paths=paths != "kernel", paths_heads=2 if paths == "launch-head-blocks" else None)
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True,
+                                                                    **knobs))
+    kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=64, what=paths)
+
+
+def test_chain_span_choice():
+    """The chain launch takes spans only where the forward would publish late: many chains, not packed."""
+    from flashssm.ops.checks import check_ssd_scan
+    from flashssm.ops.ssd import backward_chain
+
+    def dims(batch, seqlen, cu_seqlens=None):
+        kw = ssd_inputs(batch, seqlen, 80, 16, 16, 1, dtype=torch.float32, device="cpu")
+        return check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=64, cu_seqlens=cu_seqlens)
+
+    cpu = torch.device("cpu")  # (the H100's 132 SMs: 264 programs resident)
+    assert backward_chain.chain_span(dims(1, 512), cpu) == 0  # 80 chains
+    assert backward_chain.chain_span(dims(8, 512), cpu) == 4  # 640 chains of 8 chunks: spans of 4 keep 4 waves
+    packed = torch.tensor([0, 512, 1024], dtype=torch.int32)
+    assert backward_chain.chain_span(dims(1, 1024, packed), cpu) == 0
+
+
 @pytest.mark.parametrize("all_heads", [False, True], ids=["head-blocks", "all-heads"])
 def test_tiles_pair_launch_head_blocks(all_heads, device, monkeypatch):
     """The tiles' pair launch sums the pairs' weights over the heads of a group in one program, or over blocks of

@@ -61,8 +61,9 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, chunk_of, chunk_rows, d_operand,
-                                      entering_states, init_operand, varlen_table)
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _dot_precision, _group,
+                                      _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
+                                      init_operand, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -401,13 +402,18 @@ def _dstates_kernel(
     HAS_Z: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_DFINAL: tl.constexpr,
     IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
-    NEED_DD: tl.constexpr = False,
+    NEED_DD: tl.constexpr = False, LATE: tl.constexpr = False, STATE_CHUNK: tl.constexpr = 1,
 ):
-    """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2): per (chunk, head) the chunk's own
-    share of the state gradient, then dH from chunk k+1 (stored: the gradient of the state after chunk k) and
-    exp(cs_L) dH + share handed to chunk k-1. On the way dy (gated) and dz. STORE_DY False: dy is not written;
-    ROUND_DY: the share takes dy rounded to the input dtype, as the chain form's sweeps do; NEED_DD: the chunk's
-    share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads, BLOCK_P)."""
+    """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
+    Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
+    chunk k+1 (stored: the gradient of the state after chunk k) and exp(cs_L) dH + share handed to chunk k-1.
+    Late (many chains, not varlen): a program sweeps a span of CHUNK tokens, the caller's chunks of STATE_CHUNK
+    tokens, backwards: it waits for the gradient of the state after the span first, then carries it back through
+    the span's sub-chunks, storing it at the end of each chunk, and hands on the gradient of the state entering
+    the span: one hand-over (an fp32 slot written and read) a span instead of one a chunk.
+    STORE_DY False: dy is not written; ROUND_DY: the products take dy rounded to the input dtype, as the chain
+    form's sweeps do; NEED_DD: the program's share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads,
+    BLOCK_P)."""
     h, rest, b, seq, k, start, length, n_chunks, chain, g = _reverse_program(
         counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows, CHUNK, IS_VARLEN)
 
@@ -434,12 +440,21 @@ def _dstates_kernel(
     slot, dinit = _hand_over_places(slot_ptr, dinit_ptr, chain, seq, h64, nheads, headdim, dstate, offs_p, offs_n,
                                     BLOCK_P, BLOCK_N)
     is_last = k + 1 == n_chunks
+    tile = offs_n[:, None] * BLOCK_P + offs_p[None, :]
 
-    share = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    if LATE:  # run: the gradient of the state after the current sub-chunk
+        run = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                       is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+    else:  # run: the chunk's own share
+        run = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
     dd_acc = tl.zeros((SUB, BLOCK_P), dtype=tl.float32)
     x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
     total = 0.0
-    for s0 in range(0, length, SUB):
+    n_sub = tl.maximum(tl.cdiv(length, SUB), 1)  # (an empty sequence still stores its chunk's dH)
+    for i in range(0, n_sub):
+        s0 = i * SUB
+        if LATE:
+            s0 = (n_sub - 1 - i) * SUB
         t = s0 + offs_s
         mask_t = t < length
         mask_tp = mask_t[:, None] & mask_p[None, :]
@@ -467,14 +482,23 @@ def _dstates_kernel(
                                    other=0.0).to(tl.float32)
         if ROUND_DY:  # the chain form's rounding: its sweeps see this dy too
             dy = dy.to(dy_ptr.dtype.element_ty).to(tl.float32)
-        share = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], share, MODE, DOT_PRECISION)
-        total += last
+        if LATE:
+            if i == 0 or (s0 + SUB) % STATE_CHUNK == 0:  # the last sub-chunk of a chunk: dH after that chunk
+                chunk_row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
+                tl.store(dstates_ptr + (chunk_row.to(tl.int64) * nheads + h64) * (BLOCK_N * BLOCK_P) + tile,
+                         run.to(dstates_ptr.dtype.element_ty))
+            run = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], run * tl.exp(last), MODE, DOT_PRECISION)
+        else:
+            run = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], run, MODE, DOT_PRECISION)
+            total += last
 
-    dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
-                  is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
-    _hand_back(dH * tl.exp(total) + share, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-    tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :],
-             dH.to(dstates_ptr.dtype.element_ty))
+    if LATE:
+        _hand_back(run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+    else:
+        dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
+                      is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
+        _hand_back(dH * tl.exp(total) + run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+        tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
     if NEED_DD:
         tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
@@ -538,8 +562,32 @@ def chain_launch(early: bool, has_z: bool) -> bool:
 
 
 # The chain launch: sub-chunks of 64 (32: 0.674 -> 0.557 ms at 1x32K, 0.758 -> 0.662 at 8x4K; 128 was 1.6x slower
-# with z), 4 warps, two stages.
+# with z), 4 warps, two stages. Its span form (chain_span) at 8x4K of the 2.7B shape, H100, bf16: spans of 2, 4, 8
+# chunks 0.591 (a program a chunk) -> 0.450, 0.373, 0.330 ms, with z 1.237 -> 1.251, 1.138, 1.081
+# (benchmarks/notes/ssd_backward.md, fourteenth session).
 DSTATES_WARPS, DSTATES_STAGES, DSTATES_SUB = 4, 2, 64
+
+
+# The span form's sub-chunk without z, where its tiles are at most 128 x 64 (dstate <= 128, headdim <= 64): 128 (H100,
+# 2.7B shape, 8x4K, spans of 8 chunks: 0.330 -> 0.262 ms; with z 1.08 -> 2.29 ms: the gate's tiles spill).
+DSTATES_SUB_SPANS = 128
+
+
+def chain_sub(late: bool, has_z: bool, chunk_size: int, block_n: int, block_p: int) -> int:
+    """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends)."""
+    wide = late and not has_z and block_n <= 128 and block_p <= 64
+    return min(DSTATES_SUB_SPANS if wide else DSTATES_SUB, chunk_size)
+
+
+def chain_span(dims: SSDDims, device: torch.device) -> int:
+    """The chain launch's form: 0, a program a chunk that hands over early (its own share first, then the wait:
+    the chain stays short), or G >= 1, a program sweeping a span of G chunks that waits first and hands over once,
+    where the chains are many (as for the forward's late publish) and not packed: the fp32 hand-over slots are
+    written and read once a span instead of once a chunk. G is the forward's span (`_group`)."""
+    resident = _resident_programs(device)
+    if dims.cu_seqlens is not None or dims.num_seqs * dims.nheads < 2 * resident:
+        return 0
+    return _group(dims, resident)
 # dD summed inside the gradient kernel (a reduction of every sub-chunk, through its sweeps: at 8x4K with D 1.1 ms of
 # spills and instructions) or outside it: by the chain launch where there is one, else by _dD_kernel (reads dout, z
 # and x once more: 0.38 ms at 8x4K). In the kernel only for A/B runs (dd_in_kernel=True).
@@ -687,7 +735,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dt_softplus=False, initial_states=None, state_dtype=None, early_publish=None, needs=None, mode=None,
                  sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
-                 bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None):
+                 bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
+                 paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -697,14 +746,19 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     num_stages (for tuning): the gradient kernel's software pipelining of its loads (default STAGES).
     dstates, dd_in_kernel, dstates_warps, dstates_sub (for tuning): whether the gradient chain runs as a launch
     of its own (default `chain_launch`), whether dD is summed in the gradient kernel (default DD_IN_KERNEL), that
-    launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB).
+    launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB); dstates_span (for tuning): its form, 0 for a program a
+    chunk handing over early, G >= 1 for spans of G chunks handed over late (not varlen; default `chain_span`).
     tiles (default TILES): the gradients by ops/ssd/backward_tiles.py's launches instead of the sweeps (always after
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
-    of the group's where that leaves about four programs an SM), that launch's warps and register cap.
+    of the group's where that leaves about four programs an SM), that launch's warps and register cap; paths,
+    paths_heads, paths_warps, paths_maxnreg, paths_stages (for tuning): whether the block's state paths run as a launch
+    of their own (default backward_tiles.paths_launch), the heads a program of it sums, its warps, register cap and
+    pipeline stages.
     With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
-    their pairs and the decay gradient's sums (six launches). With the sweeps: two launches (states, gradients), a
-    third for the gradient chain with few chains or z, a small one for dD with D where there is no third. Either way
+    their state paths (where paths_launch says so), their pairs and the decay gradient's sums (six or seven launches).
+    With the sweeps: two launches (states, gradients), a third for the gradient chain with few chains or z, a small
+    one for dD with D where there is no third. Either way
     two small elementwise ones with dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after),
     and a few small sums (dB/dC casts, per-head shares)."""
     device = x.device
@@ -776,27 +830,33 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                  device=device)
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
+            span = chain_span(dims, device) if dstates_span is None else dstates_span
+            late = span > 0 and dims.cu_seqlens is None
+            chain_q = dims.chunk_size * span if late else dims.chunk_size
+            chain_rows = _chunk_rows(dims, chain_q) if late else n_rows
             if fused_dd:
-                dd_part = torch.empty((n_rows, h, block_p), dtype=torch.float32, device=device)
-            _runtime.launch(_dstates_kernel, (n_programs,), (
+                dd_part = torch.empty((chain_rows, h, block_p), dtype=torch.float32, device=device)
+            _runtime.launch(_dstates_kernel, (chain_rows * h,), (
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
                 _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, table, x,
                 dd_part if fused_dd else dH_buf,
-                dims.batch, dims.seqlen, h, p, n, r, n_rows, n_programs,
+                dims.batch, dims.seqlen, h, p, n, r, chain_rows, chain_rows * h,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
-                CHUNK=dims.chunk_size, SUB=dstates_sub or min(DSTATES_SUB, dims.chunk_size), BLOCK_P=block_p,
+                CHUNK=chain_q, SUB=dstates_sub or chain_sub(late, z is not None, dims.chunk_size, block_n, block_p),
+                BLOCK_P=block_p,
                 BLOCK_N=block_n, HAS_Z=z is not None,
                 HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
                 IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
-                NEED_DD=fused_dd, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
+                NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size,
+                num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
             dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
-                                    bc_maxnreg)
+                                    bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
@@ -877,8 +937,9 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
-                  bc_warps=None, maxnreg=None, bc_maxnreg=None):
-    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' four launches; returns
+                  bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
+                  paths_maxnreg=None, paths_stages=None):
+    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers'."""
     global last_compiled
@@ -902,7 +963,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
     is_varlen = dims.cu_seqlens is not None
-    caps = bt.register_caps(block_n, block_p)
+    paths = bt.paths_launch(block_n, block_p) if paths is None else paths
+    caps = bt.register_caps(block_n, block_p, paths)
     n_pairs = n_blk * (n_blk + 1) // 2
     s_buf = torch.empty((n_rows, g, n_pairs, t, t), dtype=torch.float32, device=device)  # S^T of every tile pair
     _runtime.launch(bt._tiles_s_kernel, (n_rows * g * n_pairs,), (
@@ -915,12 +977,26 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
         HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
         SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
-        NEED_DC=dC_buf is not None, num_warps=warps or bt.TILES_WARPS, num_stages=stages or bt.TILES_STAGES,
-        **_cap(maxnreg or caps[0]))
+        NEED_DC=dC_buf is not None, PATHS=not paths, num_warps=warps or bt.TILES_WARPS,
+        num_stages=stages or bt.TILES_STAGES, **_cap(maxnreg or caps[0]))
+    r = h // g
+    if paths and (need_bc or need_da):
+        # the paths per (chunk row, group, block, block of heads, side), summed over the heads of the block: at most
+        # PATHS_HEADS, fewer where that leaves fewer than about two programs an SM
+        programs = n_rows * g * n_blk * 2
+        hpp = paths_heads or min(bt.PATHS_HEADS, heads_per_program(r, programs, 2, device))
+        n_hb = -(-r // hpp)
+        _runtime.launch(bt._tiles_paths_kernel, (programs * n_hb,), (
+            x, dt, C, init_arg, dy, states, dH, _or(dB_buf, filler), _or(dC_buf, filler), scratch,
+            _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, hpp, n_hb, plane,
+            *x.stride(), *dt.stride(), *C.stride(), *dy.stride(), *bc_strides, *init_strides),
+            device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
+            IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
+            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, num_warps=paths_warps or bt.PATHS_WARPS,
+            num_stages=paths_stages or bt.PATHS_STAGES, **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
     if need_bc or need_da:
         # heads summed by a program of the pair launch: all of the group's, unless that leaves fewer than about four
         # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
-        r = h // g
         programs = n_rows * g * (n_blk * (n_blk + 1) // 2)
         hpp = bc_heads or heads_per_program(r, programs, 4, device)
         n_hb = -(-r // hpp)

@@ -14,13 +14,16 @@ S_ij = C_i . B_j and G_ij = dy_i . x_j,
     dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} V_ij C_i
     dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} V_ij B_j,      V_ij = sum over the group's heads of G_ij L_ij dt_j
 
-Four launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
+Four or five launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
 loop):
 - `_tiles_s_kernel`, per (chunk, group, tile pair i >= j): S^T (fp32) for the two launches after it, once for all the
   group's heads.
 - `_tiles_kernel`, per (chunk, head, block b): bracket, dx and bracket . x for the tokens of b (the pairs with j in b,
-  one tile pair per later block), and the block's state paths: dB's and dC's state parts (dstate in slices of 64,
-  fp32 atomics over the heads, as the chain kernel's), the decay gradient's edge and inpath terms.
+  one tile pair per later block), the decay gradient's edge term, and where there is no paths launch the block's
+  state paths: dB's and dC's state parts (dstate in slices of 64, an fp32 atomic a head), the inpath terms, the carry.
+- `_tiles_paths_kernel` (where `paths_launch` says so), per (chunk, group, block b, block of heads, side): the block's
+  state paths, dB's (side 0) and dC's (side 1) state parts summed over the heads before one fp32 atomic an element,
+  the inpath terms and the carry.
 - `_tiles_bc_kernel`, per (chunk, group, tile pair i >= j, block of heads): per head G, L and
   P_ij = G_ij S_ij L_ij dt_j, whose row sums minus column sums go to the decay gradient; V summed over the heads, then
   one product each with C and B for the block of heads instead of one per head.
@@ -77,10 +80,12 @@ def _tiles_kernel(
     HAS_D: tl.constexpr, HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
     NEED_DX: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+    PATHS: tl.constexpr = True,
 ):
     """Program (chunk row, head, block b): the pairs whose earlier end j is in block b (bracket, dx, the direct part
-    of ddt), and the block's paths out of the chunk and into it from before (dB's and dC's state parts, edge and
-    inpath). The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
+    of ddt), the edge term, and (PATHS) the block's paths out of the chunk and into it from before (dB's and dC's
+    state parts with an fp32 atomic per head, inpath, the carry); without PATHS those are _tiles_paths_kernel's.
+    The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
     dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt."""
     N_BLK: tl.constexpr = CHUNK // T
     NS: tl.constexpr = min(BLOCK_N, 64)
@@ -134,7 +139,7 @@ def _tiles_kernel(
             B_s = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_s[None, :] * stride_B_n,
                                    mask=mask_b[:, None] & mask_s[None, :], other=0.0))
             bracket = _mm_cr(B_s, dH, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 1)
-            if NEED_DB:
+            if NEED_DB and PATHS:
                 dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
                 tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
@@ -168,7 +173,7 @@ def _tiles_kernel(
             tl.store(scratch + tb, tl.sum(bracket * xf, axis=1), mask=mask_b)
 
         # the block's tokens as the later end i of the paths from before the chunk, dstate in slices as above
-        if NEED_DC or NEED_DA:
+        if (NEED_DC or NEED_DA) and PATHS:
             inpath = tl.zeros((T,), dtype=tl.float32)
             carry = 0.0
             for n0 in tl.static_range(0, BLOCK_N, NS):
@@ -195,11 +200,125 @@ def _tiles_kernel(
                                      + offs_p[None, :])
                         carry += tl.sum(tl.sum(dH.to(tl.float32) * H, axis=1), axis=0)
         if NEED_DA:
-            tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
             tl.store(scratch + 2 * plane + tb, edge, mask=mask_b)  # plane 2: prefix-summed
-            if blk == 0:
-                carry *= tl.exp(total)
-                tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
+            if PATHS:
+                tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
+                if blk == 0:
+                    carry *= tl.exp(total)
+                    tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
+
+
+@triton.jit
+def _tiles_paths_kernel(
+    x_ptr, dt_ptr, C_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr,
+    table_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
+    stride_x_b, stride_x_t, stride_x_h, stride_x_p,
+    stride_dt_b, stride_dt_t, stride_dt_h,
+    stride_C_b, stride_C_t, stride_C_g, stride_C_n,
+    stride_dy_b, stride_dy_t, stride_dy_h, stride_dy_p,
+    stride_dB_b, stride_dB_t, stride_dB_g,
+    stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+    CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
+    HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
+    SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+):
+    """Program (chunk row, group, block b, block of heads, side): the block's paths out of the chunk (side 0) or into
+    it from before (side 1), for each of the heads: dB's state part dt_j exp(cs_L - cs_j) x_j dH^T, or dC's
+    exp(cs_i) dy_i H^T with the decay gradient's inpath C_i . (dC's state part) (scratch plane 1) and, for block 0,
+    the carry exp(cs_L) <dH, H>. Each head's product has a fresh accumulator, is scaled in fp32 (the scales are per
+    token: no operand takes them exactly) and summed over the heads in registers; then one fp32 atomic an element
+    for the block of heads (the tiles kernel's PATHS form adds one a head: at 8x4K of the 2.7B shape 2.7 GB of
+    atomics through L2). The two sides are programs of their own, so that each holds one accumulator. cs as the tiles
+    kernel left it in the scratch (no chunk-long reductions a head)."""
+    N_BLK: tl.constexpr = CHUNK // T
+    pid = tl.program_id(0)
+    side = pid % 2
+    rest = pid // 2
+    hb = rest % n_hblocks
+    rest = rest // n_hblocks
+    blk = rest % N_BLK
+    rg = rest // N_BLK
+    g = rg % ngroups
+    rest = rg // ngroups
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    t0 = blk * T
+    if t0 < length:
+        offs_t = tl.arange(0, T)
+        offs_p = tl.arange(0, BLOCK_P)
+        offs_n = tl.arange(0, BLOCK_N)
+        mask_p = offs_p < headdim
+        mask_n = offs_n < dstate
+        tb = t0 + offs_t
+        mask_b = tb < length
+        mask_bp = mask_b[:, None] & mask_p[None, :]
+        mask_bn = mask_b[:, None] & mask_n[None, :]
+        b64 = b.to(tl.int64)
+        g64 = g.to(tl.int64)
+        tile = offs_n[:, None] * BLOCK_P + offs_p[None, :]
+        bc = b64 * stride_dB_b + g64 * stride_dB_g + (start + tb[:, None]) * stride_dB_t + offs_n[None, :]
+        h_first = g * heads_per_group + hb * heads_per_prog
+        n_h = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group) - h_first
+        if side == 0:
+            if NEED_DB:
+                acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+                for hh in range(0, n_h):
+                    h64 = (h_first + hh).to(tl.int64)
+                    prog64 = rest.to(tl.int64) * nheads + h64  # the (chunk row, head) row of dH, H and the scratch
+                    dt_b, cs_b, total = _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b,
+                                                      stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+                    x_b = _operand(tl.load(x_ptr + b64 * stride_x_b + h64 * stride_x_h
+                                           + (start + tb[:, None]) * stride_x_t + offs_p[None, :] * stride_x_p,
+                                           mask=mask_bp, other=0.0))
+                    dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile)
+                    part = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
+                                  SPLIT_MASK & 2)
+                    acc += part * (tl.exp(total - cs_b) * dt_b)[:, None]
+                tl.atomic_add(dB_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+        else:
+            if NEED_DC or NEED_DA:
+                if NEED_DA:  # (in the input dtype: widened where used)
+                    C_b = _operand(tl.load(C_ptr + b64 * stride_C_b + g64 * stride_C_g
+                                           + (start + tb[:, None]) * stride_C_t + offs_n[None, :] * stride_C_n,
+                                           mask=mask_bn, other=0.0))
+                acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+                for hh in range(0, n_h):
+                    h64 = (h_first + hh).to(tl.int64)
+                    prog64 = rest.to(tl.int64) * nheads + h64
+                    dt_b, cs_b, total = _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b,
+                                                      stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+                    H = tl.load(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
+                    if HAS_INIT:
+                        if k == 0:  # exact, whatever the states' dtype
+                            H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                                        + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
+                                        mask=mask_n[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+                    if NEED_DA:
+                        if blk == 0:  # the paths from before the chunk to after it
+                            dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
+                            carry = tl.sum(tl.sum(dH * H, axis=1), axis=0) * tl.exp(total)
+                            tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
+                    dy_b = _operand(tl.load(dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h
+                                            + (start + tb[:, None]) * stride_dy_t + offs_p[None, :] * stride_dy_p,
+                                            mask=mask_bp, other=0.0))
+                    part = _mm_cr(dy_b, tl.trans(H), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
+                                  SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
+                    acc += part
+                    if NEED_DA:  # plane 1: inpath, suffix-summed (the pair launch adds its pair sums)
+                        tl.store(scratch_ptr + prog64 * CHUNK + plane + tb,
+                                 tl.sum(part * C_b.to(tl.float32), axis=1), mask=mask_b)
+                if NEED_DC:
+                    tl.atomic_add(dC_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+
+
+@triton.jit
+def _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b, stride_dt_t, stride_dt_h, tb, mask_b,
+                  length, plane, CHUNK: tl.constexpr):
+    """dt and cs of the block's tokens tb and the chunk's total decay, for one head: cs as the tiles kernel left it
+    (scratch plane 3), the total as cs at the chunk's last token."""
+    cs = scratch_ptr + prog64 * CHUNK + 3 * plane
+    dt_b = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + (start + tb) * stride_dt_t, mask=mask_b,
+                   other=0.0).to(tl.float32)
+    return dt_b, tl.load(cs + tb, mask=mask_b, other=0.0), tl.load(cs + length - 1)
 
 
 @triton.jit
@@ -390,16 +509,30 @@ TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
 # Where the tiles are at most 64 x 128 (headdim <= 64, dstate <= 128), register caps: the tiles kernel at 168
 # registers (three programs an SM instead of two; 112 B spilled offline), the pair launch with 8 warps at 128 (two
 # programs an SM instead of one; 140 B). H100, 2.7B shape, bf16, backward alone: 8x4K 4.57 -> 4.10 ms, 1x32K 4.65 ->
-# 4.20 (tiles kernel 2.64 -> 2.19, pair launch 1.02 -> 0.95; notes/ssd_backward.md, thirteenth session).
-TILES_MAXNREG, TILES_BC_CAPPED = 168, (8, 128)
+# 4.20 (tiles kernel 2.64 -> 2.19, pair launch 1.02 -> 0.95; notes/ssd_backward.md, thirteenth session). Without its
+# state paths (the paths launch takes them) the tiles kernel is capped at 128 (four programs an SM; 140 B spilled,
+# 216 registers uncapped): 8x4K 1.125 -> 1.046 ms against 168 (fourteenth session).
+TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
+# The paths launch (_tiles_paths_kernel) where the tiles are at most 64 x 128: 8 warps at 128 registers (two programs
+# an SM; offline 240 B spilled, 224 registers uncapped), two stages (the next head's tiles load during this head's
+# product), 20 heads a program at most. H100, 2.7B shape, 8x4K: the launch takes 0.78 ms and the tiles kernel 2.11 ->
+# 1.12 ms; with 80 heads a program 0.89, one stage 1.02, uncapped 0.94 (fourteenth session).
+PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS = 8, 128, 2, 20
 
 
-def register_caps(block_n: int, block_p: int) -> tuple[int | None, int, int | None]:
-    """(the tiles kernel's register cap, the pair launch's warps and register cap) for these tiles; a cap of None
-    leaves the registers to ptxas."""
+def paths_launch(block_n: int, block_p: int) -> bool:
+    """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,
+    summed over heads before their atomics, rather than in the tiles kernel: where its [T, BLOCK_N] accumulators fit
+    (what was measured)."""
+    return block_n <= 128 and block_p <= 64
+
+
+def register_caps(block_n: int, block_p: int, paths: bool) -> tuple[int | None, int, int | None]:
+    """(the tiles kernel's register cap, the pair launch's warps and register cap) for these tiles, with the state
+    paths in a launch of their own or not; a cap of None leaves the registers to ptxas."""
     if block_n <= 128 and block_p <= 64:
-        return (TILES_MAXNREG, *TILES_BC_CAPPED)
+        return (TILES_MAXNREG_NO_PATHS if paths else TILES_MAXNREG, *TILES_BC_CAPPED)
     return None, TILES_BC_WARPS, None
 
 
-__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "register_caps"]
+__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "paths_launch", "register_caps"]

@@ -130,23 +130,9 @@ def _tiles_kernel(
         x_b = _operand(tl.load(x_base + tb[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_bp,
                                other=0.0))
         xf = x_b.to(tl.float32)
-        # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
+        # the pairs with j in this block: the S^T tiles of the chunk row's group from _tiles_s_kernel, pair (ib, jb)
+        # at ib (ib + 1) / 2 + jb
         bracket = tl.zeros((T, BLOCK_P), dtype=tl.float32)
-        for n0 in tl.static_range(0, BLOCK_N, NS):
-            offs_s = n0 + tl.arange(0, NS)
-            mask_s = offs_s < dstate
-            dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P + offs_p[None, :])
-            B_s = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_s[None, :] * stride_B_n,
-                                   mask=mask_b[:, None] & mask_s[None, :], other=0.0))
-            bracket = _mm_cr(B_s, dH, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 1)
-            if NEED_DB and PATHS:
-                dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
-                                  SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
-                tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
-                              mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
-        bracket *= out_b[:, None]
-        edge = tl.sum(bracket * xf, axis=1) * dt_b
-        # the S^T tiles of the chunk row's group from _tiles_s_kernel: pair (ib, jb) at ib (ib + 1) / 2 + jb
         s_row = s_ptr + ((rest.to(tl.int64) * (nheads // heads_per_group) + g64) * (N_BLK * (N_BLK + 1) // 2)
                          + blk) * (T * T) + offs_t[:, None] * T + offs_t[None, :]
         for i0 in range(t0, length, T):
@@ -159,6 +145,23 @@ def _tiles_kernel(
             st = tl.load(s_row + (ib * (ib + 1) // 2) * (T * T))  # [T (j), T (i)]
             lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
             bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
+        # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
+        state = tl.zeros((T, BLOCK_P), dtype=tl.float32)
+        for n0 in tl.static_range(0, BLOCK_N, NS):
+            offs_s = n0 + tl.arange(0, NS)
+            mask_s = offs_s < dstate
+            dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P + offs_p[None, :])
+            B_s = _operand(tl.load(B_base + tb[:, None] * stride_B_t + offs_s[None, :] * stride_B_n,
+                                   mask=mask_b[:, None] & mask_s[None, :], other=0.0))
+            state = _mm_cr(B_s, dH, state, MODE, DOT_PRECISION, SPLIT_MASK & 1)
+            if NEED_DB and PATHS:
+                dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
+                                  SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
+                tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
+                              mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
+        state *= out_b[:, None]
+        edge = tl.sum(state * xf, axis=1) * dt_b
+        bracket += state
         dy_b = _operand(tl.load(dy_base + tb[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p, mask=mask_bp,
                                 other=0.0))
         if NEED_DX:

@@ -533,14 +533,17 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
-@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks"])
+@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32"])
 def test_tiles_state_paths(paths, device, monkeypatch):
     """The tiles' state paths (dB's and dC's state parts, the decay gradient's inpath and carry) in the tiles kernel,
-    or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, with initial
-    states (the carry from them), a final-state gradient, a ragged end and every option."""
+    or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, or in blocks of
+    32 tokens (the tiles' are 64; its default, 128, is the chunk here), with initial states (the carry from them), a
+    final-state gradient, a ragged end and every option."""
     from flashssm.ops.ssd import backward
 
     knobs = dict(paths=paths != "kernel", paths_heads=2 if paths == "launch-head-blocks" else None)
+    if paths == "launch-blocks-32":
+        knobs.update(paths_tile=32)
     monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True,
                                                                     **knobs))
     kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,

@@ -736,7 +736,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
-                 paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None):
+                 paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -752,9 +752,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
     of the group's where that leaves about four programs an SM), that launch's warps and register cap; paths,
-    paths_heads, paths_warps, paths_maxnreg, paths_stages (for tuning): whether the block's state paths run as a launch
-    of their own (default backward_tiles.paths_launch), the heads a program of it sums, its warps, register cap and
-    pipeline stages.
+    paths_heads, paths_warps, paths_maxnreg, paths_stages, paths_tile (for tuning): whether the block's state paths
+    run as a launch of their own (default backward_tiles.paths_launch), the heads a program of it sums, its warps,
+    register cap, pipeline stages and tokens a block.
     With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
     their state paths (where paths_launch says so), their pairs and the decay gradient's sums (six or seven launches).
     With the sweeps: two launches (states, gradients), a third for the gradient chain with few chains or z, a small
@@ -856,7 +856,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
-                                    bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages)
+                                    bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
+                                    paths_tile)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
@@ -938,7 +939,7 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
-                  paths_maxnreg=None, paths_stages=None):
+                  paths_maxnreg=None, paths_stages=None, paths_tile=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers'."""
@@ -983,14 +984,15 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     if paths and (need_bc or need_da):
         # the paths per (chunk row, group, block, block of heads, side), summed over the heads of the block: at most
         # PATHS_HEADS, fewer where that leaves fewer than about two programs an SM
-        programs = n_rows * g * n_blk * 2
+        pt = min(paths_tile or bt.PATHS_TILE, q)
+        programs = n_rows * g * (q // pt) * 2
         hpp = paths_heads or min(bt.PATHS_HEADS, heads_per_program(r, programs, 2, device))
         n_hb = -(-r // hpp)
         _runtime.launch(bt._tiles_paths_kernel, (programs * n_hb,), (
             x, dt, C, init_arg, dy, states, dH, _or(dB_buf, filler), _or(dC_buf, filler), scratch,
             _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, hpp, n_hb, plane,
             *x.stride(), *dt.stride(), *C.stride(), *dy.stride(), *bc_strides, *init_strides),
-            device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
+            device, CHUNK=q, T=pt, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
             NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, num_warps=paths_warps or bt.PATHS_WARPS,
             num_stages=paths_stages or bt.PATHS_STAGES, **_cap(paths_maxnreg or bt.PATHS_MAXNREG))

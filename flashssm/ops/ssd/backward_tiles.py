@@ -516,12 +516,13 @@ TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
 # state paths (the paths launch takes them) the tiles kernel is capped at 128 (four programs an SM; 140 B spilled,
 # 216 registers uncapped): 8x4K 1.125 -> 1.046 ms against 168 (fourteenth session).
 TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
-# The paths launch (_tiles_paths_kernel) where the tiles are at most 64 x 128: 8 warps at 128 registers (two programs
-# an SM; offline 240 B spilled, 224 registers uncapped), two stages (the next head's tiles load during this head's
-# product), 20 heads a program at most. H100, 2.7B shape, 8x4K: the launch takes 0.78 ms and the tiles kernel 2.11 ->
-# 1.12 ms; with 80 heads a program 0.89, one stage 1.02, uncapped 0.94 (fourteenth session).
-PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS = 8, 128, 2, 20
-
+# The paths launch (_tiles_paths_kernel) where the tiles are at most 64 x 128: 8 warps, registers left to ptxas (one
+# program an SM), two stages (the next head's tiles load during this head's product), blocks of 128 tokens (H and dH
+# loaded half as often as in blocks of 64), 20 heads a program at most. H100, 2.7B shape, 8x4K: the launch takes 0.73
+# ms and the tiles kernel 2.11 -> 1.05 ms; blocks of 64 capped at 128 registers (two programs an SM, offline 240 B
+# spilled) 0.78, with 80 heads a program 0.89, one stage 1.02; the scales folded into split operands instead of a
+# fresh product a head 0.83 (blocks of 128) and 1.72 (64) (fourteenth session).
+PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 2, 20, 128
 
 def paths_launch(block_n: int, block_p: int) -> bool:
     """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,

@@ -14,8 +14,8 @@ S_ij = C_i . B_j and G_ij = dy_i . x_j,
     dB_j     += dt_j exp(cs_L - cs_j) x_j dH^T + sum_{i >= j} V_ij C_i
     dC_i     += exp(cs_i) dy_i H^T + sum_{j <= i} V_ij B_j,      V_ij = sum over the group's heads of G_ij L_ij dt_j
 
-Four or five launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried through a
-loop):
+Four or five launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried
+through a loop):
 - `_tiles_s_kernel`, per (chunk, group, tile pair i >= j): S^T (fp32) for the two launches after it, once for all the
   group's heads.
 - `_tiles_kernel`, per (chunk, head, block b): bracket, dx and bracket . x for the tokens of b (the pairs with j in b,

@@ -11,7 +11,8 @@ colon-separated knobs: wN (warps), tN (tokens a block), sN (stages), round|split
 hN (heads a program of the pair launch sums), vN (that launch's warps), rN / qN (the tiles kernel's / the pair
 launch's register cap), cN (the chain launch's form: 0 a program a chunk, N >= 1 spans of N chunks), dN (the chain
 launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of their own), eN, fN, gN (that launch's
-heads a program, warps, register cap), jN (its stages), TN (its tokens a block).
+heads a program, warps, register cap), jN (its stages), TN (its tokens a block), oN (the pair launch's
+stages).
 """
 
 import argparse
@@ -63,6 +64,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["paths_maxnreg"] = int(part[1:])
         elif part[0] == "T":
             kw["paths_tile"] = int(part[1:])
+        elif part[0] == "o":
+            kw["bc_stages"] = int(part[1:])
         elif part[0] == "j":
             kw["paths_stages"] = int(part[1:])
         elif part[0] == "c":

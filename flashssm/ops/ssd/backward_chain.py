@@ -736,7 +736,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  sub=None, num_warps=None, split_mask=None, num_stages=None, dstates=None, dd_in_kernel=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
-                 paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None):
+                 paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
+                 bc_stages=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -751,7 +752,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     tiles (default TILES): the gradients by ops/ssd/backward_tiles.py's launches instead of the sweeps (always after
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
-    of the group's where that leaves about four programs an SM), that launch's warps and register cap; paths,
+    of the group's where that leaves about four programs an SM), that launch's warps, register cap and stages
+    (bc_stages); paths,
     paths_heads, paths_warps, paths_maxnreg, paths_stages, paths_tile (for tuning): whether the block's state paths
     run as a launch of their own (default backward_tiles.paths_launch), the heads a program of it sums, its warps,
     register cap, pipeline stages and tokens a block.
@@ -857,7 +859,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
-                                    paths_tile)
+                                    paths_tile, bc_stages)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
@@ -939,7 +941,7 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
-                  paths_maxnreg=None, paths_stages=None, paths_tile=None):
+                  paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers'."""
@@ -1008,7 +1010,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
-            num_warps=bc_warps or caps[1], num_stages=bt.TILES_BC_STAGES, **_cap(bc_maxnreg or caps[2]))
+            num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES, **_cap(bc_maxnreg or caps[2]))
     if not need_da:
         return None
     part = torch.empty((n_rows, h), dtype=torch.float32, device=device)

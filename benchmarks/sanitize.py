@@ -1,7 +1,7 @@
 """Every kernel at small and boundary shapes, forward and backward, for compute-sanitizer (issue 9).
 
     bash benchmarks/sanitize.sh            # memcheck, racecheck, synccheck over this script
-    python3 benchmarks/sanitize.py [--fuzz-cases N] [--plant]
+    python3 benchmarks/sanitize.py [--fuzz-cases N] [--plant] [--case NAME ...]
 
 The targeted cases sit on the kernels' edges: the largest tiles (headdim 128, dstate 256, chunk
 256), sequences that end mid-chunk, single tokens, packed batches with empty sequences, the
@@ -121,6 +121,21 @@ def case_ssd_deterministic(out, g, device):
         torch.use_deterministic_algorithms(False)
 
 
+def case_ssd_tiles_spans(out, g, device):
+    """the backward's tiles with their paths launch and the chain launch in spans of 3 chunks (forced: at these sizes
+    the sweeps and one program a chunk would run), 2 groups of 3 heads, a ragged last span and chunk, every option."""
+    from flashssm.ops.ssd import backward_chain
+
+    saved = backward_chain.use_tiles, backward_chain.chain_span
+    backward_chain.use_tiles = lambda dims, device: True
+    backward_chain.chain_span = lambda dims, device: 3
+    try:
+        _ssd(out, g, device, (2, 1017, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, D="hp", z=True, dt_bias=True,
+             dt_softplus=True, initial_states=True)
+    finally:
+        backward_chain.use_tiles, backward_chain.chain_span = saved
+
+
 def case_scan_big_state(out, g, device):
     """dstate 256, grouped B/C, every option, bf16."""
     _scan(out, g, device, 2, 16, 700, 256, dtype=torch.bfloat16, ngroups=2, D=True, z=True, delta_bias=True,
@@ -204,7 +219,7 @@ def case_rmsnorm(out, g, device):
 
 
 CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
-         case_scan_big_state, case_scan_long, case_scan_varlen, case_ssd_step, case_scan_step, case_conv1d,
+         case_ssd_tiles_spans, case_scan_big_state, case_scan_long, case_scan_varlen, case_ssd_step, case_scan_step, case_conv1d,
          case_conv1d_update, case_rmsnorm]
 
 
@@ -230,14 +245,18 @@ def main() -> int:
     parser.add_argument("--fuzz-seed", type=int, default=91)
     parser.add_argument("--plant", action="store_true")
     parser.add_argument("--device", default="cuda", help="cpu runs the driver under the Triton interpreter")
+    parser.add_argument("--case", action="append", help="run only this targeted case (name without case_; repeatable)")
     args = parser.parse_args()
     device = torch.device(args.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     if args.plant:
         plant(device)
         return 0
-    failed = 0
+    failed = ran = 0
     for i, case in enumerate(CASES):
+        if args.case and case.__name__.removeprefix("case_") not in args.case:
+            continue
+        ran += 1
         start = time.perf_counter()
         out = F.Outcome()
         try:
@@ -252,7 +271,7 @@ def main() -> int:
                         log=lambda s: print(s, flush=True))
         failed += len(report["failed"])
         print(f"fuzz seed {args.fuzz_seed}: {report['cases']} cases, {len(report['failed'])} failed", flush=True)
-    print(f"sanitize driver: {len(CASES)} targeted cases + {args.fuzz_cases} fuzz cases, {failed} failed")
+    print(f"sanitize driver: {ran} targeted cases + {args.fuzz_cases} fuzz cases, {failed} failed")
     return 1 if failed else 0
 
 

@@ -568,16 +568,18 @@ def chain_launch(early: bool, has_z: bool) -> bool:
 DSTATES_WARPS, DSTATES_STAGES, DSTATES_SUB = 4, 2, 64
 
 
-# The span form's sub-chunk without z, where its tiles are at most 128 x 64 (dstate <= 128, headdim <= 64): 128 (H100,
-# 2.7B shape, 8x4K, spans of 8 chunks: 0.330 -> 0.262 ms; with z 1.08 -> 2.29 ms: the gate's tiles spill).
-DSTATES_SUB_SPANS = 128
+# The chain launch's sub-chunk without z and without D's share, where its tiles are at most 128 x 64 (dstate <= 128,
+# headdim <= 64): 128 (H100, 2.7B shape; span form, 8x4K: 0.330 -> 0.262 ms; early form 1x32K 0.488 -> 0.446, 2x16K
+# 0.478 -> 0.414, 1x8K 0.132 -> 0.119). With z the gate's tiles spill (8x4K 1.08 -> 2.29 ms), with D's share the
+# early form was slower (1x32K 0.584 -> 0.637, 1x8K 0.154 -> 0.164).
+DSTATES_SUB_WIDE = 128
 
 
-def chain_sub(late: bool, has_z: bool, chunk_size: int, block_n: int, block_p: int) -> int:
-    """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends)."""
-    wide = late and not has_z and block_n <= 128 and block_p <= 64
-    return min(DSTATES_SUB_SPANS if wide else DSTATES_SUB, chunk_size)
-
+def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
+    """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends); `narrow`:
+    with z or D's share."""
+    wide = not narrow and block_n <= 128 and block_p <= 64
+    return min(DSTATES_SUB_WIDE if wide else DSTATES_SUB, chunk_size)
 
 def chain_span(dims: SSDDims, device: torch.device) -> int:
     """The chain launch's form: 0, a program a chunk that hands over early (its own share first, then the wait:
@@ -845,7 +847,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 dims.batch, dims.seqlen, h, p, n, r, chain_rows, chain_rows * h,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
-                CHUNK=chain_q, SUB=dstates_sub or chain_sub(late, z is not None, dims.chunk_size, block_n, block_p),
+                CHUNK=chain_q,
+                SUB=dstates_sub or chain_sub(z is not None or fused_dd, dims.chunk_size, block_n, block_p),
                 BLOCK_P=block_p,
                 BLOCK_N=block_n, HAS_Z=z is not None,
                 HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,

@@ -63,7 +63,7 @@ from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _dot_precision, _group,
                                       _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
-                                      init_operand, varlen_table)
+                                      init_operand, many_chains, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -581,15 +581,17 @@ def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
     wide = not narrow and block_n <= 128 and block_p <= 64
     return min(DSTATES_SUB_WIDE if wide else DSTATES_SUB, chunk_size)
 
+
 def chain_span(dims: SSDDims, device: torch.device) -> int:
     """The chain launch's form: 0, a program a chunk that hands over early (its own share first, then the wait:
     the chain stays short), or G >= 1, a program sweeping a span of G chunks that waits first and hands over once,
     where the chains are many (as for the forward's late publish) and not packed: the fp32 hand-over slots are
     written and read once a span instead of once a chunk. G is the forward's span (`_group`)."""
-    resident = _resident_programs(device)
-    if dims.cu_seqlens is not None or dims.num_seqs * dims.nheads < 2 * resident:
+    if dims.cu_seqlens is not None or not many_chains(dims, device):
         return 0
-    return _group(dims, resident)
+    return _group(dims, _resident_programs(device))
+
+
 # dD summed inside the gradient kernel (a reduction of every sub-chunk, through its sweeps: at 8x4K with D 1.1 ms of
 # spills and instructions) or outside it: by the chain launch where there is one, else by _dD_kernel (reads dout, z
 # and x once more: 0.38 ms at 8x4K). In the kernel only for A/B runs (dd_in_kernel=True).
@@ -728,9 +730,7 @@ def _config(dims: SSDDims, mode: int, device: torch.device):
     if mode == SPLIT and block_n * block_p <= 8192:
         sub = min(32, dims.chunk_size)
     num_warps = 4 if block_n * block_p <= 8192 else 8
-    chains = dims.num_seqs * dims.nheads
-    early = chains < 4 * _runtime.sm_count(device, on_cpu=132)
-    return block_n, block_p, sub, num_warps, early
+    return block_n, block_p, sub, num_warps, not many_chains(dims, device)
 
 
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None, ypre=None, dt_bias=None,
@@ -755,16 +755,15 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
     of the group's where that leaves about four programs an SM), that launch's warps, register cap and stages
-    (bc_stages); paths,
-    paths_heads, paths_warps, paths_maxnreg, paths_stages, paths_tile (for tuning): whether the block's state paths
-    run as a launch of their own (default backward_tiles.paths_launch), the heads a program of it sums, its warps,
-    register cap, pipeline stages and tokens a block.
+    (bc_stages); paths, paths_heads, paths_warps, paths_maxnreg, paths_stages, paths_tile (for tuning): whether the
+    block's state paths run as a launch of their own (default backward_tiles.paths_launch), the heads a program of it
+    sums, its warps, register cap, pipeline stages and tokens a block.
     With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
     their state paths (where paths_launch says so), their pairs and the decay gradient's sums (six or seven launches).
     With the sweeps: two launches (states, gradients), a third for the gradient chain with few chains or z, a small
-    one for dD with D where there is no third. Either way
-    two small elementwise ones with dt_bias, softplus or dt_limit (dt processed ahead, its gradient taken back after),
-    and a few small sums (dB/dC casts, per-head shares)."""
+    one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
+    dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
+    shares)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)

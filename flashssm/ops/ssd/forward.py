@@ -327,12 +327,17 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     Measured on an H100 (benchmarks/notes/ssd_forward.md): 4 warps and 2 stages beat 8 warps,
     more stages and register caps on the 2.7B shape.
     """
-    chains = dims.num_seqs * dims.nheads
-    resident = _resident_programs(device)
-    group = _group(dims, resident)
-    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize,
-                       chains >= 2 * resident)
+    group = _group(dims, _resident_programs(device))
+    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many_chains(dims, device))
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
+
+
+def many_chains(dims: SSDDims, device: torch.device) -> bool:
+    """Whether the chains (sequences x heads) are many enough for a late hand-over: at least two for each program the
+    GPU runs at once, so that a chain's next program takes its ticket about a round after its predecessor, which has
+    finished by then. Where this holds the forward publishes late, and so do the backward's state recompute and its
+    gradient chain (not packed); the chain form's sweeps publish early where it does not."""
+    return dims.num_seqs * dims.nheads >= 2 * _resident_programs(device)
 
 
 def _group(dims: SSDDims, resident: int) -> int:
@@ -463,13 +468,12 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
                        num_stages=base.num_stages, early_publish=True, sub_a=sub_a)
-    resident = _resident_programs(x.device)
     if late_states is None:
-        late_states = dims.num_seqs * dims.nheads >= 2 * resident
+        late_states = many_chains(dims, x.device)
     if late_states and dims.cu_seqlens is None:
         # many chains: one sweep of a span of chunks a program, the states stored on the way, in steps of up to
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
-        cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, resident),
+        cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
     states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=store_dtype or state_dtype,
                          device=x.device)

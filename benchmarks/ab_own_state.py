@@ -4,9 +4,10 @@ rounds, on the 2.7B mixer shape (bf16) at batch 1 (where the forward and the bac
 early). Prints per workload the median of each form for the forward, the state recompute alone, and the
 forward + backward of a training call, and the forms' largest relative difference in y.
 
-The from-end form was measured and not kept (benchmarks/notes/ssd_forward.md, fifteenth session): apply
-benchmarks/results/h100-2026-11-24-fifteenth/own-state-from-end.diff first (`git apply`); on the committed code
-`OWN_REVERSED` does not exist and both columns time the same kernel.
+The from-end form was measured and not kept (benchmarks/notes/ssd_forward.md, fifteenth session). Apply its kernel
+part first: `git apply --include='flashssm/*' benchmarks/results/h100-2026-11-24-fifteenth/own-state-from-end.diff`
+(the patch's test part predates the small-dt test). Without it the script stops: the committed code has no
+`OWN_REVERSED`, and both columns would time the same kernel.
 
     PYTHONPATH=. python benchmarks/ab_own_state.py [ROUNDS] [--seqlens 2048,8192,32768,131072]
 """
@@ -29,6 +30,9 @@ def main():
     ap.add_argument("--seqlens", default="2048,8192,32768,131072")
     ap.add_argument("--train-max", type=int, default=32768, help="time the training call up to this seqlen")
     a = ap.parse_args()
+    if not hasattr(forward, "OWN_REVERSED"):
+        raise SystemExit("forward.OWN_REVERSED is missing: git apply --include='flashssm/*' "
+                         "benchmarks/results/h100-2026-11-24-fifteenth/own-state-from-end.diff")
     for seqlen in (int(s) for s in a.seqlens.split(",")):
         inp = SSDWorkload(f"1x{seqlen}", 1, seqlen).make_inputs("cuda")
         x, dt, A, B, C = (inp[k] for k in ("x", "dt", "A", "B", "C"))
@@ -57,8 +61,8 @@ def main():
                     times[(name, form)].append(do_bench(fn, warmup=25, rep=200))
         forward.OWN_REVERSED = True
         diff = ((ys[True].float() - ys[False].float()).abs().max() / ys[False].float().abs().max()).item()
-        line = " ".join(f"{name} {statistics.median(times[(name, True)]):.4f}/{statistics.median(times[(name, False)]):.4f}"
-                        for name, _ in cases)
+        med = {key: statistics.median(v) for key, v in times.items()}
+        line = " ".join(f"{name} {med[(name, True)]:.4f}/{med[(name, False)]:.4f}" for name, _ in cases)
         print(f"1x{seqlen} (ms, from-end/from-start): {line} | y max diff {diff:.2e}", flush=True)
 
 

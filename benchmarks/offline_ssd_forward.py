@@ -36,7 +36,7 @@ STRIDES = {
 }
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_pblocks": 1, "n_programs": 8 * 16 * 80}
-FP32_PTRS = {"dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr"}
+FP32_PTRS = {"decays_ptr", "dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr"}
 INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
 
 
@@ -45,7 +45,7 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
     consts = dict(CHUNK=256, SUB=sub, BLOCK_P=block_p, BLOCK_N=128, HAS_D=has_d, HAS_Z=has_z, HAS_DT_BIAS=False,
                   DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
                   DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=output, STORE_YPRE=False,
-                  STORE_STATES=not output, PREFETCH=prefetch, SUB_A=sub_a or sub, STATE_CHUNK=256)
+                  STORE_STATES=not output, PREFETCH=prefetch, SUB_A=sub_a or sub, STATE_CHUNK=256, PRE_DECAYS=bool(os.environ.get('PRE_DECAYS')))
     ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
     return compile_specialised(_ssd_fwd_kernel, consts, {**STRIDES, **SIZES}, ptr_type, warps, stages=stages,
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))

@@ -219,13 +219,14 @@ def test_both_publish_modes(early_publish, varlen, group, sub_a, device):
     assert_close(h, h_ref, torch.float32, "final_states")
 
 
-@pytest.mark.parametrize("sub_a", [None, 16, 128], ids=["", "step-16", "step-128"])
+@pytest.mark.parametrize("sub_a,pre_decays", [(None, False), (16, False), (128, False), (None, True), (128, True)],
+                         ids=["", "step-16", "step-128", "prep", "step-128-prep"])
 @pytest.mark.parametrize("late", [False, True], ids=["early", "late"])
-def test_entering_states(late, sub_a, device):
+def test_entering_states(late, sub_a, pre_decays, device):
     """The backward's state recompute (the forward without its output sweep): the state entering every chunk
     equals the float64 reference's final state of the sequence cut at that chunk's start, early publish (a
     program a chunk) and late (spans of chunks, states stored on the way), whatever the sweep's step (128:
-    clamped to the chunk)."""
+    clamped to the chunk), with dt and its cumsums from the preparation launch or not."""
     from flashssm.ops.ssd.forward import entering_states
 
     batch, seqlen, chunk = 2, 150, 32
@@ -234,7 +235,7 @@ def test_entering_states(late, sub_a, device):
     dims = check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=chunk)
     states = entering_states(dims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_bias=kw["dt_bias"], dt_softplus=True,
                              initial_states=kw["initial_states"], late_states=late, group=3 if late else None,
-                             sub_a=sub_a)
+                             sub_a=sub_a, pre_decays=pre_decays)
     n_chunks = math.ceil(seqlen / chunk)
     assert states.shape[0] == n_chunks * batch
     k64 = to_float64(kw)
@@ -254,14 +255,15 @@ def test_entering_states(late, sub_a, device):
 @pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
 @pytest.mark.parametrize("sub", [16, 32, 64])
 @pytest.mark.parametrize("block_p,num_warps,num_stages", [(64, 4, 2), (32, 4, 3), (64, 8, 2)])
-def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish, group, prefetch, sub_a=None):
+def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publish, group, prefetch, sub_a=None,
+                                 pre_decays=False):
     """Any configuration a tuning table may pick computes the same thing (compilers miscompile some)."""
     kw = ssd_inputs(2, 700, 8, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True, dt_softplus=True,
                     initial_states=True)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     dims = check_ssd_scan(**kw, chunk_size=256)
     cfg = LaunchConfig(sub, block_p, num_warps, num_stages, early_publish, group=group, prefetch=prefetch,
-                       sub_a=sub_a)
+                       sub_a=sub_a, pre_decays=pre_decays)
     y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     assert_close(y, y_ref, torch.bfloat16, f"y {cfg}")
     assert_close(h, h_ref, torch.bfloat16, f"final_states {cfg}")
@@ -274,6 +276,37 @@ def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publ
 def test_gpu_own_state_steps(sub_a, sub, group):
     """The early publish's own-state sweep with its own, larger step (one product of sub_a tokens a step)."""
     test_gpu_every_launch_config(sub, 64, 4, 2, True, group, False, sub_a=sub_a)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("group", [1, 2])
+@pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
+@pytest.mark.parametrize("sub", [16, 32, 64])
+def test_gpu_pre_decays(sub, early_publish, group):
+    """The sweeps with dt and its cumsums from the preparation launch, at every sub-chunk a table may pick."""
+    test_gpu_every_launch_config(sub, 64, 4, 2, early_publish, group, not early_publish, pre_decays=True)
+
+
+@pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
+@pytest.mark.parametrize("varlen", [False, True], ids=["batch", "varlen"])
+def test_pre_decays(early_publish, varlen, device):
+    """dt (bias, softplus, limits) and its in-sub-chunk cumsums written by the preparation launch and loaded by the
+    sweeps: the same result as computing them in the sweeps, spans of several chunks, packed sequences of odd, 1 and
+    0 tokens (no sub-chunk mixes two sequences), tails shorter than a sub-chunk."""
+    lengths = [70, 1, 0, 129] if varlen else None
+    kw = ssd_inputs(1 if varlen else 2, sum(lengths) if varlen else 150, 4, 32, 16, 2, dtype=torch.float32,
+                    device=device, D="h", z=True, dt_bias=True, dt_softplus=True, initial_states=True,
+                    num_seqs=len(lengths) if varlen else 2)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device=device) if varlen else None
+    dims = check_ssd_scan(**kw, chunk_size=32, cu_seqlens=cu, dt_limit=(0.01, 5.0))
+    base = pick_config(dims, torch.float32, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=3,
+                       pre_decays=True)
+    assert base.sub < 32 * 3  # several sub-chunks a span
+    y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    y_ref, h_ref = ref.ssd_scan_sequential(**to_float64(kw), cu_seqlens=cu, dt_limit=(0.01, 5.0))
+    assert_close(y, y_ref, torch.float32, "y")
+    assert_close(h, h_ref, torch.float32, "final_states")
 
 
 @pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])

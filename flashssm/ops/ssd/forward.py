@@ -1,4 +1,4 @@
-"""ssd_scan forward in one Triton launch.
+"""ssd_scan forward in one Triton launch (two where it publishes early: see below).
 
 One program per (chunk, sequence, head, block of headdim). Programs take tickets from an atomic
 counter in launch order, ticket order being chunk-position-major (chunk k of every sequence
@@ -20,6 +20,12 @@ Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
      y_i = sum_{j<=i in sub-chunk} (C_i.B_j) exp(cs_i - cs_j) dt_j x_j + exp(cs_i) C_i H_run
      H_run <- exp(cs_end) H_run + (the sub-chunk's own state)
      then y += D x and y *= silu(z).
+
+Where the forward publishes early (few chains: batch 1), a small preparation launch first writes dt (bias, softplus,
+limits applied) and its cumsums within each sub-chunk (`_ssd_decays_kernel`), which the sweeps load instead of
+computing them: the cumsum, the sub-chunk total and the moves of these vectors between layouts were 12 of the output
+sweep's 19 barriers, and the call is 5-10 % faster with it (benchmarks/notes/ssd_forward.md, sixteenth session). Late
+publish gains ~1 % from it and stays one launch.
 
 The hand-over uses one state slot and one flag per chain (sequence, head, headdim block): the
 only reader of a slot is the next chunk's program, which is also its next writer, so a slot is
@@ -54,6 +60,53 @@ def _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
 
 
 @triton.jit
+def _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, PRE: tl.constexpr, CHUNK: tl.constexpr,
+                SUB: tl.constexpr):
+    """`_chunk_decays` of the sub-chunk at s0, or (PRE) its values as the preparation launch wrote them. Loaded,
+    they are plain loads that Triton repeats in each layout that uses them, where the cumsum and the sum are
+    computed in one layout and moved to the others through shared memory (12 barriers a sub-chunk of 19 in the
+    output sweep, offline SASS for sm_90). Past the span's end dt is 0 and cs stays at the last value, as
+    `_chunk_decays` gives them."""
+    if PRE:
+        dt = tl.load(decays + t)
+        cs = tl.load(decays + CHUNK + t)
+        last = tl.load(decays + CHUNK + tl.minimum(s0 + SUB, length) - 1)
+        return dt, cs, last
+    return _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS)
+
+
+@triton.jit
+def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
+                   batch, seqlen, nheads, n_subs, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
+                   CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
+                   HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """The preparation launch: for sub-chunk j of span row `rest` and a block of heads, dt (processed) and the
+    inclusive cumsum of dt A within the sub-chunk, into out[rest, h, 0 | 1, token of the span] (fp32). Tokens past
+    the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end."""
+    pid = tl.program_id(0)
+    j = pid % n_subs
+    rest = pid // n_subs
+    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    t = j * SUB + tl.arange(0, SUB)
+    if j * SUB < length:
+        offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
+        mask_h = offs_h < nheads
+        mask = (t < length)[:, None] & mask_h[None, :]
+        base = dt_ptr + b.to(tl.int64) * stride_dt_b + start * stride_dt_t
+        dt = tl.load(base + t[:, None] * stride_dt_t + offs_h[None, :] * stride_dt_h, mask=mask, other=0.0)
+        bias = 0.0
+        if HAS_DT_BIAS:
+            bias = tl.load(dt_bias_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)[None, :]
+        dt = tl.where(mask, process_dt(dt.to(tl.float32), bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+        A = tl.load(A_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
+        cs = tl.cumsum(dt * A[None, :], axis=0)
+        out = out_ptr + (rest.to(tl.int64) * nheads + offs_h[None, :]) * (2 * CHUNK) + t[:, None]
+        tl.store(out, dt, mask=mask_h[None, :])
+        tl.store(out + CHUNK, cs, mask=mask_h[None, :])
+
+
+@triton.jit
 def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr):
     """Where chunk row `rest` (position-major order) lies: (batch row, sequence, chunk index k,
     first token (int64), length, chunks in the sequence, chain lane (int64))."""
@@ -81,7 +134,7 @@ def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.
 @triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
-    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr,
+    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -98,7 +151,8 @@ def _ssd_fwd_kernel(
     HAS_INIT: tl.constexpr, STORE_FINAL: tl.constexpr, IS_VARLEN: tl.constexpr,
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
-    STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64,
+    STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64, PRE_DECAYS: tl.constexpr = False,
+    PRE_SUB: tl.constexpr = 64,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -131,6 +185,8 @@ def _ssd_fwd_kernel(
     final = (final_ptr + seq.to(tl.int64) * stride_final_s + h * stride_final_h
              + offs_p[None, :] * stride_final_p + offs_n[:, None] * stride_final_n)
     is_last = k + 1 == n_chunks
+    # the span's dt and in-sub-chunk cumsums of dt A, when a preparation launch wrote them: [dt | cs] rows of CHUNK
+    decays = decays_ptr + (rest.to(tl.int64) * nheads + h) * (2 * CHUNK)
 
     if EARLY_PUBLISH:
         # A. the chunk's own state from a zero state, before any wait
@@ -142,8 +198,8 @@ def _ssd_fwd_kernel(
         for s0 in range(0, length, SUB_A):
             t = s0 + offs_a
             mask_t = t < length
-            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
+                                       dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
                           mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
@@ -186,8 +242,8 @@ def _ssd_fwd_kernel(
                                x_base, stride_x_t, stride_x_p, z_base, stride_z_t, stride_z_p,
                                B_base, stride_B_t, stride_B_n, C_base, stride_C_t, stride_C_n,
                                dt_base, stride_dt_t, BLOCK_P, BLOCK_N, HAS_Z)
-            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
+                                       dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB, CHUNK, SUB)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
             C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
@@ -227,8 +283,8 @@ def _ssd_fwd_kernel(
             if s0 % STATE_CHUNK == 0:
                 row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
                 _store_state(states_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P)
-            dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
-                                         HAS_DT_BIAS, DT_SOFTPLUS)
+            dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
+                                       dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
                           mask=mask_t[:, None] & mask_p[None, :], other=0.0)
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
@@ -306,6 +362,7 @@ class LaunchConfig:
     group: int = 1              # chunks per program: a program sweeps `group` consecutive chunks of a
                                 # chain as one, with no hand-over between them (the result does not
                                 # depend on the chunking beyond rounding); 1 when storing chunk states
+    pre_decays: bool = False    # a preparation launch writes dt and its cumsums (no cumsum in the sweeps)
     sub_a: int | None = None    # tokens a step of the sweeps without output (the own state before an early
                                 # publish, the states-only sweep): one product a step; None: `sub`
 
@@ -329,7 +386,15 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     """
     group = _group(dims, _resident_programs(device))
     cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many_chains(dims, device))
+    if PRE_DECAYS and cfg.early_publish:
+        cfg = dataclasses.replace(cfg, pre_decays=True)
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
+
+
+# The preparation launch (dt and its cumsums loaded by the sweeps) where the forward publishes early: H100, 2.7B shape,
+# 1x2K 0.093 -> 0.088 ms, 1x32K 0.987 -> 0.893, 1x128K 3.909 -> 3.537; late publish (8x4K, 32x2K) -1 to -2 %, left
+# at one launch there (benchmarks/notes/ssd_forward.md, sixteenth session). False: the cumsums in the sweeps (A/B).
+PRE_DECAYS = True
 
 
 def many_chains(dims: SSDDims, device: torch.device) -> bool:
@@ -451,7 +516,7 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
                     state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None,
-                    store_dtype=None) -> torch.Tensor:
+                    store_dtype=None, pre_decays=False) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
     states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
@@ -461,13 +526,16 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     running state and storing it at each chunk start: one sweep instead of two, and fewer programs
     (H100, 2.7B shape: 8x4K 0.61 -> 0.39 ms, 32x2K 1.18 -> 0.74; benchmarks/notes/ssd_backward.md).
     `varlen`: the result of `varlen_table` when the caller has it already (varlen inputs);
-    late_states, group, sub_a: force the form, the span and the sweep's step (tuning, tests)."""
+    late_states, group, sub_a: force the form, the span and the sweep's step (tuning, tests). pre_decays: dt and its
+    cumsums from the preparation launch; off by default here, where it lost (H100, 2.7B shape: 1x32K 0.478 -> 0.492
+    ms, 1x128K 1.825 -> 1.896, late 8x4K and 32x2K within 1 %): the states-only sweep has one product a step and
+    little else to save."""
     state_dtype = state_dtype or torch.float32
     block_n = _block_n(dims.dstate)
     block_p = max(16, _runtime.next_power_of_2(dims.headdim))
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
-                       num_stages=base.num_stages, early_publish=True, sub_a=sub_a)
+                       num_stages=base.num_stages, early_publish=True, sub_a=sub_a, pre_decays=pre_decays)
     if late_states is None:
         late_states = many_chains(dims, x.device)
     if late_states and dims.cu_seqlens is None:
@@ -521,6 +589,9 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks, cfg.block_p * block_n,
                                                   state_dtype)
     extra = {} if cfg.maxnreg is None else {"maxnreg": cfg.maxnreg}
+    sub_a = min(cfg.sub_a or cfg.sub, dims.chunk_size)  # (the states-only sweep stores at chunk starts)
+    pre_sub = cfg.sub if y is not None else sub_a  # the step of the sweeps that load the preparation's output
+    decays = _decays(dims, pre_sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus) if cfg.pre_decays else A
     precision = _dot_precision(x.dtype)
     any_out = y if y is not None else states
     D_arg, stride_D = d_operand(D, A)
@@ -533,7 +604,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             x, dt, A, B, C, D_arg, z_arg, dt_bias if dt_bias is not None else A,
             init_arg, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
-            states if states is not None else any_out, counter, flags, slots, table,
+            states if states is not None else any_out, counter, flags, slots, table, decays,
             dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
             n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
@@ -547,9 +618,23 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
-            SUB_A=min(cfg.sub_a or cfg.sub, dims.chunk_size),  # (the states-only sweep stores at chunk starts)
+            SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
+
+
+def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus):
+    """The preparation launch: (span rows, nheads, 2, chunk) fp32, dt and its cumsums within steps of `sub` tokens."""
+    out = torch.empty((n_rows, dims.nheads, 2, chunk), dtype=torch.float32, device=dt.device)
+    n_subs = chunk // sub
+    block_h = min(32, max(2, _runtime.next_power_of_2(dims.nheads)))
+    _runtime.launch(_ssd_decays_kernel, (n_rows * n_subs, _runtime.cdiv(dims.nheads, block_h)), (
+        dt, A, dt_bias if dt_bias is not None else A, table, out,
+        dims.batch, dims.seqlen, dims.nheads, n_subs, *dt.stride(),
+        float(dims.dt_limit[0]), float(dims.dt_limit[1])), dt.device,
+        CHUNK=chunk, SUB=sub, BLOCK_H=block_h, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
+        IS_VARLEN=dims.cu_seqlens is not None, num_warps=4)
+    return out
 
 
 def _dot_precision(dtype: torch.dtype) -> str:

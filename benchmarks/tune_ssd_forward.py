@@ -22,10 +22,11 @@ from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from flashssm.ops.ssd.reference import ssd_scan_chunked
 
 ARGS = ("x", "dt", "A", "B", "C")
-CANDIDATES = [  # sub, block_p, warps, stages, maxnreg, m_split, group (chunks per program), L2 prefetch, sub_a
-    (64, 64, 4, 2, None, True, 1, False, None), (64, 64, 4, 2, None, True, 8, False, None),
-    (64, 64, 4, 2, None, True, 8, True, None), (64, 64, 4, 2, None, False, 8, False, None),
-    (32, 64, 4, 3, None, True, 8, False, None), (64, 64, 8, 2, None, True, 8, False, None),
+CANDIDATES = [  # sub, block_p, warps, stages, maxnreg, m_split, group (chunks per program), L2 prefetch, sub_a, pre_decays
+    (64, 64, 4, 2, None, True, 1, False, None, False), (64, 64, 4, 2, None, True, 8, False, None, False),
+    (64, 64, 4, 2, None, True, 8, True, None, False), (64, 64, 4, 2, None, False, 8, False, None, False),
+    (32, 64, 4, 3, None, True, 8, False, None, False), (64, 64, 8, 2, None, True, 8, False, None, False),
+    (64, 64, 4, 2, None, True, 8, True, None, True), (64, 64, 8, 2, None, True, 8, True, None, True),
 ]
 
 
@@ -50,7 +51,8 @@ def main():
     parser.add_argument("--state-dtype", default="float32")
     parser.add_argument("--hop", action="store_true")
     parser.add_argument("--candidate", action="append",
-                        help="sub,block_p,warps,stages,maxnreg(0: none),split(0|1)[,group[,prefetch(0|1)[,sub_a]]]; "
+                        help="sub,block_p,warps,stages,maxnreg(0: none),split(0|1)[,group[,prefetch(0|1)[,sub_a(0: "
+                        "sub)[,pre_decays(0|1)]]]]; "
                         "replaces the built-in list")
     parser.add_argument("--mode", choices=("both", "early", "late"), default="both")
     parser.add_argument("--check-only", action="store_true", help="the correctness check, no timing")
@@ -63,7 +65,8 @@ def main():
     if args.candidate:
         candidates = [tuple(int(v) for v in c.split(",")) for c in args.candidate]
         candidates = [(c[0], c[1], c[2], c[3], c[4] or None, bool(c[5]), c[6] if len(c) > 6 else 1,
-                       bool(c[7]) if len(c) > 7 else False, c[8] if len(c) > 8 else None) for c in candidates]
+                       bool(c[7]) if len(c) > 7 else False, (c[8] or None) if len(c) > 8 else None,
+                       bool(c[9]) if len(c) > 9 else False) for c in candidates]
     state_dtype = getattr(torch, args.state_dtype)
     names = args.workload or ["2.7b-1x32K", "2.7b-8x4K"]
     if not args.check_only:
@@ -85,8 +88,9 @@ def main():
     rows = []
     modes = {"both": (True, False), "early": (True,), "late": (False,)}[args.mode]
     for early in modes:
-        for sub, bp, warps, stages, maxnreg, split, group, pf, sub_a in candidates:
-            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split, prefetch=pf, group=group, sub_a=sub_a)
+        for sub, bp, warps, stages, maxnreg, split, group, pf, sub_a, pre in candidates:
+            cfg = LaunchConfig(sub, bp, warps, stages, early, maxnreg, split, prefetch=pf, group=group, sub_a=sub_a,
+                               pre_decays=pre)
             try:
                 dims = check_ssd_scan(*(check[k] for k in ARGS), chunk_size=256)
                 y, _, _, kern = launch(dims, *(check[k] for k in ARGS), config=cfg, state_dtype=state_dtype)
@@ -103,7 +107,7 @@ def main():
             floors = [floor_s(WORKLOADS[n], ceilings)[0] * 1e3 for n in names]
             line = (f"{'early' if early else 'late '} sub {sub:3d} bp {bp:3d} w {warps} st {stages} "
                     f"maxnreg {maxnreg or '-':>3} {'split' if split else 'tf32 '} group {group} pf {int(pf)} "
-                    f"sub_a {sub_a or sub} | err {err:.2e} | {res} | "
+                    f"sub_a {sub_a or sub} pre {int(pre)} | err {err:.2e} | {res} | "
                     + " | ".join(f"{n} {t:.3f} ms ({t / f:.2f}x)" for n, t, f in zip(names, times, floors)))
             rows.append((times, line))
             print(line, flush=True)

@@ -309,9 +309,10 @@ def test_pre_decays(early_publish, varlen, device):
     assert_close(h, h_ref, torch.float32, "final_states")
 
 
+@pytest.mark.parametrize("pre_decays", [False, True], ids=["in-sweep", "prep"])
 @pytest.mark.parametrize("early_publish", [True, False], ids=["early", "late"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-def test_small_dt_and_underflowing_decays(dtype, early_publish, device):
+def test_small_dt_and_underflowing_decays(dtype, early_publish, pre_decays, device):
     """16-bit inputs with dt near 0 (state-update weights that would be 16-bit subnormals unscaled) and dt * A far
     below -80 (decays that underflow), against the float64 reference, each head on its own scale (the small-dt
     heads' outputs and states are ~1e-4 of the others')."""
@@ -324,7 +325,8 @@ def test_small_dt_and_underflowing_decays(dtype, early_publish, device):
     kw["dt"] = dt
     dims = check_ssd_scan(**kw, chunk_size=64)
     base = pick_config(dims, dtype, kw["x"].device)
-    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=2)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=2,
+                       pre_decays=pre_decays)
     y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=64)
     for head in range(4):

@@ -1,4 +1,4 @@
-"""ssd_scan forward in one Triton launch (two where it publishes early: see below).
+"""ssd_scan forward: one fused Triton launch, after a small preparation launch of dt's cumsums (see below).
 
 One program per (chunk, sequence, head, block of headdim). Programs take tickets from an atomic
 counter in launch order, ticket order being chunk-position-major (chunk k of every sequence
@@ -21,11 +21,10 @@ Each program, for its chunk of Q tokens and its state block h: [BLOCK_P, N]:
      H_run <- exp(cs_end) H_run + (the sub-chunk's own state)
      then y += D x and y *= silu(z).
 
-Where the forward publishes early (few chains: batch 1), a small preparation launch first writes dt (bias, softplus,
-limits applied) and its cumsums within each sub-chunk (`_ssd_decays_kernel`), which the sweeps load instead of
-computing them: the cumsum, the sub-chunk total and the moves of these vectors between layouts were 12 of the output
-sweep's 19 barriers, and the call is 5-10 % faster with it (benchmarks/notes/ssd_forward.md, sixteenth session). Late
-publish gains ~1 % from it and stays one launch.
+A small preparation launch first writes dt (bias, softplus, limits applied) and its cumsums within each sub-chunk
+(`_ssd_decays_kernel`), which the sweeps load instead of computing them: the cumsum, the sub-chunk total and the moves
+of these vectors between layouts were 12 of the output sweep's 19 barriers. The call is 5-10 % faster with it where
+the forward publishes early, 1-2 % where it publishes late (benchmarks/notes/ssd_forward.md, sixteenth session).
 
 The hand-over uses one state slot and one flag per chain (sequence, head, headdim block): the
 only reader of a slot is the next chunk's program, which is also its next writer, so a slot is
@@ -386,14 +385,14 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     """
     group = _group(dims, _resident_programs(device))
     cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many_chains(dims, device))
-    if PRE_DECAYS and cfg.early_publish:
+    if PRE_DECAYS:
         cfg = dataclasses.replace(cfg, pre_decays=True)
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
 
 
-# The preparation launch (dt and its cumsums loaded by the sweeps) where the forward publishes early: H100, 2.7B shape,
-# 1x2K 0.093 -> 0.088 ms, 1x32K 0.987 -> 0.893, 1x128K 3.909 -> 3.537; late publish (8x4K, 32x2K) -1 to -2 %, left
-# at one launch there (benchmarks/notes/ssd_forward.md, sixteenth session). False: the cumsums in the sweeps (A/B).
+# The preparation launch (dt and its cumsums loaded by the sweeps): H100, 2.7B shape, early publish 1x2K 0.093 -> 0.088
+# ms, 1x32K 0.987 -> 0.893, 1x128K 3.909 -> 3.537; late publish 8x4K 0.707 -> 0.694, 32x2K 1.366 -> 1.346 (-1 to -2 %
+# in three runs) (benchmarks/notes/ssd_forward.md, sixteenth session). False: the cumsums in the sweeps (A/B).
 PRE_DECAYS = True
 
 

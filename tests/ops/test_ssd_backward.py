@@ -533,13 +533,18 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
-@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32"])
+@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32", "launch-own-cs"])
 def test_tiles_state_paths(paths, device, monkeypatch):
     """The tiles' state paths (dB's and dC's state parts, the decay gradient's inpath and carry) in the tiles kernel,
     or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, or in blocks of
     32 tokens (the tiles' are 64; its default, 128, is the chunk here), with initial states (the carry from them), a
-    final-state gradient, a ragged end and every option."""
-    from flashssm.ops.ssd import backward
+    final-state gradient, a ragged end and every option; cs from its own launch or (own-cs) computed in each tiles
+    program."""
+    from flashssm.ops.ssd import backward, backward_tiles
+
+    if paths.endswith("own-cs"):
+        monkeypatch.setattr(backward_tiles, "PRE_CS", False)
+        paths = paths[:-len("-own-cs")]
 
     knobs = dict(paths=paths != "kernel", paths_heads=2 if paths == "launch-head-blocks" else None)
     if paths == "launch-blocks-32":
@@ -549,6 +554,20 @@ def test_tiles_state_paths(paths, device, monkeypatch):
     kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
     check_gradients(kw, torch.float32, chunk_size=64, what=paths)
+
+
+@pytest.mark.parametrize("own_cs", [False, True], ids=["cs-launch", "own-cs"])
+def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
+    """Decays that fall below exp(-88) inside a chunk that ends early (63 of 64 tokens, then 40): a padding token's
+    cs must not make exp(cs_i - cs_j) overflow, which times its zero operand would be NaN."""
+    from flashssm.ops.ssd import backward, backward_tiles
+
+    monkeypatch.setattr(backward_tiles, "PRE_CS", not own_cs)
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True))
+    kw = ssd_inputs(2, 103, 4, 32, 16, 1, dtype=torch.float32, device=device, D="h", initial_states=True)
+    kw["dt"] = torch.full_like(kw["dt"], 3.0)  # dt A ~ -3 a token: cs passes -88 within 30 tokens
+    # (dA sums terms of both signs that underflow at different tokens: its error moves to ~1e-2 on some draws)
+    check_gradients(kw, torch.float32, chunk_size=64, what="steep decays", reduced_factor=16)
 
 
 def test_chain_span_choice():

@@ -758,8 +758,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     (bc_stages); paths, paths_heads, paths_warps, paths_maxnreg, paths_stages, paths_tile (for tuning): whether the
     block's state paths run as a launch of their own (default backward_tiles.paths_launch), the heads a program of it
     sums, its warps, register cap, pipeline stages and tokens a block.
-    With the tiles (the default where use_tiles says so): the states, the gradient chain, the S^T tiles, the tiles,
-    their state paths (where paths_launch says so), their pairs and the decay gradient's sums (six or seven launches).
+    With the tiles (the default where use_tiles says so): the states, the gradient chain, cs, the S^T tiles, the tiles,
+    their state paths (where paths_launch says so), their pairs and the decay gradient's sums (seven or eight
+    launches).
     With the sweeps: two launches (states, gradients), a third for the gradient chain with few chains or z, a small
     one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
@@ -975,6 +976,11 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     _runtime.launch(bt._tiles_s_kernel, (n_rows * g * n_pairs,), (
         B, C, s_buf, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), device,
         CHUNK=q, T=t, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
+    if scratch is not None and bt.PRE_CS:  # cs into scratch plane 3, for every launch below
+        block_h = min(16, _runtime.next_power_of_2(h))
+        _runtime.launch(bt._tiles_cs_kernel, (n_rows, _runtime.cdiv(h, block_h)), (
+            dt, A, scratch, table, dims.batch, dims.seqlen, h, plane, *dt.stride()), device,
+            CHUNK=q, BLOCK_H=block_h, IS_VARLEN=is_varlen, num_warps=4)
     last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
         x, dt, A, B, C, D_arg, init_arg, dy, states, dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
         filler, _or(carry, filler), table, s_buf, dims.batch, dims.seqlen, h, p, n, h // g, plane,
@@ -982,7 +988,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
         HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
         SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
-        NEED_DC=dC_buf is not None, PATHS=not paths, num_warps=warps or bt.TILES_WARPS,
+        NEED_DC=dC_buf is not None, PATHS=not paths, PRE_CS=scratch is not None and bt.PRE_CS,
+        num_warps=warps or bt.TILES_WARPS,
         num_stages=stages or bt.TILES_STAGES, **_cap(maxnreg or caps[0]))
     r = h // g
     if paths and (need_bc or need_da):

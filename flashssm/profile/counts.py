@@ -92,7 +92,7 @@ SSD_KERNELS = {
     ("_ssd_fwd_kernel", "forward"): _ssd(["x", "dt_in", "B", "B"], ["x"], ["cb", "intra", ("state", 2)],
                                          ["decay", "token", "update"]),
     ("_ssd_fwd_kernel", "backward"): _ssd(["x", "dt_in", "B"], ["st32"], ["state"], ["token", "update"]),
-    # the forward's preparation launch where it publishes early: dt and its in-sub-chunk cumsums, fp32
+    # the forward's preparation launch: dt and its in-sub-chunk cumsums, fp32
     ("_ssd_decays_kernel", None): _ssd(["dt_in"], ["dt32", "dt32"], vector=[("token", 0.25)]),
     ("_ssd_bwd_kernel", None): _ssd(["x", "dt_in", "B", "B", "x", "st32"], ["x", "dt32", "B32", "B32"],
                                     ["cb", ("intra", 2), ("intra_n", 2), ("state", 4)],

@@ -77,9 +77,9 @@ def _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias,
 
 @triton.jit
 def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
-                   batch, seqlen, nheads, n_subs, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
-                   CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
-                   HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr):
+                       batch, seqlen, nheads, n_subs, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
+                       CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
+                       HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr):
     """The preparation launch: for sub-chunk j of span row `rest` and a block of heads, dt (processed) and the
     inclusive cumsum of dt A within the sub-chunk, into out[rest, h, 0 | 1, token of the span] (fp32). Tokens past
     the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end."""

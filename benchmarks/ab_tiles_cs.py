@@ -1,6 +1,6 @@
 """A/B of the tiles backward's cs launch (`backward_tiles.PRE_CS`): cs, the chunk cumsum of dt A, written once by
-`_tiles_cs_kernel` and loaded by the tiles kernel, against each tiles program computing it (sum and cumsum in the
-kernel). Alternating, several rounds, 2.7B mixer shape, bf16: per workload the median time of a training call
+the forward's preparation kernel (`forward._decays`) and loaded by the tiles kernel, against each tiles program
+computing it (sum and cumsum in the kernel). Alternating, several rounds, 2.7B mixer shape, bf16: per workload the median time of a training call
 (forward + backward of x, dt, A, B, C) in each form, and the largest relative difference between the forms' gradients.
 
     PYTHONPATH=. python benchmarks/ab_tiles_cs.py [ROUNDS] [--workloads 8x4096,1x32768]

@@ -43,7 +43,7 @@ def main():
     p.add_argument("--split-mask", type=int, default=SPLIT_ALL, help="split: the products that split (SPLIT_MASK)")
     p.add_argument("--given", action="store_true", help="dH after each chunk read from the chain's own launch")
     p.add_argument("--dd-in-kernel", action="store_true", help="D's gradient summed in the kernel (with --d)")
-    p.add_argument("--pre-cs", action="store_true", help="--tiles: cs loaded (written by _tiles_cs_kernel)")
+    p.add_argument("--pre-cs", action="store_true", help="--tiles: cs loaded (written by the preparation launch)")
     p.add_argument("--sass", help="write the SASS here")
     p.add_argument("--tiles", action="store_true", help="the gradient launch in tiles (backward_tiles), not the sweeps")
     p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")

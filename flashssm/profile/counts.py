@@ -93,7 +93,9 @@ SSD_KERNELS = {
                                          ["decay", "token", "update"]),
     ("_ssd_fwd_kernel", "backward"): _ssd(["x", "dt_in", "B"], ["st32"], ["state"], ["token", "update"]),
     # the forward's preparation launch: dt and its in-sub-chunk cumsums, fp32
-    ("_ssd_decays_kernel", None): _ssd(["dt_in"], ["dt32", "dt32"], vector=[("token", 0.25)]),
+    ("_ssd_decays_kernel", "forward"): _ssd(["dt_in"], ["dt32", "dt32"], vector=[("token", 0.25)]),
+    # the same kernel in the backward's tiles: the chunk cumsum alone, of the processed dt
+    ("_ssd_decays_kernel", "backward"): _ssd(["dt32"], ["dt32"], vector=[("token", 0.25)]),
     ("_ssd_bwd_kernel", None): _ssd(["x", "dt_in", "B", "B", "x", "st32"], ["x", "dt32", "B32", "B32"],
                                     ["cb", ("intra", 2), ("intra_n", 2), ("state", 4)],
                                     [("decay", 2), ("token", 2), ("update", 2)]),
@@ -111,7 +113,6 @@ SSD_KERNELS = {
                                         ["token"]),
     ("_tiles_bc_kernel", None): _ssd(["x", "x", "dt_in", "B", "B"], ["B32", "B32"], [("intra", 0.5), ("cb", 1.5)],
                                      [("decay", 2), "token"]),
-    ("_tiles_cs_kernel", None): _ssd(["dt_in"], ["dt32"], vector=[("token", 0.25)]),
     ("_tiles_da_kernel", None): _ssd(["dt32", "dt32", "dt32", "dt_in"], ["dt32"], vector=[("token", 0.25)]),
     # mamba_ssm's Triton SSD: five forward kernels; its backward recomputes the first four, then
     # runs the gradient kernels (ssd_combined._mamba_chunk_scan_combined_bwd).

@@ -61,7 +61,7 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _dot_precision, _group,
+from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
                                       init_operand, many_chains, varlen_table)
 
@@ -976,11 +976,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     _runtime.launch(bt._tiles_s_kernel, (n_rows * g * n_pairs,), (
         B, C, s_buf, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), device,
         CHUNK=q, T=t, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
-    if scratch is not None and bt.PRE_CS:  # cs into scratch plane 3, for every launch below
-        block_h = min(16, _runtime.next_power_of_2(h))
-        _runtime.launch(bt._tiles_cs_kernel, (n_rows, _runtime.cdiv(h, block_h)), (
-            dt, A, scratch, table, dims.batch, dims.seqlen, h, plane, *dt.stride()), device,
-            CHUNK=q, BLOCK_H=block_h, IS_VARLEN=is_varlen, num_warps=4)
+    if scratch is not None and bt.PRE_CS:  # cs (of the processed dt) into scratch plane 3, for every launch below
+        _decays(dims, q, q, n_rows, table, dt, A, None, False, out=scratch[3])
     last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
         x, dt, A, B, C, D_arg, init_arg, dy, states, dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
         filler, _or(carry, filler), table, s_buf, dims.batch, dims.seqlen, h, p, n, h // g, plane,

@@ -16,8 +16,10 @@ S_ij = C_i . B_j and G_ij = dy_i . x_j,
 
 Five or six launches, like a FlashAttention backward (every product has a fresh accumulator; no state carried
 through a loop):
-- `_tiles_cs_kernel`, per (chunk, block of heads): cs into scratch plane 3, which every launch after it loads (where a
-  decay gradient, dB or dC is wanted; with dx alone each tiles program computes it).
+- the forward's preparation launch (`forward._decays`, cs alone), per (chunk, block of heads): cs into scratch plane 3,
+  which every launch after it loads (where a decay gradient, dB or dC is wanted; with dx alone each tiles program
+  computes it). Loaded, cs costs the tiles kernel no cross-warp cumsum or sum and no layout moves (offline SASS for
+  sm_90: 31 -> 15 barriers a program).
 - `_tiles_s_kernel`, per (chunk, group, tile pair i >= j): S^T (fp32) for the two launches after it, once for all the
   group's heads.
 - `_tiles_kernel`, per (chunk, head, block b): bracket, dx and bracket . x for the tokens of b (the pairs with j in b,
@@ -63,29 +65,6 @@ def _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A):
     dt = tl.load(dt_base + t * stride_dt_t, mask=t < length, other=0.0).to(tl.float32)
     before = tl.sum(tl.where(offs_q < t0, a_chunk, 0.0), axis=0)
     return dt, before + tl.cumsum(dt * A, axis=0)
-
-
-@triton.jit
-def _tiles_cs_kernel(dt_ptr, A_ptr, scratch_ptr, table_ptr, batch, seqlen, nheads, plane,
-                     stride_dt_b, stride_dt_t, stride_dt_h,
-                     CHUNK: tl.constexpr, BLOCK_H: tl.constexpr, IS_VARLEN: tl.constexpr):
-    """cs, the inclusive cumsum of dt A over each chunk, for a chunk row and a block of heads, into scratch plane 3,
-    where every later launch of the tiles reads it: loaded, it costs the tiles kernel no cross-warp cumsum or sum and
-    no layout moves (offline SASS for sm_90: 31 -> 15 barriers a program). dt: the processed dt. Every token of the
-    row is written: past the chunk's end dt is 0 and cs keeps its last value, so that exp(cs_i - cs_j) of a padding
-    token i never overflows (an overflow times a zero operand would be NaN)."""
-    rest = tl.program_id(0)
-    offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    offs_q = tl.arange(0, CHUNK)
-    mask_h = offs_h < nheads
-    mask = (offs_q < length)[:, None] & mask_h[None, :]
-    dt = tl.load(dt_ptr + b.to(tl.int64) * stride_dt_b + (start + offs_q[:, None]) * stride_dt_t
-                 + offs_h[None, :] * stride_dt_h, mask=mask, other=0.0).to(tl.float32)
-    A = tl.load(A_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
-    cs = tl.cumsum(dt * A[None, :], axis=0)
-    rows = (rest.to(tl.int64) * nheads + offs_h[None, :]) * CHUNK
-    tl.store(scratch_ptr + 3 * plane + rows + offs_q[:, None], cs, mask=mask_h[None, :])
 
 
 @triton.jit
@@ -144,8 +123,7 @@ def _tiles_kernel(
         mask_b = tb < length
         mask_bp = mask_b[:, None] & mask_p[None, :]
         scratch = scratch_ptr + prog64 * CHUNK
-        if PRE_CS:  # cs written by _tiles_cs_kernel (scratch plane 3), the total its value at the chunk's last token
-            a_chunk = offs_q * 0.0
+        if PRE_CS:  # cs written by the preparation launch (scratch plane 3), the total its value at the last token
             total = tl.load(scratch + 3 * plane + length - 1)
             dt_b = tl.load(dt_base + tb * stride_dt_t, mask=mask_b, other=0.0).to(tl.float32)
             cs_b = tl.load(scratch + 3 * plane + tb)  # (every token of the row is written, padding included)
@@ -540,7 +518,7 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     tl.store(part_ptr + prog64 + offs_q * 0, tl.sum(da * dt, axis=0) + offs_q * 0.0, mask=offs_q == 0)
 
 
-# cs from _tiles_cs_kernel rather than computed in each tiles program (False: the in-kernel form, for A/B)
+# cs from the preparation launch rather than computed in each tiles program (False: the in-kernel form, for A/B)
 PRE_CS = True
 TILE = 64  # tokens a block (chunk 256: four blocks a chunk)
 TILES_WARPS, TILES_STAGES = 4, 1

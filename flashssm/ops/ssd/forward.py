@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -77,12 +78,15 @@ def _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias,
 
 @triton.jit
 def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
-                       batch, seqlen, nheads, n_subs, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
+                       batch, seqlen, nheads, n_subs, row_stride, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
                        CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
-                       HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr):
+                       HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr,
+                       STORE_DT: tl.constexpr = True):
     """The preparation launch: for sub-chunk j of span row `rest` and a block of heads, dt (processed) and the
-    inclusive cumsum of dt A within the sub-chunk, into out[rest, h, 0 | 1, token of the span] (fp32). Tokens past
-    the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end."""
+    inclusive cumsum of dt A within the sub-chunk, into row (rest, h) of out, rows `row_stride` apart: dt at the
+    span's token, cs CHUNK further on (fp32); STORE_DT False: cs alone, at the token (the backward's tiles, whose dt
+    is processed already). Tokens past the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end,
+    so that exp(cs_i - cs_j) of a padding token i never overflows (times its zero operand that would be NaN)."""
     pid = tl.program_id(0)
     j = pid % n_subs
     rest = pid // n_subs
@@ -100,9 +104,11 @@ def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
         dt = tl.where(mask, process_dt(dt.to(tl.float32), bias, dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
         A = tl.load(A_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
         cs = tl.cumsum(dt * A[None, :], axis=0)
-        out = out_ptr + (rest.to(tl.int64) * nheads + offs_h[None, :]) * (2 * CHUNK) + t[:, None]
-        tl.store(out, dt, mask=mask_h[None, :])
-        tl.store(out + CHUNK, cs, mask=mask_h[None, :])
+        out = out_ptr + (rest.to(tl.int64) * nheads + offs_h[None, :]) * row_stride + t[:, None]
+        if STORE_DT:
+            tl.store(out, dt, mask=mask_h[None, :])
+            out += CHUNK
+        tl.store(out, cs, mask=mask_h[None, :])
 
 
 @triton.jit
@@ -622,17 +628,22 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
         )
 
 
-def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus):
-    """The preparation launch: (span rows, nheads, 2, chunk) fp32, dt and its cumsums within steps of `sub` tokens."""
-    out = torch.empty((n_rows, dims.nheads, 2, chunk), dtype=torch.float32, device=dt.device)
+def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None):
+    """The preparation launch: (span rows, nheads, 2, chunk) fp32, dt and its cumsums within steps of `sub` tokens.
+    With `out` (fp32, rows of `chunk` for (span row, head)), the cumsums alone go there, of a dt processed already
+    (dt_bias None, no softplus, no clamp)."""
+    store_dt = out is None
+    lo, hi = dims.dt_limit if store_dt else (-math.inf, math.inf)
+    if store_dt:
+        out = torch.empty((n_rows, dims.nheads, 2, chunk), dtype=torch.float32, device=dt.device)
     n_subs = chunk // sub
     block_h = min(32, max(2, _runtime.next_power_of_2(dims.nheads)))
     _runtime.launch(_ssd_decays_kernel, (n_rows * n_subs, _runtime.cdiv(dims.nheads, block_h)), (
         dt, A, dt_bias if dt_bias is not None else A, table, out,
-        dims.batch, dims.seqlen, dims.nheads, n_subs, *dt.stride(),
-        float(dims.dt_limit[0]), float(dims.dt_limit[1])), dt.device,
+        dims.batch, dims.seqlen, dims.nheads, n_subs, chunk * (2 if store_dt else 1), *dt.stride(),
+        float(lo), float(hi)), dt.device,
         CHUNK=chunk, SUB=sub, BLOCK_H=block_h, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-        IS_VARLEN=dims.cu_seqlens is not None, num_warps=4)
+        IS_VARLEN=dims.cu_seqlens is not None, STORE_DT=store_dt, num_warps=4)
     return out
 
 

@@ -570,6 +570,21 @@ def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=64, what="steep decays", reduced_factor=16)
 
 
+@pytest.mark.parametrize("form", ["tiles", "sweeps"])
+def test_negative_dt_default_limit(form, device, monkeypatch):
+    """A negative dt with no bias, softplus or limit given: the default dt_limit (0, inf) clamps it to 0 in the
+    forward, so no state moves and no gradient flows through it; the backward must clamp it too (the tiles' launches
+    read dt as processed: they got it raw, and dx was ~1e3 off)."""
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain",
+                                                                    tiles=form == "tiles"))
+    kw = ssd_inputs(1, 100, 2, 32, 16, 1, dtype=torch.float32, device=device)
+    kw["dt"] = kw["dt"] - 0.05
+    assert (kw["dt"] < 0).float().mean() > 0.3
+    check_gradients(kw, torch.float32, chunk_size=64, what=f"negative dt, {form}")
+
+
 def test_chain_span_choice():
     """The chain launch takes spans only where the forward would publish late: many chains, not packed."""
     from flashssm.ops.checks import check_ssd_scan

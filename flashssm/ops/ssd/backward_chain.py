@@ -786,7 +786,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     # dt after bias, softplus and clamp, once: the launches below then read it as a plain dt (at the
     # 2.7B shape, 8x4K, softplus in the gradient kernel's three sweeps cost ~0.9 ms; notes/ssd_backward.md)
     raw_dims, raw_dt, raw_bias, raw_softplus = dims, dt, dt_bias, dt_softplus
-    prepared = dt_bias is not None or dt_softplus or dims.dt_limit != (0.0, math.inf)
+    # (always with the tiles: their launches read dt as processed and clamp nothing, and the default dt_limit's clamp
+    # at 0 does change a negative dt; dx was ~1e3 off for one before. The sweeps clamp it themselves.)
+    prepared = tiles or dt_bias is not None or dt_softplus or dims.dt_limit != (0.0, math.inf)
     if prepared:
         dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))

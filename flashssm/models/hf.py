@@ -3,8 +3,8 @@
 Each `Mamba2Mixer` keeps its parameters, its cache handling and its outputs; only its forward
 changes: the causal conv1d, the SSD scan (prefill and training), the decoding step and the gated
 RMSNorm run flashssm's kernels. transformers' forward, training and `generate` then run through
-them. The cache APIs of transformers 5.2x, 5.1x and 4.4x's Mamba2Cache are handled; transformers is never
-imported here.
+them. The cache APIs of transformers 5.2x (passed as `cache_params`, or from 5.24 as `cache`), 5.1x and
+4.4x's Mamba2Cache are handled; transformers is never imported here.
 """
 
 from __future__ import annotations
@@ -73,7 +73,9 @@ class _Cache:
             self.ssm.copy_(final)
 
 
-def _mamba2_forward(self, hidden_states, cache_params=None, attention_mask=None, **kwargs):
+def _mamba2_forward(self, hidden_states, cache_params=None, attention_mask=None, cache=None, **kwargs):
+    # (transformers 5.24 renamed the mixer's `cache_params` to `cache`: a cache passed under either name is used)
+    cache_params = cache if cache_params is None else cache_params
     batch, seqlen, _ = hidden_states.shape
     dtype = hidden_states.dtype
     cache = None if cache_params is None else _Cache(cache_params, self.layer_idx, kwargs)

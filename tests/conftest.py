@@ -48,6 +48,10 @@ def device():
 
 # Fresh inputs every run; FLASHSSM_TEST_SEED=<seed from the report header> replays a run.
 SESSION_SEED = int(os.environ.get("FLASHSSM_TEST_SEED", random.SystemRandom().randrange(2**31)))
+# pytest-xdist's workers inherit the environment when they start: one seed for the whole run
+os.environ["FLASHSSM_TEST_SEED"] = str(SESSION_SEED)
+if os.environ.get("PYTEST_XDIST_WORKER") and not HAS_GPU:
+    torch.set_num_threads(1)  # one core a worker: the workers share the machine's cores
 
 
 def pytest_report_header(config):

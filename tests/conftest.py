@@ -54,6 +54,11 @@ if os.environ.get("PYTEST_XDIST_WORKER") and not HAS_GPU:
     torch.set_num_threads(1)  # one core a worker: the workers share the machine's cores
 
 
+def pytest_terminal_summary(terminalreporter):
+    # (the header is not shown under -q, nor by pytest-xdist's workers: the seed that replays the run, at the end)
+    terminalreporter.write_line(f"FLASHSSM_TEST_SEED={SESSION_SEED} replays this run's inputs")
+
+
 def pytest_report_header(config):
     mode = f"CUDA ({torch.cuda.get_device_name()})" if HAS_GPU else "CPU, Triton interpreter"
     return f"flashssm tests on {mode}; FLASHSSM_TEST_SEED={SESSION_SEED}"

@@ -1,10 +1,12 @@
 """Run test_every_option of the SSD backward on the GPU for many random inputs, to tell a flaky case
 from a real one (the test suite draws fresh inputs each run).
 
-    PYTHONPATH=. python3 -m benchmarks.repeat_ssd_backward_options [SEEDS] [--old]
+    PYTHONPATH=. python3 -m benchmarks.repeat_ssd_backward_options [SEEDS] [--old] [--states]
 
 --old also runs an older copy of the chain form (benchmarks/_old_backward_chain.py, written with
-`git show REV:flashssm/ops/ssd/backward_chain.py`). Prints the number of failing seeds per option set."""
+`git show REV:flashssm/ops/ssd/backward_chain.py`); --states runs the chain form twice, with the entering states
+stored by the forward and recomputed (backward_chain.STATES_FROM_FORWARD). Prints the number of failing seeds per
+option set, and the first failures' seeds and messages."""
 
 import importlib
 import sys
@@ -16,7 +18,8 @@ from flashssm.ops.ssd import backward
 
 # (D, z, dt_bias, dt_softplus, dt_limit, initial_states)
 COMBOS = [("hp", False, True, False, True, False), ("h", False, True, False, True, False),
-          (None, False, True, False, True, True), ("hp", True, True, True, True, False)]
+          (None, False, True, False, True, True), ("hp", True, True, True, True, False),
+          (None, True, True, False, True, False)]
 
 
 def main():
@@ -24,8 +27,13 @@ def main():
     modules = [("new", backward.backward_chain)]
     if "--old" in sys.argv:
         modules.append(("old", importlib.import_module("benchmarks._old_backward_chain")))
-    for label, module in modules:
+    runs = [(label, module, None) for label, module in modules]
+    if "--states" in sys.argv:
+        runs = [("stored", backward.backward_chain, True), ("recomputed", backward.backward_chain, False)]
+    for label, module, stored in runs:
         backward.backward_chain = module
+        if stored is not None:
+            module.STATES_FROM_FORWARD = stored
         for combo in COMBOS:
             fails = []
             for seed in range(seeds):

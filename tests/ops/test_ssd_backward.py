@@ -201,6 +201,32 @@ def test_state_dtype(state_dtype, device):
     check_gradients(kw, torch.float32, chunk_size=16, state_dtype=state_dtype)
 
 
+@pytest.mark.parametrize("case", ["batch-fp16-states", "varlen-init", "over-the-cap"])
+def test_states_from_forward(case, device, monkeypatch):
+    """A backward in sweeps takes the entering states that the forward stored (no recompute launch), with the same
+    gradients; above the size cap it recomputes them."""
+    from flashssm.ops.ssd import backward, backward_chain
+
+    monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
+    monkeypatch.setattr(backward_chain, "TILES", False)
+    recomputed = []
+    real = backward_chain.entering_states
+    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: recomputed.append(1) or real(*a, **k))
+    if case == "over-the-cap":
+        monkeypatch.setattr(backward_chain, "STATES_FROM_FORWARD_BYTES", 1024)
+    if case == "varlen-init":
+        lengths = [37, 0, 1, 70]
+        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", z=True,
+                        dt_bias=True, dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        check_gradients(kw, torch.float32, chunk_size=16, cu_seqlens=cu)
+    else:
+        kw = ssd_inputs(2, 75, 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=16,
+                        state_dtype=torch.float16 if case == "batch-fp16-states" else None)
+    assert bool(recomputed) == (case == "over-the-cap"), f"recompute launches: {len(recomputed)}"
+
+
 def test_half_inputs(device):
     kw = ssd_inputs(2, 70, 4, 32, 16, 2, dtype=torch.float16, device=device, D="h", z=True, dt_softplus=True,
                     initial_states=True)

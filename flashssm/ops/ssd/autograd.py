@@ -133,12 +133,17 @@ class SSDScanFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
                 dt_softplus):
-        from flashssm.ops.ssd.forward import launch
+        from flashssm.ops.ssd.backward_chain import forward_states
+        from flashssm.ops.ssd.forward import launch, pick_config
 
+        cfg = pick_config(dims, x.dtype, x.device)
+        # small calls: the forward also stores the states entering the chunks, which the backward would recompute
+        states = forward_states(dims, x, state_dtype, cfg)
         y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                    initial_states=initial_states, return_final_states=return_final_states,
-                                   state_dtype=state_dtype, store_ypre=z is not None)
+                                   state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states)
         ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states)
+        ctx.states = states
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus
         ctx.return_final_states = return_final_states
         return (y, final) if return_final_states else y
@@ -154,7 +159,7 @@ class SSDScanFunction(torch.autograd.Function):
             dy = torch.zeros_like(x)
         grads = ssd_backward(ctx.dims, dy, dfinal if ctx.return_final_states else None, x, dt, A, B, C, D=D, z=z,
                              ypre=ypre, dt_bias=dt_bias, dt_softplus=ctx.dt_softplus, initial_states=initial_states,
-                             state_dtype=ctx.state_dtype, needs=needs)
+                             state_dtype=ctx.state_dtype, needs=needs, states=ctx.states)
         grads = [g if n else None for g, n in zip(grads, needs)]
         return (None, None, None, *grads, None)
 

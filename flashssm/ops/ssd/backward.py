@@ -349,6 +349,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=N
         deterministic = torch.are_deterministic_algorithms_enabled()
     form = "parallel" if deterministic else (form or DEFAULT_FORM)
     if form == "parallel":
+        kw.pop("states", None)  # (the chain form's sweeps take states stored by the forward; this form recomputes)
         return ssd_backward_parallel(dims, dout, dfinal, x, dt, A, B, C, **kw)
     return backward_chain.ssd_backward(dims, dout, dfinal, x, dt, A, B, C, **kw)
 

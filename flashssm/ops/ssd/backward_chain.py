@@ -63,7 +63,7 @@ from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
-                                      init_operand, many_chains, varlen_table)
+                                      init_operand, many_chains, stores_states, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -739,7 +739,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None):
+                 bc_stages=None, states=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -764,7 +764,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     With the sweeps: two launches (states, gradients), a third for the gradient chain with few chains or z, a small
     one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
-    shares)."""
+    shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
+    recompute launch (the sweeps only)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -795,9 +796,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
     # bytes to write and read, no conversions in the tiles kernel)
     narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
-    states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                             initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
-                             store_dtype=x.dtype if narrow else None)
+    if tiles:  # (states stored by the forward serve the sweeps only: the tiles' are in another dtype and layout)
+        states = None
+    if states is None:
+        states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                 initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
+                                 store_dtype=x.dtype if narrow else None)
     n_rows = states.shape[0]
     table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
@@ -927,6 +931,34 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
+
+
+def forward_states(dims: SSDDims, x: torch.Tensor, state_dtype: torch.dtype | None, cfg) -> torch.Tensor | None:
+    """A buffer for the forward launch of `cfg` to store the state entering every chunk in, for this backward, or None
+    where the backward recomputes them. Only for calls that the backward runs in sweeps (few chunks: there the call is
+    host-bound, and this saves the recompute launch and its host work) and not in the deterministic mode (the
+    parallel form). The cost is memory held from the forward to the backward: at 1x2K of the 2.7B shape 21 MB of fp32
+    states a layer (the saved inputs are ~11 MB); at most 8 x SMs (chunk, head) states, 34 MB on an H100 at that
+    shape, since the tiles take over above that. A call's peak is unchanged: the recompute allocated the same buffer
+    in the backward."""
+    from flashssm.ops.ssd import backward
+
+    if (not STATES_FROM_FORWARD or backward.DEFAULT_FORM != "chain" or x.dtype == torch.float64
+            or torch.are_deterministic_algorithms_enabled() or (TILES and use_tiles(dims, x.device))
+            or not stores_states(dims, cfg)):
+        return None
+    shape = (chunk_rows(dims), dims.nheads, _block_n(dims.dstate), cfg.block_p)
+    dtype = state_dtype or torch.float32
+    if math.prod(shape) * dtype.itemsize > STATES_FROM_FORWARD_BYTES:
+        return None
+    return torch.empty(shape, dtype=dtype, device=x.device)
+
+
+# The forward stores the entering states for a backward in sweeps, up to this size (the tiles run where the chunks
+# fill the GPU several times over: there the recompute is cheap against the call, and the states would be kept alive
+# from the forward to the backward). False: always recomputed (A/B).
+STATES_FROM_FORWARD = True
+STATES_FROM_FORWARD_BYTES = 64 << 20
 
 
 def use_tiles(dims: SSDDims, device: torch.device) -> bool:

@@ -504,19 +504,31 @@ def init_operand(initial_states, filler):
 
 
 def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
-           return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False):
+           return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False,
+           states=None):
     """`ssd_forward` with an explicit launch configuration (for tuning). Returns (y, final states or
     None, y before the gate or None, the compiled kernel, whose n_regs, n_spills and metadata.shared
-    are its resource report). y before the gate is written only with `store_ypre` and z."""
+    are its resource report). y before the gate is written only with `store_ypre` and z. `states`: a buffer that
+    receives the state entering every chunk as `entering_states` gives it (only where `stores_states` says the
+    launch can)."""
     cfg = config or pick_config(dims, x.dtype, x.device)
     y = _runtime.empty(x.shape, x.dtype, x.device)
     ypre = _runtime.empty(x.shape, x.dtype, x.device) if store_ypre and z is not None else None
     state_dtype = state_dtype or torch.float32
     final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, x.device)
              if return_final_states else None)
+    if states is not None and not stores_states(dims, cfg):
+        raise ValueError("forward.launch: this launch configuration cannot store the entering states")
     compiled = _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
-                    y=y, ypre=ypre, final=final)
+                    y=y, ypre=ypre, final=final, states=states)
     return y, final, ypre, compiled
+
+
+def stores_states(dims: SSDDims, cfg: LaunchConfig) -> bool:
+    """Whether a forward launch of `cfg` can also store the state entering every chunk in `entering_states`' layout:
+    it publishes early, a program per chunk, one headdim block as wide as entering_states' (the state it stores is
+    the one it receives, before its output sweep)."""
+    return cfg.early_publish and cfg.group == 1 and cfg.block_p == max(16, _runtime.next_power_of_2(dims.headdim))
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
@@ -672,4 +684,5 @@ def _capability(index: int | None) -> tuple[int, int]:
     return torch.cuda.get_device_capability(index)
 
 
-__all__ = ["ssd_forward", "launch", "entering_states", "chunk_rows", "pick_config", "supported", "LaunchConfig"]
+__all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "chunk_rows", "pick_config", "supported",
+           "LaunchConfig"]

@@ -257,8 +257,10 @@ def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
     then its scalars (positional, in `args`), then its constexprs and launch options (keywords, in
     `meta`). On a GPU, a call whose dtypes, alignments, scalars and constexprs repeat an earlier call's
     launches that call's compiled kernel directly. Returns the compiled kernel (None under the
-    interpreter)."""
-    if device.type != "cuda" or not direct_launch:
+    interpreter, and while torch.compile traces the call)."""
+    if device.type != "cuda" or not direct_launch or torch.compiler.is_compiling():
+        # (under torch.compile, Dynamo traces Triton's own launch into its graph; the direct one reads the raw
+        # stream, which it cannot trace: a graph break, an error under fullgraph)
         return kernel[grid](*args, **meta)
     index = device.index if device.index is not None else torch.cuda.current_device()
     return cached_launch(kernel, grid, args, index, raw_stream(index), meta)

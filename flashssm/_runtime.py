@@ -278,7 +278,10 @@ class _Workspace:
     """Ticket counter, hand-over flags and state slots of one (device, stream).
 
     Between launches the counters and flags are all zero (the kernel leaves them so); slots hold
-    no meaning between launches. Grown, never shrunk.
+    no meaning between launches. Grown, never shrunk. A buffer outgrown is kept, not freed: a CUDA graph
+    captured earlier (torch.compile's reduce-overhead mode, a user's capture) holds its address and replays
+    launches that read and write it; freed, the allocator could hand that memory to another tensor, which the
+    replays would then overwrite. Doubling bounds what is kept to the size of the buffers in use.
     """
 
     def __init__(self, device: torch.device):
@@ -286,13 +289,18 @@ class _Workspace:
         self.counter = torch.zeros(1, dtype=torch.int32, device=device)
         self.flags = torch.zeros(0, dtype=torch.int32, device=device)
         self.slots: dict[torch.dtype, torch.Tensor] = {}
+        self.retired: list[torch.Tensor] = []
 
     def get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
         if self.flags.numel() < n_chains:
+            if self.flags.numel():
+                self.retired.append(self.flags)
             self.flags = torch.zeros(max(n_chains, 2 * self.flags.numel()), dtype=torch.int32, device=self.device)
         need = n_chains * slot_elems
         slots = self.slots.get(dtype)
         if slots is None or slots.numel() < need:
+            if slots is not None:
+                self.retired.append(slots)
             slots = torch.empty(max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
                                 device=self.device)
             self.slots[dtype] = slots

@@ -122,3 +122,27 @@ def test_cpu_tensors_take_triton_launch():
     for _ in range(2):
         _runtime.launch(kernel, (1,), (x, y, 64, 1e-5), x.device, BLOCK=32)
     assert len(kernel.compiles) == 2
+
+
+def test_torch_compile_tracing_takes_triton_launch(clean_cache, monkeypatch):
+    """While torch.compile traces, a CUDA launch goes through kernel[grid] (which Dynamo traces as a Triton kernel),
+    never the direct path, whose raw-stream read Dynamo cannot trace (a graph break: an error under fullgraph)."""
+    kernel = _Jit()
+    x, y = torch.zeros(64), torch.zeros(64)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    monkeypatch.setattr(_runtime, "raw_stream", lambda index: pytest.fail("the direct path ran while compiling"))
+    for _ in range(2):
+        _runtime.launch(kernel, (1,), (x, y, 64, 1e-5), torch.device("cuda", 0), BLOCK=32)
+    assert len(kernel.compiles) == 2 and not _runtime._compiled
+
+
+def test_workspace_keeps_outgrown_buffers(monkeypatch):
+    """A grown workspace keeps the buffers it outgrew: a CUDA graph captured before the growth replays launches
+    that read and write them, so their memory must not go to another tensor."""
+    ws = _runtime._Workspace(torch.device("cpu"))
+    _, flags, slots = ws.get(4, 8, torch.float32)
+    _, flags2, slots2 = ws.get(64, 8, torch.float32)
+    assert flags2.numel() >= 64 and slots2.numel() >= 64 * 8
+    assert any(t is flags for t in ws.retired) and any(t is slots for t in ws.retired)
+    _, flags3, slots3 = ws.get(16, 8, torch.float32)  # smaller: the same buffers, nothing retired
+    assert flags3 is flags2 and slots3 is slots2 and len(ws.retired) == 2

@@ -142,8 +142,8 @@ class SSDScanFunction(torch.autograd.Function):
         y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                    initial_states=initial_states, return_final_states=return_final_states,
                                    state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states)
-        ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states)
-        ctx.states = states
+        # (the states through save_for_backward too, an intermediate tensor: freed once the backward has run)
+        ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus
         ctx.return_final_states = return_final_states
         return (y, final) if return_final_states else y
@@ -152,14 +152,14 @@ class SSDScanFunction(torch.autograd.Function):
     def backward(ctx, dy, dfinal=None):
         from flashssm.ops.ssd.backward import ssd_backward
 
-        x, dt, A, B, C, D, z, ypre, dt_bias, initial_states = ctx.saved_tensors
+        x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states = ctx.saved_tensors
         inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
         needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)]
         if dy is None:
             dy = torch.zeros_like(x)
         grads = ssd_backward(ctx.dims, dy, dfinal if ctx.return_final_states else None, x, dt, A, B, C, D=D, z=z,
                              ypre=ypre, dt_bias=dt_bias, dt_softplus=ctx.dt_softplus, initial_states=initial_states,
-                             state_dtype=ctx.state_dtype, needs=needs, states=ctx.states)
+                             state_dtype=ctx.state_dtype, needs=needs, states=states)
         grads = [g if n else None for g, n in zip(grads, needs)]
         return (None, None, None, *grads, None)
 

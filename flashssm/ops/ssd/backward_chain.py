@@ -63,7 +63,8 @@ from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
-                                      init_operand, many_chains, stores_states, varlen_table)
+                                      init_operand, many_chains, states_block_p, states_shape, stores_states,
+                                      varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -725,7 +726,7 @@ def _config(dims: SSDDims, mode: int, device: torch.device):
     SUB 32 there (8x4K 7.93 -> 7.35 ms). Few chains (one long sequence) publish early.
     """
     block_n = _block_n(dims.dstate)
-    block_p = max(16, _runtime.next_power_of_2(dims.headdim))
+    block_p = states_block_p(dims.headdim)  # (the sweeps read the entering states in their layout)
     sub = max(16, min(32, dims.chunk_size, 32768 // (block_n * block_p)))
     if mode == SPLIT and block_n * block_p <= 8192:
         sub = min(32, dims.chunk_size)
@@ -947,7 +948,7 @@ def forward_states(dims: SSDDims, x: torch.Tensor, state_dtype: torch.dtype | No
             or torch.are_deterministic_algorithms_enabled() or (TILES and use_tiles(dims, x.device))
             or not stores_states(dims, cfg)):
         return None
-    shape = (chunk_rows(dims), dims.nheads, _block_n(dims.dstate), cfg.block_p)
+    shape = states_shape(dims)
     dtype = state_dtype or torch.float32
     if math.prod(shape) * dtype.itemsize > STATES_FROM_FORWARD_BYTES:
         return None

@@ -528,7 +528,18 @@ def stores_states(dims: SSDDims, cfg: LaunchConfig) -> bool:
     """Whether a forward launch of `cfg` can also store the state entering every chunk in `entering_states`' layout:
     it publishes early, a program per chunk, one headdim block as wide as entering_states' (the state it stores is
     the one it receives, before its output sweep)."""
-    return cfg.early_publish and cfg.group == 1 and cfg.block_p == max(16, _runtime.next_power_of_2(dims.headdim))
+    return cfg.early_publish and cfg.group == 1 and cfg.block_p == states_block_p(dims.headdim)
+
+
+def states_block_p(headdim: int) -> int:
+    """The headdim block of the entering states' layout (all of headdim, padded to a power of two)."""
+    return max(16, _runtime.next_power_of_2(headdim))
+
+
+def states_shape(dims: SSDDims) -> tuple[int, int, int, int]:
+    """The entering states' layout, which `entering_states` writes and the backward reads: (chunk rows, nheads,
+    BLOCK_N, BLOCK_P), zero-padded past dstate and headdim."""
+    return chunk_rows(dims), dims.nheads, _block_n(dims.dstate), states_block_p(dims.headdim)
 
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
@@ -548,8 +559,8 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     ms, 1x128K 1.825 -> 1.896, late 8x4K and 32x2K within 1 %): the states-only sweep has one product a step and
     little else to save."""
     state_dtype = state_dtype or torch.float32
-    block_n = _block_n(dims.dstate)
-    block_p = max(16, _runtime.next_power_of_2(dims.headdim))
+    shape = states_shape(dims)
+    block_n, block_p = shape[2:]
     base = _pick_config(dims.headdim, dims.dstate, dims.chunk_size, x.dtype.itemsize, False)
     cfg = LaunchConfig(sub=base.sub, block_p=block_p, num_warps=4 if block_n * block_p <= 8192 else 8,
                        num_stages=base.num_stages, early_publish=True, sub_a=sub_a, pre_decays=pre_decays)
@@ -560,8 +571,7 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
-    states = torch.empty((chunk_rows(dims), dims.nheads, block_n, block_p), dtype=store_dtype or state_dtype,
-                         device=x.device)
+    states = torch.empty(shape, dtype=store_dtype or state_dtype, device=x.device)
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
          varlen=varlen)
     return states
@@ -684,5 +694,5 @@ def _capability(index: int | None) -> tuple[int, int]:
     return torch.cuda.get_device_capability(index)
 
 
-__all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "chunk_rows", "pick_config", "supported",
-           "LaunchConfig"]
+__all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "states_shape", "chunk_rows", "pick_config",
+           "supported", "LaunchConfig"]

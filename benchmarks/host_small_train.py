@@ -18,8 +18,8 @@ from triton.testing import do_bench
 
 import flashssm
 from flashssm import _runtime
-from flashssm.bench.workloads import SSDWorkload
 from flashssm.ops.ssd import backward_chain
+from train_inputs import train_leaves  # (benchmarks/, the script's directory)
 
 
 def main():
@@ -30,18 +30,9 @@ def main():
     ap.add_argument("--states", type=int, default=0)
     a = ap.parse_args()
     for spec in a.workloads.split(","):
-        batch, seqlen = (int(v) for v in spec.split("x"))
-        inp = SSDWorkload(spec, batch, seqlen).make_inputs("cuda")
-        h = inp["x"].shape[2]
-        gen = torch.Generator(device="cuda").manual_seed(0)
-        extra = dict(D=torch.randn(h, device="cuda", generator=gen), z=torch.randn_like(inp["x"]),
-                     dt_bias=torch.randn(h, device="cuda", generator=gen) * 0.5)
         for options in (False, True):
-            names = ("x", "dt", "A", "B", "C") + (("D", "z", "dt_bias") if options else ())
-            leaves = {k: (inp[k] if k in inp else extra[k]).detach().clone().requires_grad_() for k in names}
+            leaves, kw, dy = train_leaves(spec, options)
             plain = {k: v.detach() for k, v in leaves.items()}
-            kw = dict(chunk_size=256, dt_softplus=options)
-            dy = torch.randn_like(inp["x"])
 
             def train():
                 y = flashssm.ssd_scan(**leaves, **kw)

@@ -274,6 +274,59 @@ def test_deterministic_mode(device):
         assert rel_err(runs[2][k], runs[0][k]) < 1e-5, f"d{k}: atomic and deterministic paths disagree"
 
 
+def spy_forms(monkeypatch):
+    """Record which form each backward ran: "tiles-det" (the deterministic tiles), "chain" or "parallel"."""
+    from flashssm.ops.ssd import backward, backward_chain
+
+    ran = []
+    real_parallel, real_chain = backward.ssd_backward_parallel, backward_chain.ssd_backward
+
+    def parallel(*args, **kw):
+        ran.append("parallel")
+        return real_parallel(*args, **kw)
+
+    def chain(*args, **kw):
+        ran.append("tiles-det" if kw.get("deterministic") else "chain")
+        return real_chain(*args, **kw)
+
+    monkeypatch.setattr(backward, "ssd_backward_parallel", parallel)
+    monkeypatch.setattr(backward_chain, "ssd_backward", chain)
+    return ran
+
+
+@pytest.mark.parametrize("case", ["head-blocks", "varlen", "dstate-256", "few-chunks"])
+def test_deterministic_tiles(case, device, monkeypatch):
+    """The deterministic mode's tiles (every sum of the paths and pair launches in a slot that one program writes, the
+    slots summed in a fixed order: no float atomics), against float64: with the group's heads split into blocks in
+    both launches (slots of each; a slot written twice or not at all gives a wrong gradient), and packed sequences
+    with an empty one and a ragged end. Where the tiles keep their state paths in the tiles kernel (dstate 256: an
+    atomic a head) the parallel form runs instead, as it does where the default mode would not take the tiles (few
+    chunks: forced here; these small shapes would take the sweeps on a GPU, so the tiles are forced for the others). Bit-identical repeats on a GPU: test_gpu_deterministic_repeats."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain, backward_tiles
+
+    ran = spy_forms(monkeypatch)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: case != "few-chunks")
+    if case == "head-blocks":
+        monkeypatch.setattr(backward_tiles, "PATHS_HEADS", 2)
+        monkeypatch.setattr(backward_tiles, "TILE", 32)  # four blocks a chunk: ten tile pairs
+        monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu=0: 1000)  # the pair launch: a head a program
+        kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=128, deterministic=True, what=case)
+    elif case == "varlen":
+        lengths = [70, 0, 1, 130]
+        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
+                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, deterministic=True, what=case)
+    else:
+        kw = ssd_inputs(1, 40, 2, 16, 256 if case == "dstate-256" else 16, 1, dtype=torch.float32, device=device,
+                        D="h")
+        check_gradients(kw, torch.float32, chunk_size=32, deterministic=True, what=case)
+    assert ran == ["parallel" if case in ("dstate-256", "few-chunks") else "tiles-det"], ran
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="float64 runs the kernels only under the interpreter")
 def test_gradcheck_float64(device):
     """torch.autograd.gradcheck of the custom op under the interpreter (the kernels compute in fp32
@@ -461,6 +514,37 @@ def test_gpu_varlen_real(deterministic):
                     dt_softplus=True, initial_states=True, num_seqs=len(lengths))
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
     check_gradients(kw, torch.bfloat16, chunk_size=256, cu_seqlens=cu, deterministic=deterministic)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("packed", [False, True], ids=["batch", "varlen"])
+def test_gpu_deterministic_repeats(packed):
+    """Under torch.use_deterministic_algorithms(True) two runs give identical bits for every gradient, at shapes where
+    the atomic form's sums land in a different order from run to run (many programs add to each element of dB, dC and
+    the pair sums there), and the gradients match the default (atomic) form's to rounding."""
+    from flashssm.ops.ssd import backward
+
+    lengths = [1, 3000, 0, 333, 700] if packed else None
+    batch, seqlen = (1, sum(lengths)) if packed else (2, 2048)  # (with 80 heads, chunks enough for the tiles)
+    kw = ssd_inputs(batch, seqlen, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", z=True,
+                    dt_bias=True, dt_softplus=True, initial_states=True, num_seqs=len(lengths) if packed else None)
+    options = dict(chunk_size=256)
+    if packed:
+        options["cu_seqlens"] = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
+    assert backward.deterministic_tiles(flashssm.ops.checks.check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"],
+                                                                           kw["C"], chunk_size=256), kw["x"])
+    dy = torch.randn_like(kw["x"])
+    dfinal = torch.randn(len(lengths) if packed else batch, 80, 64, 128, device="cuda")
+    runs = []
+    for det in (True, True, False):
+        torch.use_deterministic_algorithms(det)
+        try:
+            runs.append(gradients(flashssm.ssd_scan, kw, dy, dfinal, **options)[2])
+        finally:
+            torch.use_deterministic_algorithms(False)
+    for k in runs[0]:
+        assert torch.equal(runs[0][k], runs[1][k]), f"d{k}: two deterministic runs differ"
+        assert rel_err(runs[2][k].float(), runs[0][k].float()) < 2e-2, f"d{k}: atomic and deterministic forms disagree"
 
 
 @pytest.mark.parametrize("mode", ["round", "split", "tf32"])

@@ -54,7 +54,7 @@ from flashssm.ops.ssd.backward_chain import (ROUND, SPLIT, TF32, _dstates_kernel
                                              heads_per_program)
 from flashssm.ops.ssd.backward_tiles import _pair_tiles
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of, d_operand,
-                                      entering_states, init_operand, launch, varlen_table)
+                                      entering_states, init_operand, launch, states_block_p, varlen_table)
 
 
 @triton.jit
@@ -343,21 +343,44 @@ def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:
 def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=None, form=None, **kw):
     """Gradients of ssd_scan on validated inputs (see `ssd_backward_parallel` for the arguments and
     result). Two implementations: the chunk-parallel one here, and the recurrent one of
-    ops/ssd/backward_chain.py. `form` ("parallel" or "chain") picks one (default DEFAULT_FORM); the
-    deterministic mode always runs the parallel form, which never uses float atomics."""
+    ops/ssd/backward_chain.py. `form` ("parallel" or "chain") picks one (default DEFAULT_FORM). The deterministic
+    mode runs the chain form's tiles with their sums in slots (no float atomics) where `deterministic_tiles` says they
+    can, and the parallel form, which never uses float atomics, elsewhere."""
     if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
-    form = "parallel" if deterministic else (form or DEFAULT_FORM)
+    if deterministic:
+        form = "chain" if deterministic_tiles(dims, x) else "parallel"
+        if form == "chain":
+            kw["deterministic"] = True
+    else:
+        form = form or DEFAULT_FORM
     if form == "parallel":
         kw.pop("states", None)  # (the chain form's sweeps take states stored by the forward; this form recomputes)
         return ssd_backward_parallel(dims, dout, dfinal, x, dt, A, B, C, **kw)
     return backward_chain.ssd_backward(dims, dout, dfinal, x, dt, A, B, C, **kw)
 
 
+def deterministic_tiles(dims: SSDDims, x: torch.Tensor) -> bool:
+    """Whether the deterministic mode runs the chain form's tiles (their sums in slots, summed in a fixed order) rather
+    than the parallel form: where the default mode runs the tiles (enough chunks to fill the GPU several times over;
+    at 1x2K of the 2.7B shape the parallel form's call was faster, 1.96 against 2.40 ms on an H100), where their state
+    paths run as a launch of their own (the tiles kernel's own paths add an atomic a head), not for float64
+    (gradcheck under the interpreter), and not when DETERMINISTIC_TILES is off."""
+    from flashssm.ops.ssd import backward_tiles
+
+    return (DETERMINISTIC_TILES and x.dtype != torch.float64 and backward_chain.use_tiles(dims, x.device)
+            and backward_tiles.paths_launch(_block_n(dims.dstate), states_block_p(dims.headdim)))
+
+
+# The deterministic mode's form where the tiles can run it (False: the parallel form always, for A/B). H100, 2.7B shape,
+# bf16, training call (benchmarks/notes/ssd_backward.md, eighteenth session): 8x4K 8.05 -> 4.80 ms, 1x32K 8.20 -> 5.36,
+# peak above the inputs 1813 -> 1266 MiB (the atomic default: 3.99 and 4.56 ms, 1072 MiB).
+DETERMINISTIC_TILES = True
+
 # The default form. On an H100 (benchmarks/notes/ssd_backward.md, v3): with D, z, dt_bias and softplus
 # the parallel form was 1.15-1.6x faster than the chain form from 1x2K to 8x4K, but on the bench's
 # train workloads (no z) it was 0.96x at 8x4K, and it takes about 1.8x the memory (above mamba_ssm's).
-# The deterministic mode runs it always: there it is faster and leaner than the chain form's slices.
+# The deterministic mode runs it where the tiles do not run (`deterministic_tiles`).
 DEFAULT_FORM = "chain"
 
 

@@ -44,8 +44,9 @@ those leaving it, which together are <dH_out, H_end> (H_end: the state after the
 pairs with one end in an earlier sub-chunk or chunk are the running-state terms, which is why
 sweep 1 (running H) gives the row sums and sweep 3 (running dH) the column sums.
 
-dB and dC sum over the heads of a group: float atomics into an fp32 buffer. (The deterministic mode
-runs the chunk-parallel form of ops/ssd/backward.py instead, which has no float atomics.)
+dB and dC sum over the heads of a group: float atomics into an fp32 buffer. (The deterministic mode runs the tiles
+with their sums in slots where they apply, and the chunk-parallel form of ops/ssd/backward.py, which has no float
+atomics, elsewhere.)
 """
 
 from __future__ import annotations
@@ -740,7 +741,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None):
+                 bc_stages=None, states=None, deterministic=False):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -766,12 +767,15 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
-    recompute launch (the sweeps only)."""
+    recompute launch (the sweeps only). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
+    where they run), the same launches with each sum in a slot of its own, summed in a fixed order."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
+    if deterministic:
+        tiles = paths = True
     if tiles is None:
         tiles = TILES and use_tiles(dims, device)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
@@ -814,8 +818,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     want_ddt = need["dt"] or (prepared and need["dt_bias"])  # (prepared: dt_bias's gradient sums ddt)
     ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if want_ddt else None
     bc_shape = (dims.batch, dims.seqlen, g, n)
-    dB_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["B"] else None
-    dC_buf = torch.zeros(bc_shape, dtype=torch.float32, device=device) if need["C"] else None
+    # (deterministic: the tiles' slots are summed into them; else atomics add to them)
+    new_bc = _runtime.empty if deterministic else lambda *a: torch.zeros(a[0], dtype=a[1], device=a[2])
+    dB_buf = new_bc(bc_shape, torch.float32, device) if need["B"] else None
+    dC_buf = new_bc(bc_shape, torch.float32, device) if need["C"] else None
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
@@ -869,7 +875,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
-                                    paths_tile, bc_stages)
+                                    paths_tile, bc_stages, deterministic)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
@@ -979,10 +985,12 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
-                  paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None):
+                  paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
-    bc_strides: the dB/dC buffers'."""
+    bc_strides: the dB/dC buffers' (contiguous). deterministic: no float atomics (needs the paths launch): the paths
+    and pair launches store every sum in a slot of its own, and the slots are summed in a fixed order (dB and dC into
+    their buffers, which need not be zeroed; the pair sums by the dA launch)."""
     global last_compiled
     from flashssm.ops.ssd import backward_tiles as bt
 
@@ -1024,40 +1032,72 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         num_warps=warps or bt.TILES_WARPS,
         num_stages=stages or bt.TILES_STAGES, **_cap(maxnreg or caps[0]))
     r = h // g
-    if paths and (need_bc or need_da):
-        # the paths per (chunk row, group, block, block of heads, side), summed over the heads of the block: at most
-        # PATHS_HEADS, fewer where that leaves fewer than about two programs an SM
-        pt = min(paths_tile or bt.PATHS_TILE, q)
-        programs = n_rows * g * (q // pt) * 2
-        hpp = paths_heads or min(bt.PATHS_HEADS, heads_per_program(r, programs, 2, device))
-        n_hb = -(-r // hpp)
-        _runtime.launch(bt._tiles_paths_kernel, (programs * n_hb,), (
+    # the paths per (chunk row, group, block, block of heads, side), summed over the heads of the block: at most
+    # PATHS_HEADS, fewer where that leaves fewer than about two programs an SM
+    pt = min(paths_tile or bt.PATHS_TILE, q)
+    paths_programs = n_rows * g * (q // pt) * 2
+    paths_hpp = paths_heads or min(bt.PATHS_HEADS, heads_per_program(r, paths_programs, 2, device))
+    paths_hb = -(-r // paths_hpp) if paths and (need_bc or need_da) else 0
+    # heads summed by a program of the pair launch: all of the group's, unless that leaves fewer than about four
+    # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
+    bc_programs = n_rows * g * (n_blk * (n_blk + 1) // 2)
+    bc_hpp = bc_heads or heads_per_program(r, bc_programs, 4, device)
+    bc_hb = -(-r // bc_hpp)
+    # the deterministic mode's slots (each written by one program, summed in a fixed order): the paths launch's
+    # head blocks (every token written: not zeroed), summed into dB and dC before the pair launch's slots (per tile
+    # block and head block; zeroed, since the pairs past a chunk's end are never written) are allocated and added to
+    # them; and the pair sums (rows per j-block, columns per i-block), which the dA launch adds
+    dB_out, dC_out = dB_buf, dC_buf
+    psum = None
+    slot_elems = 0
+    if deterministic:
+        if not paths:
+            raise ValueError("_tiles_launch: the deterministic mode needs the paths launch")
+        slot_elems = dims.batch * dims.seqlen * g * n
+        dB_buf, dC_buf = (_runtime.empty((paths_hb, *o.shape), torch.float32, device) if o is not None else None
+                          for o in (dB_out, dC_out))
+        if need_da:
+            psum = torch.zeros((n_blk + 1, n_rows, h, q), dtype=torch.float32, device=device)
+    if paths_hb:
+        _runtime.launch(bt._tiles_paths_kernel, (paths_programs * paths_hb,), (
             x, dt, C, init_arg, dy, states, dH, _or(dB_buf, filler), _or(dC_buf, filler), scratch,
-            _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, hpp, n_hb, plane,
+            _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, paths_hpp, paths_hb, plane, slot_elems,
             *x.stride(), *dt.stride(), *C.stride(), *dy.stride(), *bc_strides, *init_strides),
             device, CHUNK=q, T=pt, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
-            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, num_warps=paths_warps or bt.PATHS_WARPS,
+            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, DET=deterministic,
+            num_warps=paths_warps or bt.PATHS_WARPS,
             num_stages=paths_stages or bt.PATHS_STAGES, **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
+    if deterministic:
+        for out, buf in ((dB_out, dB_buf), (dC_out, dC_buf)):
+            if out is not None:
+                torch.sum(buf, 0, out=out)  # (over a dimension: no atomics, the same order every run)
+        del buf
+        dB_buf = dC_buf = None  # (freed before the pair launch's slots are allocated)
+        dB_buf, dC_buf = (torch.zeros((n_blk * bc_hb, *o.shape), dtype=torch.float32, device=device)
+                          if o is not None else None for o in (dB_out, dC_out))
     if need_bc or need_da:
-        # heads summed by a program of the pair launch: all of the group's, unless that leaves fewer than about four
-        # programs an SM (1x2K of the 2.7B shape: 8 chunk rows x 10 tile pairs)
-        programs = n_rows * g * (n_blk * (n_blk + 1) // 2)
-        hpp = bc_heads or heads_per_program(r, programs, 4, device)
-        n_hb = -(-r // hpp)
-        _runtime.launch(bt._tiles_bc_kernel, (programs * n_hb,), (
-            x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table, s_buf,
-            dims.batch, dims.seqlen, h, n, p, h // g, g, hpp, n_hb, plane,
+        _runtime.launch(bt._tiles_bc_kernel, (bc_programs * bc_hb,), (
+            x, dt, B, C, dy, _or(dB_buf, filler), _or(dC_buf, filler), scratch, table, s_buf, _or(psum, filler),
+            dims.batch, dims.seqlen, h, n, p, h // g, g, bc_hpp, bc_hb, plane, slot_elems,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
-            num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES, **_cap(bc_maxnreg or caps[2]))
+            DET=deterministic, num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
+            **_cap(bc_maxnreg or caps[2]))
+    if deterministic:
+        for out, buf in ((dB_out, dB_buf), (dC_out, dC_buf)):
+            if out is not None:
+                out += buf.sum(0)
+        del buf, dB_buf, dC_buf
     if not need_da:
         return None
     part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
     _runtime.launch(bt._tiles_da_kernel, (n_rows * h,), (
-        dt, A, scratch, carry, _or(ddt, scratch), part, table, dims.batch, dims.seqlen, h, plane, *dt.stride()),
-        device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, num_warps=4)
+        dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), dims.batch, dims.seqlen, h, plane,
+        *dt.stride()),
+        device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, PAIR_SLOTS=n_blk + 1 if deterministic else 0,
+        num_warps=4)
     return part
 
 

@@ -39,7 +39,10 @@ edge_j = dt_j x_j . (the state part of bracket_j), inpath_i = C_i . (the state p
 cols_j = sum_i P_ij. Only rows - cols is a difference of sums, and both come from the same fp32 P tile in one program,
 so they cancel to fp32 rounding (which is why the products with a computed operand may round to 16 bits here, where the
 sweeps' running state gradient needs split products). The per-token terms go to a scratch (the pair sums by fp32
-atomics: this path has them for dB and dC too; the deterministic mode runs ops/ssd/backward.py's form).
+atomics: this path has them for dB and dC too). In the deterministic mode (DET) the paths and pair launches store each
+sum in a slot of its own instead, one program a slot, and the slots are summed in a fixed order (dB and dC by torch,
+the pair sums by the dA launch): no float atomics anywhere, at ~20 % of the call's time and ~190 MiB at 8x4K of the
+2.7B shape.
 """
 
 from __future__ import annotations
@@ -227,6 +230,7 @@ def _tiles_kernel(
 def _tiles_paths_kernel(
     x_ptr, dt_ptr, C_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr,
     table_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
+    slot_elems,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_C_b, stride_C_t, stride_C_g, stride_C_n,
@@ -236,6 +240,7 @@ def _tiles_paths_kernel(
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
     SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+    DET: tl.constexpr = False,
 ):
     """Program (chunk row, group, block b, block of heads, side): the block's paths out of the chunk (side 0) or into
     it from before (side 1), for each of the heads: dB's state part dt_j exp(cs_L - cs_j) x_j dH^T, or dC's
@@ -244,7 +249,9 @@ def _tiles_paths_kernel(
     token: no operand takes them exactly) and summed over the heads in registers; then one fp32 atomic an element
     for the block of heads (the tiles kernel's PATHS form adds one a head: at 8x4K of the 2.7B shape 2.7 GB of
     atomics through L2). The two sides are programs of their own, so that each holds one accumulator. cs as the tiles
-    kernel left it in the scratch (no chunk-long reductions a head)."""
+    kernel left it in the scratch (no chunk-long reductions a head). DET (the deterministic mode): no atomics; the
+    block of heads hb stores its sums into slot hb of dB's and dC's partial buffers (slots `slot_elems` apart), which
+    the caller sums in a fixed order."""
     N_BLK: tl.constexpr = CHUNK // T
     pid = tl.program_id(0)
     side = pid % 2
@@ -288,7 +295,10 @@ def _tiles_paths_kernel(
                     part = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 2)
                     acc += part * (tl.exp(total - cs_b) * dt_b)[:, None]
-                tl.atomic_add(dB_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+                if DET:
+                    tl.store(dB_ptr + hb.to(tl.int64) * slot_elems + bc, acc, mask=mask_bn)
+                else:
+                    tl.atomic_add(dB_ptr + bc, acc, mask=mask_bn, sem="relaxed")
         else:
             if NEED_DC or NEED_DA:
                 if NEED_DA:  # (in the input dtype: widened where used)
@@ -322,7 +332,10 @@ def _tiles_paths_kernel(
                         tl.store(scratch_ptr + prog64 * CHUNK + plane + tb,
                                  tl.sum(part * C_b.to(tl.float32), axis=1), mask=mask_b)
                 if NEED_DC:
-                    tl.atomic_add(dC_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+                    if DET:
+                        tl.store(dC_ptr + hb.to(tl.int64) * slot_elems + bc, acc, mask=mask_bn)
+                    else:
+                        tl.atomic_add(dC_ptr + bc, acc, mask=mask_bn, sem="relaxed")
 
 
 @triton.jit
@@ -387,8 +400,9 @@ def _tiles_s_kernel(B_ptr, C_ptr, s_ptr, table_ptr, batch, seqlen, dstate, ngrou
 
 @triton.jit
 def _tiles_bc_kernel(
-    x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, table_ptr, s_ptr,
+    x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, table_ptr, s_ptr, psum_ptr,
     batch, seqlen, nheads, dstate, headdim, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
+    slot_elems,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_B_b, stride_B_t, stride_B_g, stride_B_n,
@@ -397,13 +411,17 @@ def _tiles_bc_kernel(
     stride_dB_b, stride_dB_t, stride_dB_g,
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr,
-    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
+    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr = False,
 ):
     """Program (chunk row, group, tile pair i >= j, block of heads): the pairs P_ij = (dy_i . x_j) S_ij L_ij dt_j.
     S_ij = C_i . B_j from _tiles_s_kernel; per head the decay gradient's row sums minus column sums of the same P tile
     (fp32 atomics into the suffix-summed plane), and the weights V_ij = sum_h (dy_i . x_j) L_ij dt_j summed over
     the heads first: dB_j += V^T C_i, dC_i += V B_j once for the block of heads, not once per head. cs comes from
-    _tiles_kernel's scratch (the same bits as there)."""
+    _tiles_kernel's scratch (the same bits as there). DET (the deterministic mode): no atomics, every sum goes to a slot
+    of its own that one program writes, summed in a fixed order afterwards: the row sums to psum's slot jb, the
+    column sums to slot ib + 1 (planes `plane` apart: a token of block t gets rows in slots 0..t and columns in
+    t+1..N_BLK), dB_j to slot ib n_hblocks + hb of dB's partials and dC_i to slot jb n_hblocks + hb of dC's (slots
+    `slot_elems` apart)."""
     N_BLK: tl.constexpr = CHUNK // T
     N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
     pid = tl.program_id(0)
@@ -460,23 +478,38 @@ def _tiles_bc_kernel(
             v += w
             if NEED_DA:  # rows_i - cols_j, added to the suffix-summed terms (plane 1, _tiles_kernel's inpath)
                 pairs = w * s
-                tl.atomic_add(scratch + plane + ti, tl.sum(pairs, axis=1), mask=mask_i, sem="relaxed")
-                tl.atomic_add(scratch + plane + tj, -tl.sum(pairs, axis=0), mask=mask_j, sem="relaxed")
+                if DET:
+                    own = psum_ptr + (row_first + hh) * CHUNK
+                    tl.store(own + jb.to(tl.int64) * plane + ti, tl.sum(pairs, axis=1), mask=mask_i)
+                    tl.store(own + (ib + 1).to(tl.int64) * plane + tj, -tl.sum(pairs, axis=0), mask=mask_j)
+                else:
+                    tl.atomic_add(scratch + plane + ti, tl.sum(pairs, axis=1), mask=mask_i, sem="relaxed")
+                    tl.atomic_add(scratch + plane + tj, -tl.sum(pairs, axis=0), mask=mask_j, sem="relaxed")
         if NEED_DB:
             mask_in = mask_i[:, None] & mask_n[None, :]
             C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_in,
                                    other=0.0))
             dB = _mm_cl(tl.trans(v), C_i, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
                         SPLIT_MASK & 8)
-            tl.atomic_add(dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + tj[:, None] * stride_dB_t
-                          + offs_n[None, :], dB, mask=mask_j[:, None] & mask_n[None, :], sem="relaxed")
+            dB_at = (dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + tj[:, None] * stride_dB_t
+                     + offs_n[None, :])
+            if DET:
+                tl.store(dB_at + (ib * n_hblocks + hb).to(tl.int64) * slot_elems, dB,
+                         mask=mask_j[:, None] & mask_n[None, :])
+            else:
+                tl.atomic_add(dB_at, dB, mask=mask_j[:, None] & mask_n[None, :], sem="relaxed")
         if NEED_DC:
             mask_jn = mask_j[:, None] & mask_n[None, :]
             B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_jn,
                                    other=0.0))
             dC = _mm_cl(v, B_j, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION, SPLIT_MASK & 32)
-            tl.atomic_add(dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + ti[:, None] * stride_dB_t
-                          + offs_n[None, :], dC, mask=mask_i[:, None] & mask_n[None, :], sem="relaxed")
+            dC_at = (dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + ti[:, None] * stride_dB_t
+                     + offs_n[None, :])
+            if DET:
+                tl.store(dC_at + (jb * n_hblocks + hb).to(tl.int64) * slot_elems, dC,
+                         mask=mask_i[:, None] & mask_n[None, :])
+            else:
+                tl.atomic_add(dC_at, dC, mask=mask_i[:, None] & mask_n[None, :], sem="relaxed")
 
 
 @triton.jit
@@ -489,11 +522,13 @@ def _pair_decays(scratch_ptr, dt_b, row, h, ti, tj, mask_i, mask_j, plane, strid
 
 
 @triton.jit
-def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr,
+def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr, psum_ptr,
                      batch, seqlen, nheads, plane, stride_dt_b, stride_dt_t, stride_dt_h,
-                     CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr):
+                     CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr,
+                     PAIR_SLOTS: tl.constexpr = 0):
     """Per (chunk, head): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x + A da (to
-    the processed dt), and the program's share of dA, sum dt da (to part)."""
+    the processed dt), and the program's share of dA, sum dt da (to part). PAIR_SLOTS (the deterministic mode): the
+    pair launch's row and column sums from psum's slots, added to plane 1 in slot order."""
     prog_row = tl.program_id(0)
     h = prog_row % nheads
     rest = prog_row // nheads
@@ -505,6 +540,8 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     scratch = scratch_ptr + prog64 * CHUNK + offs_q
     direct = tl.load(scratch, mask=mask_q, other=0.0)
     later = tl.load(scratch + plane, mask=mask_q, other=0.0)
+    for slot in tl.static_range(PAIR_SLOTS):
+        later += tl.load(psum_ptr + plane.to(tl.int64) * slot + prog64 * CHUNK + offs_q, mask=mask_q, other=0.0)
     edge = tl.load(scratch + 2 * plane, mask=mask_q, other=0.0)
     carry = tl.load(carry_ptr + prog64)
     da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)

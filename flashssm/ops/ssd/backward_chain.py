@@ -775,7 +775,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     need = {name: n and t is not None for name, n, t in
             zip(("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "init"), needs, inputs)}
     if deterministic:
-        tiles = paths = True
+        tiles = True
     if tiles is None:
         tiles = TILES and use_tiles(dims, device)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
@@ -818,10 +818,13 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     want_ddt = need["dt"] or (prepared and need["dt_bias"])  # (prepared: dt_bias's gradient sums ddt)
     ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if want_ddt else None
     bc_shape = (dims.batch, dims.seqlen, g, n)
-    # (deterministic: the tiles' slots are summed into them; else atomics add to them)
-    new_bc = _runtime.empty if deterministic else lambda *a: torch.zeros(a[0], dtype=a[1], device=a[2])
-    dB_buf = new_bc(bc_shape, torch.float32, device) if need["B"] else None
-    dC_buf = new_bc(bc_shape, torch.float32, device) if need["C"] else None
+
+    def bc_buffer():  # (deterministic: the tiles' slots are summed into it; else atomics add to it)
+        return (_runtime.empty(bc_shape, torch.float32, device) if deterministic
+                else torch.zeros(bc_shape, dtype=torch.float32, device=device))
+
+    dB_buf = bc_buffer() if need["B"] else None
+    dC_buf = bc_buffer() if need["C"] else None
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
@@ -1069,10 +1072,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             num_warps=paths_warps or bt.PATHS_WARPS,
             num_stages=paths_stages or bt.PATHS_STAGES, **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
     if deterministic:
-        for out, buf in ((dB_out, dB_buf), (dC_out, dC_buf)):
-            if out is not None:
-                torch.sum(buf, 0, out=out)  # (over a dimension: no atomics, the same order every run)
-        del buf
+        _sum_slots(((dB_out, dB_buf), (dC_out, dC_buf)), accumulate=False)
         dB_buf = dC_buf = None  # (freed before the pair launch's slots are allocated)
         dB_buf, dC_buf = (torch.zeros((n_blk * bc_hb, *o.shape), dtype=torch.float32, device=device)
                           if o is not None else None for o in (dB_out, dC_out))
@@ -1086,10 +1086,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             DET=deterministic, num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
             **_cap(bc_maxnreg or caps[2]))
     if deterministic:
-        for out, buf in ((dB_out, dB_buf), (dC_out, dC_buf)):
-            if out is not None:
-                out += buf.sum(0)
-        del buf, dB_buf, dC_buf
+        _sum_slots(((dB_out, dB_buf), (dC_out, dC_buf)), accumulate=True)
+        dB_buf = dC_buf = None
     if not need_da:
         return None
     part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
@@ -1099,6 +1097,19 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, PAIR_SLOTS=n_blk + 1 if deterministic else 0,
         num_warps=4)
     return part
+
+
+def _sum_slots(pairs, accumulate: bool) -> None:
+    """For each (out, slots) pair with an out: out = (or, accumulating, +=) the sum of slots over their first
+    dimension, the deterministic mode's fixed-order sum (torch.sum over a dimension: no atomics, the same order every
+    run)."""
+    for out, slots in pairs:
+        if out is None:
+            continue
+        if accumulate:
+            out += slots.sum(0)
+        else:
+            torch.sum(slots, 0, out=out)
 
 
 def _cap(maxnreg):

@@ -16,7 +16,7 @@ from triton.testing import do_bench
 
 import flashssm
 from flashssm.ops.ssd import backward
-from train_inputs import train_leaves  # (benchmarks/, the script's directory)
+from benchmarks.train_harness import train_leaves
 
 
 def main():

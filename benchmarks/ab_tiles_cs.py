@@ -13,7 +13,7 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
-from flashssm.bench.workloads import SSDWorkload
+from benchmarks.train_harness import train_leaves
 from flashssm.ops.ssd import backward_tiles
 
 
@@ -23,10 +23,8 @@ def main():
     ap.add_argument("--workloads", default="8x4096,1x32768,32x2048")
     a = ap.parse_args()
     for spec in a.workloads.split(","):
-        batch, seqlen = (int(v) for v in spec.split("x"))
-        inp = SSDWorkload(spec, batch, seqlen).make_inputs("cuda")
-        leaves = [inp[k].detach().clone().requires_grad_() for k in ("x", "dt", "A", "B", "C")]
-        dy = torch.randn_like(inp["x"])
+        leaves, _, dy = train_leaves(spec, False)
+        leaves = list(leaves.values())
 
         def train():
             y = flashssm.ssd_scan(*leaves, chunk_size=256)

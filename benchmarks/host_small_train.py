@@ -11,15 +11,13 @@ C, and with --options of D, z, dt_bias too), the host time of one such call with
 """
 
 import argparse
-import time
 
 import torch
 from triton.testing import do_bench
 
 import flashssm
-from flashssm import _runtime
 from flashssm.ops.ssd import backward_chain
-from train_inputs import train_leaves  # (benchmarks/, the script's directory)
+from benchmarks.train_harness import stubbed_host_us, train_leaves
 
 
 def main():
@@ -55,17 +53,7 @@ def _measure(train, forward, spec, options, label, calls):
     ms = do_bench(train, warmup=25, rep=300, return_mode="median")
     fwd_ms = do_bench(forward, warmup=25, rep=200, return_mode="median")
     torch.cuda.synchronize()
-    real = _runtime.launch
-    _runtime.launch = lambda *args, **k: None
-    try:
-        for _ in range(20):
-            train()
-        t = time.perf_counter()
-        for _ in range(calls):
-            train()
-        host_us = (time.perf_counter() - t) / calls * 1e6
-    finally:
-        _runtime.launch = real
+    host_us = stubbed_host_us(train, calls)
     torch.cuda.synchronize()
     print(f"{label} {spec}{' +D,z,dt_bias,softplus' if options else ''}: train {ms:.4f} ms, "
           f"host alone {host_us:.1f} us, forward {fwd_ms:.4f} ms", flush=True)

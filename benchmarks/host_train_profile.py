@@ -7,13 +7,12 @@ stubbed out, so only the host work is left): cProfile of N steps, top functions 
 import argparse
 import cProfile
 import pstats
-import time
 
 import torch
 
 import flashssm
-from flashssm import _runtime
 from flashssm.bench.workloads import WORKLOADS
+from benchmarks.train_harness import launches_stubbed, stubbed_host_us
 
 
 def main():
@@ -33,22 +32,13 @@ def main():
     for _ in range(5):  # compile and cache with the real kernels
         step()
     torch.cuda.synchronize()
-    real = _runtime.launch
-    _runtime.launch = lambda *args, **kw: None
-    try:
-        for _ in range(20):
-            step()
-        t = time.perf_counter()
-        for _ in range(a.steps):
-            step()
-        print(f"host time a step, launches stubbed: {(time.perf_counter() - t) / a.steps * 1e6:.1f} us", flush=True)
+    print(f"host time a step, launches stubbed: {stubbed_host_us(step, a.steps):.1f} us", flush=True)
+    with launches_stubbed():
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(a.steps):
             step()
         prof.disable()
-    finally:
-        _runtime.launch = real
     stats = pstats.Stats(prof)
     stats.sort_stats("tottime").print_stats(a.top)
     stats.sort_stats("cumulative").print_stats(a.top)

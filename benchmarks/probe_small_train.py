@@ -18,8 +18,8 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
+from benchmarks.train_harness import train_leaves
 from benchmarks.tune_ssd_backward import kernel_times
-from flashssm.bench.workloads import SSDWorkload
 from flashssm.ops.ssd import backward, backward_chain
 
 VARIANTS = ("default", "bwd128", "bwd64", "tiles", "tiles128", "all128")
@@ -47,10 +47,8 @@ def main():
     ap.add_argument("--variants", default=",".join(VARIANTS))
     a = ap.parse_args()
     for spec in a.shapes.split(","):
-        batch, seqlen = (int(v) for v in spec.split("x"))
-        inp = SSDWorkload(spec, batch, seqlen).make_inputs("cuda")
-        leaves = [inp[k].detach().clone().requires_grad_() for k in ("x", "dt", "A", "B", "C")]
-        dy = torch.randn_like(inp["x"])
+        leaves, _, dy = train_leaves(spec, False)
+        leaves = list(leaves.values())
         fwd = {q: do_bench(lambda: flashssm.ssd_scan(*[t.detach() for t in leaves], chunk_size=q), warmup=25, rep=200)
                for q in (256, 128, 64)}
         print(f"{spec} forward alone, chunk 256 / 128 / 64: " + " / ".join(f"{v:.4f}" for v in fwd.values()) + " ms",
@@ -76,7 +74,7 @@ def main():
             top = sorted(((t, k) for k, t in times.items() if t > 0.002), reverse=True)
             print(f"{spec} {variant:9s} call {ms:.4f} ms, kernels {total:.4f} ms, grad diff {diff:.1e} | "
                   + ", ".join(f"{k[:22]} {t:.4f}" for t, k in top), flush=True)
-        del leaves, dy, inp
+        del leaves, dy
         torch.cuda.empty_cache()
 
 

@@ -1,0 +1,47 @@
+"""What the benchmark scripts of small ssd_scan training calls share: their inputs (the bench's SSD workload inputs,
+2.7B mixer shape, bf16, on the GPU, as leaves that require grad, with D, z and dt_bias added for `options`), and the
+host time of a call with every kernel launch stubbed out."""
+
+import contextlib
+import time
+
+import torch
+
+from flashssm import _runtime
+from flashssm.bench.workloads import SSDWorkload
+
+
+def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
+    """(leaves, ssd_scan's keyword options, an incoming gradient dy) for workload `spec` ("BATCHxSEQLEN")."""
+    batch, seqlen = (int(v) for v in spec.split("x"))
+    inp = SSDWorkload(spec, batch, seqlen).make_inputs("cuda")
+    h = inp["x"].shape[2]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    extra = dict(D=torch.randn(h, device="cuda", generator=gen), z=torch.randn_like(inp["x"]),
+                 dt_bias=torch.randn(h, device="cuda", generator=gen) * 0.5)
+    names = ("x", "dt", "A", "B", "C") + (("D", "z", "dt_bias") if options else ())
+    leaves = {k: (inp[k] if k in inp else extra[k]).detach().clone().requires_grad_() for k in names}
+    return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
+
+
+@contextlib.contextmanager
+def launches_stubbed():
+    """Every kernel launch of the package replaced by a no-op inside the block: what is left is host work."""
+    real = _runtime.launch
+    _runtime.launch = lambda *args, **kw: None
+    try:
+        yield
+    finally:
+        _runtime.launch = real
+
+
+def stubbed_host_us(step, calls: int) -> float:
+    """Microseconds of host time a call of `step` with the launches stubbed out (20 calls first, then `calls` timed);
+    run the real kernels once before, so that they are compiled and cached."""
+    with launches_stubbed():
+        for _ in range(20):
+            step()
+        t = time.perf_counter()
+        for _ in range(calls):
+            step()
+        return (time.perf_counter() - t) / calls * 1e6

@@ -1,7 +1,8 @@
 """The deterministic mode's two forms, alternating in one process: the chain form's tiles with their sums in slots
-(backward.DETERMINISTIC_TILES) and the chunk-parallel form; with the default (atomic) form for reference. Per
-workload (2.7B mixer shape, bf16, as `flashssm bench`'s train workloads): do_bench's median of a training call
-(forward + autograd.grad of x, dt, A, B, C, and with --options of D, z, dt_bias too) under
+(backward.DETERMINISTIC_TILES) and the chunk-parallel form, each also with torch's NaN fill of the kernels' buffers
+(-filled: _runtime.UNFILLED_BUFFERS off, as before the nineteenth session); with the default (atomic) form for
+reference. Per workload (2.7B mixer shape, bf16, as `flashssm bench`'s train workloads): do_bench's median of a
+training call (forward + autograd.grad of x, dt, A, B, C, and with --options of D, z, dt_bias too) under
 torch.use_deterministic_algorithms(True), the call's peak memory above its inputs, and whether two calls give the same
 bits.
 
@@ -15,6 +16,7 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
+from flashssm import _runtime
 from flashssm.ops.ssd import backward
 from benchmarks.train_harness import train_leaves
 
@@ -32,11 +34,12 @@ def main():
             y = flashssm.ssd_scan(**leaves, **kw)
             return torch.autograd.grad(y, list(leaves.values()), dy)
 
-        times = {"tiles-det": [], "parallel-det": [], "atomic": []}
+        times = {"tiles-det": [], "tiles-det-filled": [], "parallel-det": [], "parallel-det-filled": [], "atomic": []}
         peaks, same = {}, {}
         for _ in range(a.rounds):
             for form in times:
-                backward.DETERMINISTIC_TILES = form == "tiles-det"
+                backward.DETERMINISTIC_TILES = form.startswith("tiles-det")
+                _runtime.UNFILLED_BUFFERS = not form.endswith("-filled")
                 torch.use_deterministic_algorithms(form != "atomic")
                 try:
                     first = train()
@@ -52,9 +55,9 @@ def main():
                     times[form].append(do_bench(train, warmup=5, rep=40))
                 finally:
                     torch.use_deterministic_algorithms(False)
-        backward.DETERMINISTIC_TILES = True
+        backward.DETERMINISTIC_TILES, _runtime.UNFILLED_BUFFERS = True, True
         for form, t in times.items():
-            print(f"{spec}{' options' if a.options else ''} {form:13s}: {statistics.median(t):.3f} ms "
+            print(f"{spec}{' options' if a.options else ''} {form:19s}: {statistics.median(t):.3f} ms "
                   f"(rounds {', '.join(f'{v:.3f}' for v in t)}), peak above inputs {peaks[form]:.0f} MiB, "
                   f"repeat identical: {same[form]}", flush=True)
 

@@ -121,6 +121,24 @@ def case_ssd_deterministic(out, g, device):
         torch.use_deterministic_algorithms(False)
 
 
+def case_ssd_deterministic_tiles(out, g, device):
+    """the deterministic mode's tiles (every sum of the paths and pair launches in a slot of its own; forced: at these
+    sizes the parallel form would run), the heads split into blocks in both launches, a ragged last chunk, every
+    option, its buffers allocated without torch's deterministic fill."""
+    from flashssm.ops.ssd import backward_chain, backward_tiles
+
+    saved = backward_chain.use_tiles, backward_tiles.PATHS_HEADS
+    backward_chain.use_tiles = lambda dims, device: True
+    backward_tiles.PATHS_HEADS = 2
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        _ssd(out, g, device, (2, 1017, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, D="hp", z=True, dt_bias=True,
+             dt_softplus=True, initial_states=True)
+    finally:
+        torch.use_deterministic_algorithms(False)
+        backward_chain.use_tiles, backward_tiles.PATHS_HEADS = saved
+
+
 def case_ssd_tiles_spans(out, g, device):
     """the backward's tiles with their paths launch and the chain launch in spans of 3 chunks (forced: at these sizes
     the sweeps and one program a chunk would run), 2 groups of 3 heads, a ragged last span and chunk, every option."""
@@ -219,8 +237,8 @@ def case_rmsnorm(out, g, device):
 
 
 CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
-         case_ssd_tiles_spans, case_scan_big_state, case_scan_long, case_scan_varlen, case_ssd_step, case_scan_step, case_conv1d,
-         case_conv1d_update, case_rmsnorm]
+         case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_scan_big_state, case_scan_long, case_scan_varlen,
+         case_ssd_step, case_scan_step, case_conv1d, case_conv1d_update, case_rmsnorm]
 
 
 def plant(device):

@@ -155,14 +155,39 @@ def _poisoned(out: torch.Tensor) -> torch.Tensor:
     return out
 
 
+# Kernel buffers allocated without the deterministic mode's fill (False: with it, for A/B runs).
+UNFILLED_BUFFERS = True
+
+
+def _unfilled(alloc):
+    """alloc() without the deterministic mode's fill. Under torch.use_deterministic_algorithms(True) every
+    torch.empty is filled with NaN (torch.utils.deterministic.fill_uninitialized_memory), one full write of it; for
+    a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the fills were 0.5 ms of a 4.8 ms deterministic
+    training call at 8x4K of the 2.7B shape (~1.2 GB written; notes/ssd_backward.md, nineteenth session)."""
+    if (UNFILLED_BUFFERS and torch.are_deterministic_algorithms_enabled()
+            and torch.utils.deterministic.fill_uninitialized_memory):
+        torch.utils.deterministic.fill_uninitialized_memory = False
+        try:
+            return alloc()
+        finally:
+            torch.utils.deterministic.fill_uninitialized_memory = True
+    return alloc()
+
+
+def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
+    """torch.empty for a kernel's scratch or output that the kernel writes before anything reads it (no
+    deterministic-mode fill: `_unfilled`)."""
+    return _unfilled(lambda: torch.empty(shape, dtype=dtype, device=device))
+
+
 def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
-    """torch.empty for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
-    return _poisoned(torch.empty(shape, dtype=dtype, device=device))
+    """`buffer` for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
+    return _poisoned(buffer(shape, dtype, device))
 
 
 def empty_like(x: torch.Tensor) -> torch.Tensor:
     """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
-    return _poisoned(torch.empty_like(x))
+    return _poisoned(_unfilled(lambda: torch.empty_like(x)))
 
 
 def warn_reference_fallback(op: str, why: str) -> None:
@@ -301,8 +326,7 @@ class _Workspace:
         if slots is None or slots.numel() < need:
             if slots is not None:
                 self.retired.append(slots)
-            slots = torch.empty(max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
-                                device=self.device)
+            slots = buffer(max(need, 2 * (0 if slots is None else slots.numel())), dtype, self.device)
             self.slots[dtype] = slots
         return self.counter, self.flags, slots
 

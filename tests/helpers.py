@@ -124,3 +124,41 @@ def scan_inputs(batch, dim, seqlen, dstate, *, ngroups=None, dtype=torch.float64
     if delta_bias:
         kw["delta_bias"] = torch.randn(dim, **f32) * 0.5
     return kw
+
+
+
+
+def filled_allocations(call, monkeypatch) -> tuple[list[str], int]:
+    """Runs call() under torch.use_deterministic_algorithms(True) (torch's fill of new tensors with NaN on, as by
+    default) and returns the places in flashssm's code that called torch.empty, torch.empty_like or Tensor.new_empty
+    while that fill was on, and how many such calls flashssm made in all. Checks that the fill switch is left on."""
+    import sys
+
+    from torch.utils import deterministic
+
+    filled, total = [], [0]
+
+    def spy(real):
+        def allocate(*args, **kwargs):
+            caller = sys._getframe(1).f_code.co_filename
+            if "/flashssm/" in caller:
+                total[0] += 1
+                if deterministic.fill_uninitialized_memory:
+                    filled.append(f"{caller.split('/flashssm/')[-1]}:{sys._getframe(1).f_lineno}")
+            return real(*args, **kwargs)
+        return allocate
+
+    monkeypatch.setattr(torch, "empty", spy(torch.empty))
+    monkeypatch.setattr(torch, "empty_like", spy(torch.empty_like))
+    monkeypatch.setattr(torch.Tensor, "new_empty", spy(torch.Tensor.new_empty))
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert deterministic.fill_uninitialized_memory
+        call()
+        assert deterministic.fill_uninitialized_memory, "the fill switch was left off"
+    finally:
+        deterministic.fill_uninitialized_memory = True
+        torch.use_deterministic_algorithms(previous)
+        monkeypatch.undo()
+    return filled, total[0]

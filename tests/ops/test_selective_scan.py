@@ -16,7 +16,7 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, scan_backward, scan_forward,
                                               sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import TOLERANCES, assert_close, rel_err, scan_inputs
+from tests.helpers import TOLERANCES, assert_close, filled_allocations, rel_err, scan_inputs
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -383,6 +383,20 @@ def test_deterministic_mode_through_autograd(device):
     finally:
         torch.use_deterministic_algorithms(previous)
     assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_deterministic_mode_skips_fills(device):
+    """The scan's buffers and outputs are allocated with torch's deterministic-mode fill off (`_runtime.buffer`):
+    every kernel writes them whole before anything reads them."""
+    kw = _inputs((1, 6, 20, 4, 3), torch.float32, device)
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+
+    def train():
+        y = flashssm.selective_scan(**leaves)
+        torch.autograd.grad(y, [leaves["u"], leaves["B"], leaves["A"]], torch.ones_like(y))
+
+    filled, total = filled_allocations(train, pytest.MonkeyPatch())
+    assert not filled and total >= 4, (filled, total)
 
 
 def test_gradcheck_custom_op():

@@ -442,8 +442,8 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
     dx = _runtime.empty_like(x)
     _check_tile_offsets({"x": x, "the gradient of y": dy}, block_d, block_l + 2 * t)  # (dx keeps x's layout)
-    dw_part = torch.empty((n_splits, dims.dim, _MAX_W), dtype=torch.float32, device=x.device)
-    db_part = torch.empty((n_splits, dims.dim), dtype=torch.float32, device=x.device)
+    dw_part = _runtime.buffer((n_splits, dims.dim, _MAX_W), torch.float32, x.device)
+    db_part = _runtime.buffer((n_splits, dims.dim), torch.float32, x.device)
     store_dinit = need_dinit and initial_states is not None
     dinit = (_runtime.empty(initial_states.shape, initial_states.dtype, x.device) if store_dinit else None)
     init_arg = initial_states if initial_states is not None else x

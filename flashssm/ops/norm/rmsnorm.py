@@ -227,8 +227,8 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     n_splits = max(1, min(n_blocks, (4 * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
     dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
-    dw_part = (torch.empty if wide_blocks is None else torch.zeros)((n_splits, dim), dtype=torch.float32,
-                                                                    device=x.device)
+    dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None
+               else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
     dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
     with _runtime.on_device(x.device):
         kernel[(n_splits, n_groups)](

@@ -48,12 +48,12 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
-from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
+from flashssm.ops.triton_common import process_dt, process_dt_grad
 from flashssm.ops.ssd import backward_chain
 from flashssm.ops.ssd.backward_chain import (ROUND, SPLIT, TF32, _dstates_kernel, _mm_cl, _mm_cr, _operand, _or,
                                              heads_per_program)
 from flashssm.ops.ssd.backward_tiles import _pair_tiles
-from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _dot_precision, _pick_config, chunk_of, d_operand,
+from flashssm.ops.ssd.forward import (_block_n, _dot_precision, _pick_config, chunk_of, d_operand,
                                       entering_states, init_operand, launch, states_block_p, varlen_table)
 
 
@@ -427,9 +427,9 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
 
     # 2. the state gradients, dy and dz
     counter, flags, slots = workspace(device).get(n_lanes * h, block_p * block_n, torch.float32)
-    dy = torch.empty(x.shape, dtype=x.dtype, device=device)
+    dy = _runtime.buffer(x.shape, x.dtype, device)
     dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
-    dstates = torch.empty((n_rows, h, block_n, block_p), dtype=torch.float32, device=device)
+    dstates = _runtime.buffer((n_rows, h, block_n, block_p), torch.float32, device)
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
     sub = _pick_config(p, n, q, x.dtype.itemsize, False).sub
     z_arg = z if z is not None else x
@@ -451,16 +451,16 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
 
     # 3. C . B^T per chunk and group (shared by the heads); dx, dD, ddt and the shares of dA, dt_bias
     n_t = q // tile
-    cb = torch.empty((n_rows, g, q, q), dtype=torch.float32, device=device)
+    cb = _runtime.buffer((n_rows, g, q, q), torch.float32, device)
     with _runtime.on_device(device):
         _runtime.launch(_cb_kernel, (n_rows * g, n_t * n_t), (
             B, C, cb, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), B.device,
             CHUNK=q, T=tile, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
     dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
     ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if need_da else None
-    scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device)
+    scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device)
     dtp, cs, edge, dcs = scratch.unbind(0)
-    part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
+    part = _runtime.buffer((n_rows, h, block_p + 2), torch.float32, device)
     D_arg, stride_D = d_operand(D, A)
     init_arg, init_strides = init_operand(initial_states, x)
     common = dict(CHUNK=q, T=tile, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,

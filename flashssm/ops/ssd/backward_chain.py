@@ -643,7 +643,7 @@ def dD_sums(dims: SSDDims, dout, z, x) -> torch.Tensor:
     block_p = max(16, _runtime.next_power_of_2(p))
     acc = torch.float64 if x.dtype == torch.float64 else torch.float32
     n_blk = max(_runtime.cdiv(n_tokens, _DD_ROWS), 1)
-    part = torch.empty((n_blk, h, block_p), dtype=acc, device=x.device)
+    part = _runtime.buffer((n_blk, h, block_p), acc, x.device)
     z_arg = z if z is not None else x
     with _runtime.on_device(x.device):
         _runtime.launch(_dD_kernel, (n_blk, h), (
@@ -706,7 +706,7 @@ def _dt_elementwise(kernel, buf, dims: SSDDims, dt, dt_bias, dt_softplus):
 def processed_dt(dims: SSDDims, dt, dt_bias, dt_softplus) -> torch.Tensor:
     """dt after dt_bias, softplus and dt_limit, fp32 (batch, seqlen, nheads) contiguous: one small
     launch, so that the backward's sweeps (three per chunk) do not each repeat softplus and the clamp."""
-    out = torch.empty((dims.batch, dims.seqlen, dims.nheads), dtype=torch.float32, device=dt.device)
+    out = _runtime.buffer((dims.batch, dims.seqlen, dims.nheads), torch.float32, dt.device)
     _dt_elementwise(_dt_prep_kernel, out, dims, dt, dt_bias, dt_softplus)
     return out
 
@@ -846,8 +846,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         if dstates:
             # the gradient chain as a launch of its own: dH after every chunk, dz, and with z the gated dy, which
             # the gradient kernel then reads in place of dout and z
-            dH_buf = torch.empty((n_rows, h, block_n, block_p), dtype=x.dtype if narrow else torch.float32,
-                                 device=device)
+            dH_buf = _runtime.buffer((n_rows, h, block_n, block_p), x.dtype if narrow else torch.float32, device)
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             span = chain_span(dims, device) if dstates_span is None else dstates_span
@@ -855,7 +854,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             chain_q = dims.chunk_size * span if late else dims.chunk_size
             chain_rows = _chunk_rows(dims, chain_q) if late else n_rows
             if fused_dd:
-                dd_part = torch.empty((chain_rows, h, block_p), dtype=torch.float32, device=device)
+                dd_part = _runtime.buffer((chain_rows, h, block_p), torch.float32, device)
             _runtime.launch(_dstates_kernel, (chain_rows * h,), (
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
                 _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, table, x,
@@ -881,8 +880,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     paths_tile, bc_stages, deterministic)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
-            rowterm = torch.empty((n_rows, h, dims.chunk_size), dtype=torch.float32, device=device)
-            part = torch.empty((n_rows, h, block_p + 2), dtype=torch.float32, device=device)
+            rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
+            part = _runtime.buffer((n_rows, h, block_p + 2), torch.float32, device)
             g_z_arg = g_z if g_z is not None else x
             last_compiled = _runtime.launch(_ssd_bwd_kernel, (n_programs,), (
                 x, dt, A, B, C, D_arg, g_z_arg, dt_bias if dt_bias is not None else A, init_arg, g_dout, yp, df_arg,
@@ -961,7 +960,7 @@ def forward_states(dims: SSDDims, x: torch.Tensor, state_dtype: torch.dtype | No
     dtype = state_dtype or torch.float32
     if math.prod(shape) * dtype.itemsize > STATES_FROM_FORWARD_BYTES:
         return None
-    return torch.empty(shape, dtype=dtype, device=x.device)
+    return _runtime.buffer(shape, dtype, x.device)
 
 
 # The forward stores the entering states for a backward in sweeps, up to this size (the tiles run where the chunks
@@ -1008,8 +1007,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     need_bc = dB_buf is not None or dC_buf is not None
     plane = n_rows * h * q
     # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
-    scratch = torch.empty((4, n_rows, h, q), dtype=torch.float32, device=device) if need_da or need_bc else None
-    carry = torch.empty((n_rows, h), dtype=torch.float32, device=device) if need_da else None
+    scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device) if need_da or need_bc else None
+    carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
     D_arg, stride_D, init_arg, init_strides = placeholders
     filler = _or(scratch, states)
     precision = _dot_precision(x.dtype)
@@ -1018,7 +1017,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     paths = bt.paths_launch(block_n, block_p) if paths is None else paths
     caps = bt.register_caps(block_n, block_p, paths)
     n_pairs = n_blk * (n_blk + 1) // 2
-    s_buf = torch.empty((n_rows, g, n_pairs, t, t), dtype=torch.float32, device=device)  # S^T of every tile pair
+    s_buf = _runtime.buffer((n_rows, g, n_pairs, t, t), torch.float32, device)  # S^T of every tile pair
     _runtime.launch(bt._tiles_s_kernel, (n_rows * g * n_pairs,), (
         B, C, s_buf, table, dims.batch, dims.seqlen, n, g, *B.stride(), *C.stride()), device,
         CHUNK=q, T=t, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision, num_warps=4)
@@ -1090,7 +1089,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         dB_buf = dC_buf = None
     if not need_da:
         return None
-    part = torch.empty((n_rows, h), dtype=torch.float32, device=device)
+    part = _runtime.buffer((n_rows, h), torch.float32, device)
     _runtime.launch(bt._tiles_da_kernel, (n_rows * h,), (
         dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), dims.batch, dims.seqlen, h, plane,
         *dt.stride()),

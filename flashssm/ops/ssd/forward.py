@@ -571,7 +571,7 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
-    states = torch.empty(shape, dtype=store_dtype or state_dtype, device=x.device)
+    states = _runtime.buffer(shape, store_dtype or state_dtype, x.device)
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
          varlen=varlen)
     return states
@@ -657,7 +657,7 @@ def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=No
     store_dt = out is None
     lo, hi = dims.dt_limit if store_dt else (-math.inf, math.inf)
     if store_dt:
-        out = torch.empty((n_rows, dims.nheads, 2, chunk), dtype=torch.float32, device=dt.device)
+        out = _runtime.buffer((n_rows, dims.nheads, 2, chunk), torch.float32, dt.device)
     n_subs = chunk // sub
     block_h = min(32, max(2, _runtime.next_power_of_2(dims.nheads)))
     _runtime.launch(_ssd_decays_kernel, (n_rows * n_subs, _runtime.cdiv(dims.nheads, block_h)), (

@@ -350,6 +350,38 @@ def _reference_scan_fwd(w, inp: dict):
     return lambda u, delta, A, B, C, D, z, bias: selective_scan_reference(u, delta, A, B, C, D, z, bias, True)
 
 
+def _mamba_ssm_scan_fn():
+    """mamba_ssm's selective_scan_fn over its CUDA extension `selective_scan_cuda`, or Unavailable. The extension
+    exists only where mamba_ssm was built from source with the CUDA toolkit (benchmarks/build_mamba_selective_scan.py
+    builds it on the GPU machine); the empty stand-in that `import_mamba_ssm` puts in its place is replaced by the
+    real one when that imports."""
+    stand_in = sys.modules.get("selective_scan_cuda")
+    if stand_in is not None and not hasattr(stand_in, "fwd"):
+        del sys.modules["selective_scan_cuda"]
+        sys.modules.pop("mamba_ssm.ops.selective_scan_interface", None)
+    try:
+        importlib.import_module("selective_scan_cuda")
+    except Exception as err:  # (not built, or built against another torch: ImportError, OSError)
+        if stand_in is not None:
+            sys.modules["selective_scan_cuda"] = stand_in
+        raise Unavailable(f"mamba_ssm's CUDA selective scan (selective_scan_cuda) is not built here: {err}") from None
+    return import_mamba_ssm("mamba_ssm.ops.selective_scan_interface").selective_scan_fn
+
+
+def _mamba_ssm_scan(w, inp: dict):
+    if not inp["u"].is_cuda:
+        raise Unavailable("mamba_ssm's CUDA selective scan needs a CUDA GPU")
+    fn = _mamba_ssm_scan_fn()
+    return lambda: fn(inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], **_scan_kwargs(inp))
+
+
+def _mamba_ssm_scan_fwd(w, inp: dict):
+    if not inp["u"].is_cuda:
+        raise Unavailable("mamba_ssm's CUDA selective scan needs a CUDA GPU")
+    fn = _mamba_ssm_scan_fn()
+    return lambda u, delta, A, B, C, D, z, bias: fn(u, delta, A, B, C, D, z, bias, True)
+
+
 # ---- conv1d and gated RMSNorm ----
 
 def _flashssm_conv(w, inp: dict):
@@ -440,6 +472,8 @@ IMPLS: dict[str, dict[str, Impl]] = {
             Impl("flashssm", False, "flashssm.selective_scan, one fused Triton launch", _flashssm_scan, True),
             Impl("torch", True, "plain PyTorch, one token per step, fp32, eager", _torch_scan(False), True),
             Impl("torch-compiled", True, "the same with each step through torch.compile", _torch_scan(True)),
+            Impl("mamba_ssm", True, "mamba_ssm selective_scan_fn (its CUDA extension, built from source)",
+                 _mamba_ssm_scan),
         ],
         "selective_scan_train": [
             Impl("flashssm", False, "flashssm.selective_scan forward + fused backward",
@@ -448,6 +482,8 @@ IMPLS: dict[str, dict[str, Impl]] = {
                  _train(_flashssm_scan_fwd, True, SCAN_TRAIN_INPUTS), True),
             Impl("reference", True, "flashssm's step-by-step PyTorch reference through autograd, fp32",
                  _train(_reference_scan_fwd, inputs=SCAN_TRAIN_INPUTS), True),
+            Impl("mamba_ssm", True, "mamba_ssm selective_scan_fn forward + backward (its CUDA extension)",
+                 _train(_mamba_ssm_scan_fwd, inputs=SCAN_TRAIN_INPUTS)),
         ],
         "causal_conv1d": [
             Impl("flashssm", False, "flashssm.causal_conv1d, one Triton launch", _flashssm_conv, True),

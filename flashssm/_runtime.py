@@ -162,8 +162,10 @@ UNFILLED_BUFFERS = True
 def _unfilled(alloc):
     """alloc() without the deterministic mode's fill. Under torch.use_deterministic_algorithms(True) every
     torch.empty is filled with NaN (torch.utils.deterministic.fill_uninitialized_memory), one full write of it; for
-    a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the fills were 0.5 ms of a 4.8 ms deterministic
-    training call at 8x4K of the 2.7B shape (~1.2 GB written; notes/ssd_backward.md, nineteenth session)."""
+    a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the
+    fills were 0.4 ms of a 4.8 ms deterministic training call at 8x4K of the 2.7B shape (~1.2 GB written;
+    notes/ssd_backward.md, nineteenth session). The switch is torch's global one, turned back on after the
+    allocation (also if it raises)."""
     if (UNFILLED_BUFFERS and torch.are_deterministic_algorithms_enabled()
             and torch.utils.deterministic.fill_uninitialized_memory):
         torch.utils.deterministic.fill_uninitialized_memory = False
@@ -177,7 +179,9 @@ def _unfilled(alloc):
 def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """torch.empty for a kernel's scratch or output that the kernel writes before anything reads it (no
     deterministic-mode fill: `_unfilled`)."""
-    return _unfilled(lambda: torch.empty(shape, dtype=dtype, device=device))
+    if torch.are_deterministic_algorithms_enabled():
+        return _unfilled(lambda: torch.empty(shape, dtype=dtype, device=device))
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:

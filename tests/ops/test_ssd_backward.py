@@ -330,7 +330,7 @@ def test_deterministic_tiles(case, device, monkeypatch):
 @pytest.mark.parametrize("form", ["tiles-det", "parallel"])
 def test_deterministic_mode_skips_fills(form, device, monkeypatch):
     """Under torch.use_deterministic_algorithms(True) torch.empty fills each new tensor with NaN, a full write of it
-    (0.5 ms of a 4.8 ms training call at 8x4K on an H100). The kernels' buffers and outputs, written whole before
+    (0.4 ms of a 4.8 ms training call at 8x4K on an H100). The kernels' buffers and outputs, written whole before
     anything reads them, are allocated with that fill off (`_runtime.buffer`), in either deterministic form; the
     gradients stay right (test_deterministic_tiles) and bit-identical (test_gpu_deterministic_repeats)."""
     from flashssm.ops.ssd import backward_chain

@@ -165,7 +165,7 @@ def _unfilled(alloc):
     a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the
     fills were 0.4 ms of a 4.8 ms deterministic training call at 8x4K of the 2.7B shape (~1.2 GB written;
     notes/ssd_backward.md, nineteenth session). The switch is torch's global one, turned back on after the
-    allocation (also if it raises)."""
+    allocation (also if it raises); another thread allocating in that window gets no fill either."""
     if (UNFILLED_BUFFERS and torch.are_deterministic_algorithms_enabled()
             and torch.utils.deterministic.fill_uninitialized_memory):
         torch.utils.deterministic.fill_uninitialized_memory = False

@@ -159,10 +159,10 @@ def _poisoned(out: torch.Tensor) -> torch.Tensor:
 UNFILLED_BUFFERS = True
 
 
-def _unfilled(alloc):
-    """alloc() without the deterministic mode's fill. Under torch.use_deterministic_algorithms(True) every
-    torch.empty is filled with NaN (torch.utils.deterministic.fill_uninitialized_memory), one full write of it; for
-    a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the
+def _unfilled(alloc, *args, **kwargs):
+    """alloc(*args, **kwargs) without the deterministic mode's fill. Under torch.use_deterministic_algorithms(True)
+    every torch.empty is filled with NaN (torch.utils.deterministic.fill_uninitialized_memory), one full write of it;
+    for a buffer that a kernel writes whole before anything reads it, the fill cannot change a result. On an H100 the
     fills were 0.4 ms of a 4.8 ms deterministic training call at 8x4K of the 2.7B shape (~1.2 GB written;
     notes/ssd_backward.md, nineteenth session). The switch is torch's global one, turned back on after the
     allocation (also if it raises); another thread allocating in that window gets no fill either."""
@@ -170,18 +170,16 @@ def _unfilled(alloc):
             and torch.utils.deterministic.fill_uninitialized_memory):
         torch.utils.deterministic.fill_uninitialized_memory = False
         try:
-            return alloc()
+            return alloc(*args, **kwargs)
         finally:
             torch.utils.deterministic.fill_uninitialized_memory = True
-    return alloc()
+    return alloc(*args, **kwargs)
 
 
 def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """torch.empty for a kernel's scratch or output that the kernel writes before anything reads it (no
     deterministic-mode fill: `_unfilled`)."""
-    if torch.are_deterministic_algorithms_enabled():
-        return _unfilled(lambda: torch.empty(shape, dtype=dtype, device=device))
-    return torch.empty(shape, dtype=dtype, device=device)
+    return _unfilled(torch.empty, shape, dtype=dtype, device=device)
 
 
 def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
@@ -191,7 +189,7 @@ def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
 
 def empty_like(x: torch.Tensor) -> torch.Tensor:
     """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
-    return _poisoned(_unfilled(lambda: torch.empty_like(x)))
+    return _poisoned(_unfilled(torch.empty_like, x))
 
 
 def warn_reference_fallback(op: str, why: str) -> None:

@@ -126,14 +126,13 @@ def scan_inputs(batch, dim, seqlen, dstate, *, ngroups=None, dtype=torch.float64
     return kw
 
 
-
-
-def filled_allocations(call, monkeypatch) -> tuple[list[str], int]:
+def filled_allocations(call) -> tuple[list[str], int]:
     """Runs call() under torch.use_deterministic_algorithms(True) (torch's fill of new tensors with NaN on, as by
     default) and returns the places in flashssm's code that called torch.empty, torch.empty_like or Tensor.new_empty
     while that fill was on, and how many such calls flashssm made in all. Checks that the fill switch is left on."""
     import sys
 
+    import pytest
     from torch.utils import deterministic
 
     filled, total = [], [0]
@@ -148,17 +147,16 @@ def filled_allocations(call, monkeypatch) -> tuple[list[str], int]:
             return real(*args, **kwargs)
         return allocate
 
-    monkeypatch.setattr(torch, "empty", spy(torch.empty))
-    monkeypatch.setattr(torch, "empty_like", spy(torch.empty_like))
-    monkeypatch.setattr(torch.Tensor, "new_empty", spy(torch.Tensor.new_empty))
     previous = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        assert deterministic.fill_uninitialized_memory
-        call()
-        assert deterministic.fill_uninitialized_memory, "the fill switch was left off"
-    finally:
-        deterministic.fill_uninitialized_memory = True
-        torch.use_deterministic_algorithms(previous)
-        monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as spies:
+        for owner, name in ((torch, "empty"), (torch, "empty_like"), (torch.Tensor, "new_empty")):
+            spies.setattr(owner, name, spy(getattr(owner, name)))
+        torch.use_deterministic_algorithms(True)
+        try:
+            assert deterministic.fill_uninitialized_memory
+            call()
+            assert deterministic.fill_uninitialized_memory, "the fill switch was left off"
+        finally:
+            deterministic.fill_uninitialized_memory = True
+            torch.use_deterministic_algorithms(previous)
     return filled, total[0]

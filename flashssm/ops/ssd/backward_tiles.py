@@ -227,6 +227,17 @@ def _tiles_kernel(
 
 
 @triton.jit
+def _sum_into(at, value, mask, slot, slot_elems, DET: tl.constexpr):
+    """Adds value to the fp32 elements at `at` by relaxed atomics, or in the deterministic mode (DET) stores it to slot
+    `slot` of a partial-sum buffer (slots `slot_elems` elements apart, one program a slot; the caller sums them in a
+    fixed order)."""
+    if DET:
+        tl.store(at + slot.to(tl.int64) * slot_elems, value, mask=mask)
+    else:
+        tl.atomic_add(at, value, mask=mask, sem="relaxed")
+
+
+@triton.jit
 def _tiles_paths_kernel(
     x_ptr, dt_ptr, C_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr,
     table_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
@@ -295,10 +306,7 @@ def _tiles_paths_kernel(
                     part = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 2)
                     acc += part * (tl.exp(total - cs_b) * dt_b)[:, None]
-                if DET:
-                    tl.store(dB_ptr + hb.to(tl.int64) * slot_elems + bc, acc, mask=mask_bn)
-                else:
-                    tl.atomic_add(dB_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+                _sum_into(dB_ptr + bc, acc, mask_bn, hb, slot_elems, DET)
         else:
             if NEED_DC or NEED_DA:
                 if NEED_DA:  # (in the input dtype: widened where used)
@@ -332,10 +340,7 @@ def _tiles_paths_kernel(
                         tl.store(scratch_ptr + prog64 * CHUNK + plane + tb,
                                  tl.sum(part * C_b.to(tl.float32), axis=1), mask=mask_b)
                 if NEED_DC:
-                    if DET:
-                        tl.store(dC_ptr + hb.to(tl.int64) * slot_elems + bc, acc, mask=mask_bn)
-                    else:
-                        tl.atomic_add(dC_ptr + bc, acc, mask=mask_bn, sem="relaxed")
+                    _sum_into(dC_ptr + bc, acc, mask_bn, hb, slot_elems, DET)
 
 
 @triton.jit
@@ -493,11 +498,7 @@ def _tiles_bc_kernel(
                         SPLIT_MASK & 8)
             dB_at = (dB_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + tj[:, None] * stride_dB_t
                      + offs_n[None, :])
-            if DET:
-                tl.store(dB_at + (ib * n_hblocks + hb).to(tl.int64) * slot_elems, dB,
-                         mask=mask_j[:, None] & mask_n[None, :])
-            else:
-                tl.atomic_add(dB_at, dB, mask=mask_j[:, None] & mask_n[None, :], sem="relaxed")
+            _sum_into(dB_at, dB, mask_j[:, None] & mask_n[None, :], ib * n_hblocks + hb, slot_elems, DET)
         if NEED_DC:
             mask_jn = mask_j[:, None] & mask_n[None, :]
             B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_jn,
@@ -505,11 +506,7 @@ def _tiles_bc_kernel(
             dC = _mm_cl(v, B_j, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION, SPLIT_MASK & 32)
             dC_at = (dC_ptr + b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t + ti[:, None] * stride_dB_t
                      + offs_n[None, :])
-            if DET:
-                tl.store(dC_at + (jb * n_hblocks + hb).to(tl.int64) * slot_elems, dC,
-                         mask=mask_i[:, None] & mask_n[None, :])
-            else:
-                tl.atomic_add(dC_at, dC, mask=mask_i[:, None] & mask_n[None, :], sem="relaxed")
+            _sum_into(dC_at, dC, mask_i[:, None] & mask_n[None, :], jb * n_hblocks + hb, slot_elems, DET)
 
 
 @triton.jit

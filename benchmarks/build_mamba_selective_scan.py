@@ -37,6 +37,8 @@ NVCC_FLAGS = ["-O3", "-std=c++17", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_
 
 def extract(sdist: Path, dest: Path) -> Path:
     """The sdist's csrc/selective_scan folder, extracted into dest, its dispatch cut to real weights."""
+    if not sdist.is_file():
+        raise SystemExit(f"{sdist}: no such file (fetch it as this script's docstring says, and carry it)")
     with tarfile.open(sdist) as tar:
         members = [m for m in tar.getmembers() if "/csrc/selective_scan/" in m.name and m.isfile()]
         if not members:

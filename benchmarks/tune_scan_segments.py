@@ -38,6 +38,22 @@ def _warm_one(job):
     return None
 
 
+def _warm_bwd_one(job):
+    """Compile one backward configuration in a worker process (~45 s each: they are compiled in parallel first)."""
+    (batch, seqlen, dim), cfg, dstate = job
+    try:
+        w = ScanWorkload("warm", batch, seqlen, dim=dim, dstate=dstate)
+        inp = w.make_inputs("cuda")
+        tensors = [inp[k] for k in NAMES]
+        _, _, ckpt = scan.scan_forward(*tensors, True, ckpt_tile=cfg.chunk)
+        scan.scan_backward(torch.randn_like(inp["u"]), None, *tensors, True, ckpt=ckpt, ckpt_tile=cfg.chunk,
+                           config=cfg)
+        torch.cuda.synchronize()
+    except Exception as e:  # reported again when timed
+        return f"{cfg}: {type(e).__name__}"
+    return None
+
+
 NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 
 
@@ -48,6 +64,15 @@ def forward_configs(shape, knobs, dstate, n_sms):
                                           maxnreg=(k[4] if len(k) > 4 and k[4] else None), hand_late=sg < 0)
                        for k in knobs for la, wa, sg in [k[:3]]]
     return picked, list(dict.fromkeys(cfgs))
+
+
+def backward_configs(shape, knobs, dstate, n_sms):
+    """The picked backward configuration, then one per knob tuple (lanes, segment[, maxnreg])."""
+    batch, seqlen, dim = shape
+    picked = scan.backward_config(batch, dim, dstate, 1, seqlen, n_sms, 2)
+    cfgs = [picked] + [scan.BackwardConfig(max(1, 32 // k[0]), k[0], picked.tile, picked.chunk, 1, segment=k[1],
+                                           maxnreg=(k[2] if len(k) > 2 and k[2] else None)) for k in knobs]
+    return list(dict.fromkeys(cfgs))
 
 
 def parse(specs):
@@ -104,20 +129,21 @@ def main():
                   f"{ms:.3f} ms  x floor {ms / floor:.2f}  "
                   f"diff {rel(y, first):.1e}  {resident(scan.last_compiled.get('forward'), cfg.num_warps)}",
                   flush=True)
-    for (batch, seqlen, dim), knobs in parse(args.backward).items():
+    bwd = parse(args.backward)
+    warm([(shape, cfg, args.dstate) for shape, knobs in bwd.items()
+          for cfg in backward_configs(shape, knobs, args.dstate, n_sms)], _warm_bwd_one, processes=12)
+    for (batch, seqlen, dim), knobs in bwd.items():
         w = ScanWorkload(f"{batch}x{seqlen} dim {dim}", batch, seqlen, dim=dim, dstate=args.dstate)
         inp = w.make_inputs("cuda")
         tensors = [inp[k] for k in NAMES]
         dy = torch.randn_like(inp["u"])
-        picked = scan.backward_config(batch, dim, args.dstate, 1, seqlen, n_sms, 2)
+        cfgs = backward_configs((batch, seqlen, dim), knobs, args.dstate, n_sms)
+        picked = cfgs[0]
         _, _, ckpt = scan.scan_forward(*tensors, True, ckpt_tile=picked.chunk)
         floor = w.bytes() / bw * 1e3
         print(f"\nbackward {w.shape}: forward floor {floor:.3f} ms, picked {picked}")
         first = None
-        cfgs = [picked] + [scan.BackwardConfig(32 // k[0], k[0], picked.tile, picked.chunk, 1, segment=k[1],
-                                               maxnreg=(k[2] if len(k) > 2 and k[2] else None))
-                           for k in knobs]
-        for cfg in dict.fromkeys(cfgs):
+        for cfg in cfgs:
             def run():
                 return scan.scan_backward(dy, None, *tensors, True, ckpt=ckpt, ckpt_tile=cfg.chunk, config=cfg)
             try:

@@ -231,6 +231,24 @@ def test_segment_choice():
     assert forward_config(1, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
 
 
+def test_backward_segments_above_dstate_32():
+    """Above dstate 32 the backward runs in segments of WIDE_SEGMENT tokens whatever the grid, whole chunks, at most
+    WIDE_PROGRAMS programs (fewer, longer segments for big batches); none for a sequence shorter than two of them
+    or where the grid alone has WIDE_PROGRAMS programs, or at dstate 16 on a full grid."""
+    from flashssm.ops.selective_scan.scan import WIDE_PROGRAMS, WIDE_SEGMENT, backward_config_uncached
+
+    for batch, seqlen, dstate in ((1, 1024, 128), (4, 1024, 128), (1, 4096, 64), (8, 2048, 128), (4, 4096, 256)):
+        cfg = backward_config_uncached(batch, 5120, dstate, 1, seqlen, 132, 2)
+        n_seg = -(-seqlen // cfg.segment)
+        warps = -(-5120 // cfg.block_d) * batch
+        assert cfg.segment >= WIDE_SEGMENT and cfg.segment % cfg.chunk == 0, (batch, seqlen, dstate, cfg)
+        assert n_seg * warps <= WIDE_PROGRAMS, (batch, seqlen, dstate, cfg)
+        assert cfg.segment == WIDE_SEGMENT or n_seg * warps > WIDE_PROGRAMS // 2, (batch, seqlen, dstate, cfg)
+    assert backward_config_uncached(1, 5120, 128, 1, 2 * WIDE_SEGMENT - 1, 132, 2).segment == 0
+    assert backward_config_uncached(64, 5120, 256, 1, 4096, 132, 2).segment == 0  # 327680 programs already
+    assert backward_config_uncached(8, 5120, 16, 1, 2048, 132, 2).segment == 0
+
+
 @pytest.mark.parametrize("field,value", [("block_d", 3), ("lanes", 0), ("lanes", 64), ("num_warps", 1.0),
                                          ("tile", 16), ("tile", 3), ("maxnreg", 8), ("maxnreg", 300),
                                          ("chunk", 24), ("chunk", 0)])
@@ -535,22 +553,23 @@ def test_gpu_fp32_varlen_and_chunks():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
-def test_gpu_segments_through_the_public_path(varlen):
-    """Batch 1, a long sequence, few channels: the picked configurations cut the sequence into segments
-    (asserted), forward and backward; fp32 against float64, with last-state gradients and, packed,
-    sequences that start inside segments."""
+@pytest.mark.parametrize("dstate", [16, 64])
+def test_gpu_segments_through_the_public_path(varlen, dstate):
+    """Batch 1, a long sequence, few channels (dstate 16), or dstate 64 (segments at any grid): the picked
+    configurations cut the sequence into segments (asserted), the forward too at dstate 16, and the backward;
+    fp32 against float64, with last-state gradients and, packed, sequences that start inside segments."""
     from flashssm.ops.selective_scan.scan import backward_config, forward_config
 
-    seqlen, dim = 9000, 256
+    seqlen, dim = (9000, 256) if dstate == 16 else (1500, 128)
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
-    assert forward_config(1, dim, 16, 1, n_sms, 4, seqlen).segment > 0
-    assert backward_config(1, dim, 16, 1, seqlen, n_sms, 4).segment > 0
-    kw = scan_inputs(1, dim, seqlen, 16, dtype=torch.float32, device="cuda", D=True, z=True, delta_bias=True,
+    assert dstate > 16 or forward_config(1, dim, dstate, 1, n_sms, 4, seqlen).segment > 0
+    assert backward_config(1, dim, dstate, 1, seqlen, n_sms, 4).segment > 0
+    kw = scan_inputs(1, dim, seqlen, dstate, dtype=torch.float32, device="cuda", D=True, z=True, delta_bias=True,
                      delta_softplus=True)
-    lengths = [1, 3000, 0, 2500, 1, 3498] if varlen else [seqlen]
+    lengths = ([1, 3000, 0, 2500, 1, 3498] if dstate == 16 else [1, 700, 0, 300, 1, 498]) if varlen else [seqlen]
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda") if varlen else None
     dy = torch.randn(1, dim, seqlen, device="cuda")
-    dlast = torch.randn(len(lengths), dim, 16, device="cuda")
+    dlast = torch.randn(len(lengths), dim, dstate, device="cuda")
     _check_public_fp32(kw, dy, dlast, cu)
 
 
@@ -584,10 +603,10 @@ common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=Tru
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,
-                  HAND_LATE=sys.argv[4] == "late")
+                  HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True)
 else:
     kernel = _scan_bwd_kernel
-    consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False)
+    consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True)
 ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
                                           else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}

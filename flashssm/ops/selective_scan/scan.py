@@ -83,6 +83,19 @@ def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
 
 
 @triton.jit
+def _slot_rows(p_bc, rows, j: tl.constexpr, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+               TILE: tl.constexpr, WANT_B: tl.constexpr, WANT_C: tl.constexpr):
+    """Slot j's TILE values of B and of C in the tile at p_bc (each a tuple of [NL, BLOCK_D]; () if not wanted)."""
+    b = ()
+    c = ()
+    if WANT_B:
+        b = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+    if WANT_C:
+        c = _row_values(p_bc + (SLOTS * NL + rows[j]) * TILE, NL, BLOCK_D, TILE)
+    return b, c
+
+
+@triton.jit
 def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr):
     """One tile of the pre-tiled B and C: per slot, the TILE values of B and of C as [NL, BLOCK_D]."""
     bs = ()
@@ -97,7 +110,8 @@ def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.cons
 def _tokens(seq_ptr, t0, seqlen, ACC: tl.constexpr, TILE: tl.constexpr):
     """Varlen, per token of the tile starting at t0: keep the state (0 where the token starts a
     sequence), ends a sequence, its sequence index (int64)."""
-    s_prev = tl.load(seq_ptr + t0 - 1, mask=t0 - 1 >= seqlen * 0, other=-1)  # (a tensor mask: t0 may be an int)
+    # (a tensor mask: t0 may be an int; a tile past the sequence's end, in its last chunk, reads nothing)
+    s_prev = tl.load(seq_ptr + t0 - 1, mask=(t0 - 1 >= seqlen * 0) & (t0 - 1 < seqlen), other=-1)
     keeps = ()
     ends = ()
     seqs = ()
@@ -183,6 +197,29 @@ def _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, 
 
 
 @triton.jit
+def _raw_tile_ud(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l):
+    """delta and u of the tile from t0 as loaded, [BLOCK_D, TILE] each (0 off the sequence)."""
+    t = t0 + o_t
+    m = m_d[:, None] & (t < seqlen)[None, :]
+    return (tl.load(delta_base + t[None, :] * stride_delta_l, mask=m, other=0.0),
+            tl.load(u_base + t[None, :] * stride_u_l, mask=m, other=0.0))
+
+
+@triton.jit
+def _raw_tile(u_base, delta_base, do_base, z_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, stride_do_l,
+              stride_z_l, HAS_Z: tl.constexpr):
+    """The backward's inputs of the tile from t0 as loaded, [BLOCK_D, TILE] each: delta, u, dy, z (z: delta's
+    values again where there is no z; 0 off the sequence)."""
+    t = t0 + o_t
+    m = m_d[:, None] & (t < seqlen)[None, :]
+    raw, u = _raw_tile_ud(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
+    z = raw
+    if HAS_Z:
+        z = tl.load(z_base + t[None, :] * stride_z_l, mask=m, other=0.0)
+    return raw, u, tl.load(do_base + t[None, :] * stride_do_l, mask=m, other=0.0), z
+
+
+@triton.jit
 def _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen, REVERSE: tl.constexpr):
     """Segment mode: (block of channels, batch row (int64), segment, its first token, its end) of this
     program, from a ticket taken in launch order. Tickets are segment-major, in sequence order for the
@@ -254,12 +291,20 @@ def _hand_on(flag_ptr, slot_ptr, chain, values, rows, NL: tl.constexpr, BLOCK_D:
 
 @triton.jit
 def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
-             TILE: tl.constexpr, IS_VARLEN: tl.constexpr):
+             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False):
     """The states of every slot carried through one tile, h <- a h + delta u B per token (the state
-    dropped at a packed sequence's first token; `keeps` is unused otherwise)."""
+    dropped at a packed sequence's first token; `keeps` is unused otherwise). BC_AHEAD: the next slot's B
+    is loaded before this slot's arithmetic."""
     out = ()
+    if BC_AHEAD:
+        b_n, _ = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, False)
     for j in tl.static_range(SLOTS):
-        b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+        if BC_AHEAD:
+            b_j = b_n
+            if j + 1 < SLOTS:
+                b_n, _ = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, False)
+        else:
+            b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
         xj = x[j]
         for k in tl.static_range(TILE):
             if IS_VARLEN:
@@ -327,7 +372,7 @@ def _scan_fwd_kernel(
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
-    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False,
+    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -456,10 +501,17 @@ def _scan_fwd_kernel(
         for k in tl.static_range(TILE):
             accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
         hn = ()
+        if BC_AHEAD:  # (never with PREFETCH_BC: the caller says so)
+            b_n, c_n = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, True)
         for j in tl.static_range(SLOTS):
             if PREFETCH_BC:
                 b_j = bs[j]
                 c_j = cs[j]
+            elif BC_AHEAD:  # the next slot's B and C load while this slot's arithmetic runs
+                b_j = b_n
+                c_j = c_n
+                if j + 1 < SLOTS:
+                    b_n, c_n = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, True)
             else:
                 b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
                 c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
@@ -576,7 +628,7 @@ def _scan_bwd_kernel(
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
-    SEGMENTS: tl.constexpr, ACC: tl.constexpr,
+    SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -693,6 +745,10 @@ def _scan_bwd_kernel(
         # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
         # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
         tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
+        if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
+            p_raw, p_u = _raw_tile_ud(u_base, delta_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
+            n_raw, n_u, n_do, n_z = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d,
+                                              seqlen, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, HAS_Z)
         p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
         x = ()
         for j in tl.static_range(SLOTS):
@@ -702,15 +758,23 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 tl.store(p_sc + rows[j] * BLOCK_D, x[j])
             t0 = c0 + k * TILE
-            t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-                                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
+            if TILE_AHEAD:  # this tile's u and delta were loaded a tile ahead; the next one's load now
+                t = t0 + o_t
+                m_dt = m_d[:, None] & (t < seqlen)[None, :]
+                u = p_u.to(ACC)
+                dl = tl.where(m_dt, process_delta(p_raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST),
+                              0.0)
+                p_raw, p_u = _raw_tile_ud(u_base, delta_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
+            else:
+                t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                                            bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
             dl_c = columns(dl, BLOCK_D, TILE)
             du_c = columns(dl * u, BLOCK_D, TILE)
             keeps = dl_c
             if IS_VARLEN:
                 keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
             p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
         p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
         for j in tl.static_range(SLOTS):
             tl.store(p_sc + rows[j] * BLOCK_D, x[j])
@@ -724,11 +788,24 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
             t0 = c0 + kt * TILE
-            t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-                                            HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
-            dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
+            if TILE_AHEAD:  # this tile's inputs were loaded a tile ahead; the next one's load now
+                t = t0 + o_t
+                m_dt = m_d[:, None] & (t < seqlen)[None, :]
+                raw = n_raw.to(ACC)
+                u = n_u.to(ACC)
+                dout = n_do.to(ACC)
+                if HAS_Z:
+                    zt = n_z.to(ACC)
+                dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+                n_raw, n_u, n_do, n_z = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d,
+                                                  seqlen, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, HAS_Z)
+            else:
+                t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                                            bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
+                dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
+                if HAS_Z:
+                    zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
             if HAS_Z:
-                zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
                 sz = tl.sigmoid(zt)
                 dy = dout * zt * sz
             else:
@@ -749,9 +826,17 @@ def _scan_bwd_kernel(
                     acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
             Rn = ()
             dAn = ()
+            if BC_AHEAD:
+                b_n, c_n = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, True)
             for j in tl.static_range(SLOTS):
-                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
-                c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+                if BC_AHEAD:  # the next slot's B and C load while this slot's arithmetic runs
+                    b_j = b_n
+                    c_j = c_n
+                    if j + 1 < SLOTS:
+                        b_n, c_n = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, True)
+                else:
+                    b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+                    c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
                 h0 = x[j]
                 xj = h0
                 hs = ()
@@ -940,6 +1025,10 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 # 2048 (1.94 waves) 3.11. The segment count is picked to fill whole waves.
 MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
 PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
+# The backward above dstate 32 (8 states a thread, 16 lanes a channel at dstate 128) runs in segments of this many
+# tokens at every grid measured, with at most WIDE_PROGRAMS programs (1 KB of hand-over slot each at dstate 128)
+WIDE_SEGMENT = 256
+WIDE_PROGRAMS = 1 << 16
 
 # The forward's register cap. Left to itself ptxas gives the dstate-16 kernel 128-145 registers; allowed
 # 168 (the most that still lets 12 one-warp programs share an SM: a Hopper or Ampere SM splits its 64K
@@ -1025,7 +1114,8 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
                              elem_size: int = 2) -> BackwardConfig:
     """The forward's layout with at most 4 states per lane up to dstate 32, 8 beyond (the
     backward keeps ~4 registers per state, and each lane repeats its channel's per-token work), one
-    warp per program, chunks of 32 tokens. Measured on an H100 (benchmarks/notes/selective_scan.md,
+    warp per program, chunks of 32 tokens; segments along the sequence where the grid is short of warps
+    (batch 1), and above dstate 32 segments of WIDE_SEGMENT tokens everywhere. Measured on an H100 (benchmarks/notes/selective_scan.md,
     backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
     beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
     chunks of 16, 32, 64 tokens are within 4 %."""
@@ -1038,6 +1128,12 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     # costs 5.55 -> 5.92
     # (slowdown 1.35: 13.2 ms for 5 waves of 4096 + 128 tokens against 15.3 for 32768 in one wave, 1x32K)
     segment = _segment_for(seqlen, warps, n_sms, 32, 8, 1.35) if warps < 8 * n_sms else 0
+    if dstate > 32:
+        # short segments whatever the grid, at most WIDE_PROGRAMS programs (a hand-over slot each): H100, dstate
+        # 128, twentieth session: 1x1K 3.48 -> 2.83 ms (segments of 128: 2.72, 512: 3.08), 1x2K 6.75 -> 5.51, 2x1K
+        # 6.09 -> 5.56, 4x1K (9.7 waves of programs) 12.50 -> 10.62
+        n_seg = min(seqlen // WIDE_SEGMENT, WIDE_PROGRAMS // warps)
+        segment = _runtime.cdiv(_runtime.cdiv(seqlen, n_seg), 32) * 32 if n_seg >= 2 else 0
     return BackwardConfig(block_d, lanes, tile, 32, 1, segment=segment)
 
 
@@ -1094,6 +1190,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     z_arg = z if z is not None else u
     slots = _runtime.cdiv(dstate, cfg.lanes)
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
+    prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
     seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
                                                                       slots * cfg.lanes * cfg.block_d, state_dtype,
@@ -1106,9 +1203,10 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         n_seg, seg, n_programs,
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
-        PREFETCH_BC=slots * tile <= cfg.prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc,
         num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
@@ -1212,6 +1310,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
             DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+            BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:
@@ -1229,6 +1328,16 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             dD.sum(0).to(D.dtype) if D is not None else None, dz,
             dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
 
+
+# B and C rows loaded a slot ahead of the slot's arithmetic (BC_AHEAD in the kernels): the slot loop waited on
+# each slot's loads (Nsight Compute's stall sampling: 29 % of the backward's samples at dstate 128 on the first
+# multiply-add after them). H100, backward alone (benchmarks/notes/selective_scan.md, twentieth session): 8x2K
+# 5.56 -> 4.72 ms, 1x32K 13.0 -> 11.3, dim 1536 1x8K 1.12 -> 1.00, dstate 128 1x1K 3.93 -> 3.52. The forward
+# gains only where it stores the backward's states (dstate 128 1x1K 0.62 -> 0.50 ms, dim 1536 1x8K 0.51 -> 0.49;
+# alone it is even or up to 3 % slower), so it takes them only then. (False: the previous form, for A/B.)
+BC_AHEAD_FWD = True
+BC_AHEAD_BWD = True
+TILE_AHEAD_BWD = True
 
 last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
 

@@ -5,7 +5,7 @@ and SASS mix.
         [--chunk 32] [--warps 1] [--segments] [--sass FILE]
     env -u TRITON_INTERPRET python benchmarks/offline_selective_scan.py fwd [--lanes 1] [--tile 8] ...
 
-Specialised as the bench calls it on the Mamba-1 2.8B shape (dim 5120, dstate 16 unless --dstate,
+Specialised as the bench calls it (the loads-ahead flags as `scan`'s module flags say) on the Mamba-1 2.8B shape (dim 5120, dstate 16 unless --dstate,
 bf16 u/delta/z/dout, B and C shared, D, z, delta_bias, softplus, seqlen 2048, contiguous). Registers
 and spills come from ptxas, the histogram counts the SASS of the whole kernel by opcode. The local
 Triton may be newer than the GPU machine's: the figures are indicative, the GPU's timing decides.
@@ -17,6 +17,7 @@ import argparse
 import triton.language as tl
 
 from benchmarks.offline_ssd_forward import compile_specialised, resource_report
+from flashssm.ops.selective_scan import scan
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
 BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
@@ -61,15 +62,18 @@ def main():
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d)
+    if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
+        values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, SEGMENTS=a.segments,
                   ACC=tl.float32)
     if a.which == "bwd":
-        consts = dict(common, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False)
+        consts = dict(common, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
+                      TILE_AHEAD=scan.TILE_AHEAD_BWD)
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
-                      STORE_CKPT=a.ckpt, HAND_LATE=a.late)
+                      STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],

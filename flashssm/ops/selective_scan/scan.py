@@ -101,9 +101,35 @@ def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.cons
     bs = ()
     cs = ()
     for j in tl.static_range(SLOTS):
-        bs = bs + (_row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE),)
-        cs = cs + (_row_values(p_bc + (SLOTS * NL + rows[j]) * TILE, NL, BLOCK_D, TILE),)
+        b, c = _slot_rows(p_bc, rows, j, NL, BLOCK_D, SLOTS, TILE, True, True)
+        bs = bs + (b,)
+        cs = cs + (c,)
     return bs, cs
+
+
+@triton.jit
+def _slot_first(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                WANT_C: tl.constexpr, AHEAD: tl.constexpr):
+    """What `_slot_step` takes for slot 0: with AHEAD its rows of B (and C), issued before any slot's arithmetic."""
+    first = ((), ())
+    if AHEAD:
+        first = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    return first
+
+
+@triton.jit
+def _slot_step(p_bc, rows, j: tl.constexpr, ahead, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+               TILE: tl.constexpr, WANT_C: tl.constexpr, AHEAD: tl.constexpr):
+    """Slot j's rows of B (and of C with WANT_C) in the tile at p_bc, and what slot j + 1 takes. AHEAD: `ahead`
+    holds slot j's rows, issued a slot earlier, and slot j + 1's are issued now, so that they load while slot j's
+    arithmetic runs; otherwise slot j's rows are loaded here."""
+    if AHEAD:
+        cur = ahead
+        if j + 1 < SLOTS:
+            ahead = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    else:
+        cur = _slot_rows(p_bc, rows, j, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    return cur, ahead
 
 
 @triton.jit
@@ -167,17 +193,6 @@ def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
 
 
 @triton.jit
-def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias,
-                HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """The tokens of the tile from t0, their mask, raw delta, and delta after bias and softplus (0 off the
-    sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
-    t = t0 + o_t
-    m_dt = m_d[:, None] & (t < seqlen)[None, :]
-    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
-    return t, m_dt, raw, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-
-
-@triton.jit
 def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.constexpr):
     """Varlen: the last-state gradient of sequence `seq` for the states `row` ([NL, 1]) of the block's
     channels where the token ends its sequence (`ends`), else 0."""
@@ -187,36 +202,49 @@ def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.c
 
 
 @triton.jit
-def _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-          HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """`_delta_tile` and u: tokens, mask, raw delta, u, and delta after bias and softplus."""
-    t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
-                                   DELTA_SOFTPLUS, FAST, ACC)
-    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
-    return t, m_dt, raw, u, dl
-
-
-@triton.jit
-def _raw_tile_ud(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l):
-    """delta and u of the tile from t0 as loaded, [BLOCK_D, TILE] each (0 off the sequence)."""
+def _tile_mask(t0, o_t, m_d, seqlen):
+    """The tokens of the tile from t0 and its mask, [BLOCK_D, TILE]: the block's channels, inside the sequence."""
     t = t0 + o_t
-    m = m_d[:, None] & (t < seqlen)[None, :]
-    return (tl.load(delta_base + t[None, :] * stride_delta_l, mask=m, other=0.0),
-            tl.load(u_base + t[None, :] * stride_u_l, mask=m, other=0.0))
+    return t, m_d[:, None] & (t < seqlen)[None, :]
 
 
 @triton.jit
 def _raw_tile(u_base, delta_base, do_base, z_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, stride_do_l,
-              stride_z_l, HAS_Z: tl.constexpr):
-    """The backward's inputs of the tile from t0 as loaded, [BLOCK_D, TILE] each: delta, u, dy, z (z: delta's
-    values again where there is no z; 0 off the sequence)."""
-    t = t0 + o_t
-    m = m_d[:, None] & (t < seqlen)[None, :]
-    raw, u = _raw_tile_ud(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
+              stride_z_l, HAS_DO: tl.constexpr, HAS_Z: tl.constexpr):
+    """The inputs of the tile from t0 as stored, [BLOCK_D, TILE] each, 0 off the sequence: delta, u, dy (HAS_DO)
+    and z (HAS_Z); delta's values again in the places of those not wanted (do_base, z_base unused then)."""
+    t, m = _tile_mask(t0, o_t, m_d, seqlen)
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m, other=0.0)
+    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m, other=0.0)
     z = raw
     if HAS_Z:
         z = tl.load(z_base + t[None, :] * stride_z_l, mask=m, other=0.0)
-    return raw, u, tl.load(do_base + t[None, :] * stride_do_l, mask=m, other=0.0), z
+    dout = raw
+    if HAS_DO:
+        dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m, other=0.0)
+    return raw, u, dout, z
+
+
+@triton.jit
+def _tile_now(u_base, delta_base, do_base, z_base, t0, ahead, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+              stride_do_l, stride_z_l, HAS_DO: tl.constexpr, HAS_Z: tl.constexpr, AHEAD: tl.constexpr):
+    """The tile from t0's `_raw_tile`: `ahead` with AHEAD (loaded a tile earlier; the caller issues the next tile's
+    loads once this tile's values are taken), else loaded here."""
+    cur = ahead
+    if not AHEAD:
+        cur = _raw_tile(u_base, delta_base, do_base, z_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_do_l, stride_z_l, HAS_DO, HAS_Z)
+    return cur
+
+
+@triton.jit
+def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS: tl.constexpr,
+                DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """The segments' first passes (they load nothing ahead): the tokens of the tile from t0, their mask, raw delta
+    in ACC, and delta after bias and softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
+    t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+    return t, m_dt, raw, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
 
 
 @triton.jit
@@ -296,15 +324,10 @@ def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl
     dropped at a packed sequence's first token; `keeps` is unused otherwise). BC_AHEAD: the next slot's B
     is loaded before this slot's arithmetic."""
     out = ()
-    if BC_AHEAD:
-        b_n, _ = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, False)
+    next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
     for j in tl.static_range(SLOTS):
-        if BC_AHEAD:
-            b_j = b_n
-            if j + 1 < SLOTS:
-                b_n, _ = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, False)
-        else:
-            b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+        rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
+        b_j = rows_j[0]
         xj = x[j]
         for k in tl.static_range(TILE):
             if IS_VARLEN:
@@ -340,8 +363,9 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
                 prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
-        t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, bias,
-                                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
+        t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                       DELTA_SOFTPLUS, FAST, ACC)
+        u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
         dl_c = columns(dl, BLOCK_D, TILE)
         du_c = columns(dl * u, BLOCK_D, TILE)
         keeps = dl_c
@@ -447,12 +471,8 @@ def _scan_fwd_kernel(
     # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
     # arithmetic (a long sequence is one serial walk per program: without it, every tile waits a full
     # memory latency)
-    o_t0 = t_begin + o_t
-    m_dt = m_d[:, None] & (o_t0 < seqlen)[None, :]
-    n_raw = tl.load(delta_base + o_t0[None, :] * stride_delta_l, mask=m_dt, other=0.0)
-    n_u = tl.load(u_base + o_t0[None, :] * stride_u_l, mask=m_dt, other=0.0)
-    if HAS_Z:
-        n_z = tl.load(z_base + o_t0[None, :] * stride_z_l, mask=m_dt, other=0.0)
+    next_in = _raw_tile(u_base, delta_base, u_base, z_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_u_l, stride_z_l, False, HAS_Z)
     if PREFETCH_BC:
         n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
     for t0 in range(t_begin, t_end, TILE):
@@ -461,12 +481,12 @@ def _scan_fwd_kernel(
                 p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
                 for j in tl.static_range(SLOTS):
                     tl.store(p_ck + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
-        t = t0 + o_t
-        m_dt = m_d[:, None] & (t < seqlen)[None, :]
-        raw = n_raw.to(ACC)
-        u = n_u.to(ACC)
+        raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        raw = raw.to(ACC)
+        u = u.to(ACC)
         if HAS_Z:
-            zt = n_z.to(ACC)
+            zt = zt.to(ACC)
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:
             # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
@@ -485,12 +505,8 @@ def _scan_fwd_kernel(
             bs = n_bs
             cs = n_cs
             n_bs, n_cs = _bc_tile(p_bc + 2 * NPAD * TILE, rows, NL, BLOCK_D, SLOTS, TILE)
-        tn = t + TILE
-        m_next = m_d[:, None] & (tn < seqlen)[None, :]
-        n_raw = tl.load(delta_base + tn[None, :] * stride_delta_l, mask=m_next, other=0.0)
-        n_u = tl.load(u_base + tn[None, :] * stride_u_l, mask=m_next, other=0.0)
-        if HAS_Z:
-            n_z = tl.load(z_base + tn[None, :] * stride_z_l, mask=m_next, other=0.0)
+        next_in = _raw_tile(u_base, delta_base, u_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                            stride_u_l, stride_z_l, False, HAS_Z)
         dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
         dl_c = columns(dl, BLOCK_D, TILE)
         du_c = columns(dl * u, BLOCK_D, TILE)
@@ -501,20 +517,15 @@ def _scan_fwd_kernel(
         for k in tl.static_range(TILE):
             accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
         hn = ()
-        if BC_AHEAD:  # (never with PREFETCH_BC: the caller says so)
-            b_n, c_n = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, True)
+        # (BC_AHEAD never with PREFETCH_BC: the caller says so)
+        next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
         for j in tl.static_range(SLOTS):
             if PREFETCH_BC:
                 b_j = bs[j]
                 c_j = cs[j]
-            elif BC_AHEAD:  # the next slot's B and C load while this slot's arithmetic runs
-                b_j = b_n
-                c_j = c_n
-                if j + 1 < SLOTS:
-                    b_n, c_n = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, True)
             else:
-                b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
-                c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+                b_j, c_j = rows_j
             x = h[j]
             an = ()
             for k in tl.static_range(TILE):
@@ -745,10 +756,13 @@ def _scan_bwd_kernel(
         # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
         # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
         tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
+        next_in_1 = 0  # (the tiles' inputs loaded ahead, TILE_AHEAD: for pass 1 and for pass 2)
+        next_in_2 = 0
         if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
-            p_raw, p_u = _raw_tile_ud(u_base, delta_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
-            n_raw, n_u, n_do, n_z = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d,
-                                              seqlen, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, HAS_Z)
+            next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                                  stride_do_l, stride_z_l, False, False)
+            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d, seqlen,
+                                  stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
         p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
         x = ()
         for j in tl.static_range(SLOTS):
@@ -758,16 +772,14 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 tl.store(p_sc + rows[j] * BLOCK_D, x[j])
             t0 = c0 + k * TILE
-            if TILE_AHEAD:  # this tile's u and delta were loaded a tile ahead; the next one's load now
-                t = t0 + o_t
-                m_dt = m_d[:, None] & (t < seqlen)[None, :]
-                u = p_u.to(ACC)
-                dl = tl.where(m_dt, process_delta(p_raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST),
-                              0.0)
-                p_raw, p_u = _raw_tile_ud(u_base, delta_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l)
-            else:
-                t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                                            bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
+            raw, u, _, _ = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_1, o_t, m_d, seqlen, stride_u_l,
+                                     stride_delta_l, stride_do_l, stride_z_l, False, False, TILE_AHEAD)
+            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            u = u.to(ACC)
+            dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
+                next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                                      stride_delta_l, stride_do_l, stride_z_l, False, False)
             dl_c = columns(dl, BLOCK_D, TILE)
             du_c = columns(dl * u, BLOCK_D, TILE)
             keeps = dl_c
@@ -788,23 +800,19 @@ def _scan_bwd_kernel(
             for j in tl.static_range(SLOTS):
                 x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
             t0 = c0 + kt * TILE
-            if TILE_AHEAD:  # this tile's inputs were loaded a tile ahead; the next one's load now
-                t = t0 + o_t
-                m_dt = m_d[:, None] & (t < seqlen)[None, :]
-                raw = n_raw.to(ACC)
-                u = n_u.to(ACC)
-                dout = n_do.to(ACC)
-                if HAS_Z:
-                    zt = n_z.to(ACC)
-                dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-                n_raw, n_u, n_do, n_z = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d,
-                                                  seqlen, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, HAS_Z)
-            else:
-                t, m_dt, raw, u, dl = _tile(u_base, delta_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                                            bias, HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST, ACC)
-                dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
-                if HAS_Z:
-                    zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
+            raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
+                                         stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
+            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            raw = raw.to(ACC)
+            u = u.to(ACC)
+            dout = dout.to(ACC)
+            if HAS_Z:
+                zt = zt.to(ACC)
+            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            if TILE_AHEAD:  # the next tile's loads now (the chunk's first tile loads itself again: the next chunk's
+                # tiles load before its pass 1)
+                next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d, seqlen,
+                                      stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
             if HAS_Z:
                 sz = tl.sigmoid(zt)
                 dy = dout * zt * sz
@@ -826,17 +834,10 @@ def _scan_bwd_kernel(
                     acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
             Rn = ()
             dAn = ()
-            if BC_AHEAD:
-                b_n, c_n = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, True)
+            next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
             for j in tl.static_range(SLOTS):
-                if BC_AHEAD:  # the next slot's B and C load while this slot's arithmetic runs
-                    b_j = b_n
-                    c_j = c_n
-                    if j + 1 < SLOTS:
-                        b_n, c_n = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, True)
-                else:
-                    b_j = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
-                    c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+                b_j, c_j = rows_j
                 h0 = x[j]
                 xj = h0
                 hs = ()

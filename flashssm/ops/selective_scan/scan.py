@@ -133,6 +133,24 @@ def _slot_step(p_bc, rows, j: tl.constexpr, ahead, NL: tl.constexpr, BLOCK_D: tl
 
 
 @triton.jit
+def _store_states(p, rows, values, mask_d, dstate, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
+    """Store the states `values` (per slot, [NL, BLOCK_D]) at p + n ([1, BLOCK_D] pointers to the channels' rows of
+    dstate values) where n < dstate and mask_d. With one lane a channel, a thread's slots are its channel's
+    consecutive states: four of them go as one 16-byte vector, whole sectors (slot by slot, a warp's store would
+    write 4 bytes into each of 32 sectors)."""
+    GROUP: tl.constexpr = 4 if NL == 1 and SLOTS % 4 == 0 else 1
+    if GROUP == 1:
+        for j in tl.static_range(SLOTS):
+            tl.store(p + rows[j], values[j], mask=(rows[j] < dstate) & mask_d[None, :])
+    else:
+        for c in tl.static_range(SLOTS // GROUP):
+            off = rows[c * GROUP][:, :, None] + tl.arange(0, GROUP)[None, None, :]
+            grp = _join2((values[c * GROUP], values[c * GROUP + 1], values[c * GROUP + 2], values[c * GROUP + 3]),
+                         NL, BLOCK_D, GROUP)
+            tl.store(p[:, :, None] + off, grp, mask=(off < dstate) & mask_d[None, :, None])
+
+
+@triton.jit
 def _tokens(seq_ptr, t0, seqlen, ACC: tl.constexpr, TILE: tl.constexpr):
     """Varlen, per token of the tile starting at t0: keep the state (0 where the token starts a
     sequence), ends a sequence, its sequence index (int64)."""
@@ -479,8 +497,7 @@ def _scan_fwd_kernel(
         if STORE_CKPT:
             if t0 % CKPT == 0:  # the state entering this backward chunk
                 p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
-                for j in tl.static_range(SLOTS):
-                    tl.store(p_ck + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
+                _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS)
         raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
         t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
         raw = raw.to(ACC)

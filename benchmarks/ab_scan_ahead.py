@@ -10,12 +10,12 @@ stores and loads of them are whole sectors: the backward lost 5-9 %, and it is g
 """
 
 import argparse
-import dataclasses
 import statistics
 
 import torch
 from triton.testing import do_bench
 
+from benchmarks.ab_scan_code import scan_calls
 from benchmarks.tune_selective_scan import warm
 from flashssm.bench.impls import _flashssm_scan_fwd, _train
 from flashssm.bench.workloads import SCAN_TRAIN_INPUTS, WORKLOADS
@@ -31,31 +31,13 @@ def set_variant(variant: str):
 
 
 def setup(spec: str):
-    """The workload's inputs and its four timed calls."""
+    """Its four timed calls (three where a backward segment is given) and the backward's configuration."""
     name, _, seg = spec.partition("@")
     w = WORKLOADS[name]
     inp = w.make_inputs("cuda")
-    t = [inp[k] for k in SCAN_TRAIN_INPUTS]
-    batch, dim, seqlen = inp["u"].shape
-    n_sms = torch.cuda.get_device_properties(0).multi_processor_count
-    bcfg = scan.backward_config(batch, dim, inp["A"].shape[1], 1, seqlen, n_sms, 2)
-    if seg:
-        bcfg = dataclasses.replace(bcfg, segment=int(seg))
-    train = _train(_flashssm_scan_fwd, inputs=SCAN_TRAIN_INPUTS)(w, inp)
-    state = {}
-
-    def fwd():
-        return scan.scan_forward(*t, True)
-
-    def fwd_states():
-        state["ckpt"] = scan.scan_forward(*t, True, ckpt_tile=bcfg.chunk)[2]
-
-    def bwd():
-        return scan.scan_backward(inp["dy"], None, *t, True, ckpt=state["ckpt"], ckpt_tile=bcfg.chunk, config=bcfg)
-
-    calls = {"forward": fwd, "forward + states": fwd_states, "backward": bwd}
+    calls, bcfg = scan_calls(inp, scan, int(seg) if seg else None)
     if not seg:
-        calls["training call"] = train
+        calls["training call"] = _train(_flashssm_scan_fwd, inputs=SCAN_TRAIN_INPUTS)(w, inp)
     return calls, bcfg
 
 

@@ -11,6 +11,7 @@ beside them). With --old a copy of the current scan.py, the timings show the A/B
 """
 
 import argparse
+import dataclasses
 import importlib.util
 import statistics
 import sys
@@ -41,12 +42,19 @@ def module(path: str | None):
 
 def setup(name: str, mod):
     """The workload's three timed calls through module mod."""
-    w = WORKLOADS[name]
-    inp = w.make_inputs("cuda")
+    return scan_calls(WORKLOADS[name].make_inputs("cuda"), mod)
+
+
+def scan_calls(inp: dict, mod, segment: int | None = None):
+    """The forward alone, the forward with the stored states and the backward on a training workload's inputs,
+    through scan module mod (picked configurations; the backward's segment replaced where given), and the backward's
+    configuration."""
     t = [inp[k] for k in SCAN_TRAIN_INPUTS]
     batch, dim, seqlen = inp["u"].shape
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
     bcfg = mod.backward_config(batch, dim, inp["A"].shape[1], 1, seqlen, n_sms, 2)
+    if segment is not None:
+        bcfg = dataclasses.replace(bcfg, segment=segment)
     state = {}
 
     def fwd():

@@ -121,6 +121,28 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
             assert torch.count_nonzero(ckpt[:, 0]) == 0
 
 
+
+def test_one_lane_states_stored_as_vectors(device):
+    """One lane a channel with dstate a multiple of 4: the stored states go four slots at a time (`_store_states`):
+    the backward's every 8 tokens, the last state, and dA at one lane in the backward; three groups a channel and a
+    channel block cut by dim. Each stored state against float64, and every gradient through them."""
+    kw = _inputs((2, 6, 21, 12, None), torch.float32, device)
+    dy = torch.randn_like(kw["u"])
+    dlast = torch.randn(2, 6, 12, device=device)
+    _, last_ref, g_ref = _grads_ref(kw, dy, dlast)
+    args = [kw.get(k) for k in GRAD_NAMES]
+    _, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(4, 1, 4, 1))
+    assert torch.count_nonzero(ckpt[:, 0]) == 0
+    for k in (1, 2):  # the state entering token 8 k is the last state of the first 8 k tokens
+        _, entering = ref.selective_scan_reference(**{n: (v[..., :8 * k] if n in ("u", "delta", "z", "B", "C") else v)
+                                                      .double() if isinstance(v, torch.Tensor) else v
+                                                      for n, v in kw.items()}, return_last_state=True)
+        assert_close(ckpt[:, k], entering, torch.float32, f"ckpt[:, {k}]")
+    _, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 1, 4, 1), bwd_cfg=BackwardConfig(4, 1, 4, 8, 1))
+    assert_close(last, last_ref, torch.float32, "last_state")
+    _check_grads(grads, g_ref, torch.float32)
+
+
 # lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)
 BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8)]
 

@@ -575,8 +575,7 @@ def _scan_fwd_kernel(
         if not IS_VARLEN:
             if seg == n_seg - 1:
                 p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
-                for j in tl.static_range(SLOTS):
-                    tl.store(p_last + rows[j], h[j], mask=(rows[j] < dstate) & m_d[None, :])
+                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS)
 
 
 @triton.jit
@@ -946,9 +945,7 @@ def _scan_bwd_kernel(
                 tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
-    p_dA = dA_ptr + row * state_size + o_d[None, :] * dstate
-    for j in tl.static_range(SLOTS):
-        tl.store(p_dA + rows[j], dA[j], mask=(rows[j] < dstate) & m_d[None, :])
+    _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS)
     if HAS_D:
         tl.store(dD_ptr + row * dim + o_d, dD, mask=m_d)
     if HAS_DELTA_BIAS:

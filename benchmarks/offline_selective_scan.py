@@ -67,13 +67,15 @@ def main():
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, SEGMENTS=a.segments,
                   ACC=tl.float32)
+    ck, ck_run = scan.ckpt_layout(a.dstate)  # the stored states' order (scan_forward and scan_backward agree on it)
     if a.which == "bwd":
-        consts = dict(common, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
+        consts = dict(common, CK=ck, CK_RUN=ck_run, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
                       TILE_AHEAD=scan.TILE_AHEAD_BWD)
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
-                      STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt)
+                      STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
+                      CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],

@@ -13,8 +13,8 @@ import torch
 import flashssm
 from flashssm.ops.selective_scan import reference as ref
 from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_scan_fwd
-from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, scan_backward, scan_forward,
-                                              sequence_index)
+from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckpt_layout, ckpt_states, scan_backward,
+                                              scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
 from tests.helpers import TOLERANCES, assert_close, filled_allocations, rel_err, scan_inputs
 
@@ -117,7 +117,7 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
             _, first8 = ref.selective_scan_reference(**{k: v[..., :8].double() if k in ("u", "delta", "z", "B", "C")
                                                         else (v.double() if isinstance(v, torch.Tensor) else v)
                                                         for k, v in kw.items()}, return_last_state=True)
-            assert_close(ckpt[:, 1], first8, dtype, "ckpt")
+            assert_close(ckpt_states(ckpt)[:, 1], first8, dtype, "ckpt")
             assert torch.count_nonzero(ckpt[:, 0]) == 0
 
 
@@ -137,8 +137,41 @@ def test_one_lane_states_stored_as_vectors(device):
         _, entering = ref.selective_scan_reference(**{n: (v[..., :8 * k] if n in ("u", "delta", "z", "B", "C") else v)
                                                       .double() if isinstance(v, torch.Tensor) else v
                                                       for n, v in kw.items()}, return_last_state=True)
-        assert_close(ckpt[:, k], entering, torch.float32, f"ckpt[:, {k}]")
+        assert_close(ckpt_states(ckpt)[:, k], entering, torch.float32, f"ckpt[:, {k}]")
     _, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 1, 4, 1), bwd_cfg=BackwardConfig(4, 1, 4, 8, 1))
+    assert_close(last, last_ref, torch.float32, "last_state")
+    _check_grads(grads, g_ref, torch.float32)
+
+
+# dstate, the forward's lanes, the backward's lanes: the stored states in runs of the default backward's lanes
+# (`ckpt_layout`: dstate 8 two runs of 4, dstate 16 four runs of 4, dstate 12 four runs of 3), stored in groups of 4
+# slots by forward lanes that divide the runs' count (STEP 4, 2 and 1 slot apart) and slot by slot otherwise (4
+# lanes at dstate 8, runs of 3); read back by backward lanes other than the runs' count too
+LANE_RUNS = [(8, 1, 2), (8, 2, 1), (8, 4, 4), (16, 1, 4), (16, 2, 2), (16, 4, 8), (12, 2, 4)]
+
+
+@pytest.mark.parametrize("dstate,fwd_lanes,bwd_lanes", LANE_RUNS, ids=[f"n{a}-fwd{b}-bwd{c}" for a, b, c in LANE_RUNS])
+def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
+    """The backward's stored states ordered by the backward's lanes: each stored state (back in natural order)
+    against float64, and every gradient of a backward reading them, with a channel block cut by dim."""
+    ck, run = ckpt_layout(dstate)
+    assert (ck, run) == {8: (2, 4), 16: (4, 4), 12: (4, 3)}[dstate]
+    kw = _inputs((2, 6, 21, dstate, None), torch.float32, device)
+    dy = torch.randn_like(kw["u"])
+    dlast = torch.randn(2, 6, dstate, device=device)
+    _, last_ref, g_ref = _grads_ref(kw, dy, dlast)
+    args = [kw.get(k) for k in GRAD_NAMES]
+    block = max(1, 16 // fwd_lanes)
+    _, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(block, fwd_lanes, 4, 1))
+    assert torch.count_nonzero(ckpt[:, 0]) == 0
+    for k in (1, 2):
+        _, entering = ref.selective_scan_reference(**{n: (v[..., :8 * k] if n in ("u", "delta", "z", "B", "C") else v)
+                                                      .double() if isinstance(v, torch.Tensor) else v
+                                                      for n, v in kw.items()}, return_last_state=True)
+        assert_close(ckpt_states(ckpt)[:, k], entering, torch.float32, f"ckpt[:, {k}]")
+        assert (ckpt[:, k] - entering.float()).abs().max() > 1e-2  # (stored out of natural order)
+    _, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd_lanes, 4, 1),
+                             bwd_cfg=BackwardConfig(max(1, 8 // bwd_lanes), bwd_lanes, 4, 8, 1))
     assert_close(last, last_ref, torch.float32, "last_state")
     _check_grads(grads, g_ref, torch.float32)
 
@@ -617,11 +650,13 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
+from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel, ckpt_layout
 
 which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] in ("1", "late")
+ck, ck_run = ckpt_layout(16)
 common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
-              HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, SEGMENTS=segments, ACC=tl.float32)
+              HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, SEGMENTS=segments, ACC=tl.float32,
+              CK=ck, CK_RUN=ck_run)
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,

@@ -133,21 +133,44 @@ def _slot_step(p_bc, rows, j: tl.constexpr, ahead, NL: tl.constexpr, BLOCK_D: tl
 
 
 @triton.jit
-def _store_states(p, rows, values, mask_d, dstate, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
-    """Store the states `values` (per slot, [NL, BLOCK_D]) at p + n ([1, BLOCK_D] pointers to the channels' rows of
-    dstate values) where n < dstate and mask_d. With one lane a channel, a thread's slots are its channel's
-    consecutive states: four of them go as one 16-byte vector, whole sectors (slot by slot, a warp's store would
-    write 4 bytes into each of 32 sectors)."""
-    GROUP: tl.constexpr = 4 if NL == 1 and SLOTS % 4 == 0 else 1
+def _state_pos(n, CK: tl.constexpr, CK_RUN: tl.constexpr):
+    """Where state n lies in a row of the backward's stored states (`ckpt_layout`): CK runs of CK_RUN states, run r
+    holding the states n = r (mod CK), so that each of the backward's CK lanes finds its states together."""
+    pos = n
+    if CK > 1:
+        pos = (n % CK) * CK_RUN + n // CK
+    return pos
+
+
+@triton.jit
+def _store_states(p, rows, values, mask_d, dstate, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+                  CK: tl.constexpr, CK_RUN: tl.constexpr):
+    """Store the states `values` (per slot, [NL, BLOCK_D]) at p + position of n ([1, BLOCK_D] pointers to the
+    channels' rows of dstate values) where n < dstate and mask_d; positions as `_state_pos` (CK 1: n itself).
+    Where four of a thread's slots lie at consecutive positions they go as one 16-byte vector, whole sectors (slot
+    by slot, a warp's store writes 4 or 8 bytes into each of 16-32 sectors): with the natural order that is one
+    lane a channel; with runs of CK_RUN (a multiple of 4) it is every NL dividing CK, the slots j = r + m * STEP
+    of a thread (STEP = CK / NL) lying at consecutive positions as m goes."""
+    STEP: tl.constexpr = (1 if NL == 1 else 0) if CK == 1 else (CK // NL if CK % NL == 0 else 0)
+    RUN: tl.constexpr = SLOTS if CK == 1 else CK_RUN
+    GROUP: tl.constexpr = 4 if STEP > 0 and RUN % 4 == 0 and SLOTS == STEP * RUN else 1
     if GROUP == 1:
         for j in tl.static_range(SLOTS):
-            tl.store(p + rows[j], values[j], mask=(rows[j] < dstate) & mask_d[None, :])
+            tl.store(p + _state_pos(rows[j], CK, CK_RUN), values[j], mask=(rows[j] < dstate) & mask_d[None, :])
     else:
-        for c in tl.static_range(SLOTS // GROUP):
-            off = rows[c * GROUP][:, :, None] + tl.arange(0, GROUP)[None, None, :]
-            grp = _join2((values[c * GROUP], values[c * GROUP + 1], values[c * GROUP + 2], values[c * GROUP + 3]),
-                         NL, BLOCK_D, GROUP)
-            tl.store(p[:, :, None] + off, grp, mask=(off < dstate) & mask_d[None, :, None])
+        for r in tl.static_range(STEP):
+            for q in tl.static_range(RUN // GROUP):
+                # the group's first position, written so that the compiler sees a multiple of 4 (rows[0] is the
+                # lane; (n % CK) * CK_RUN + n // CK for n = (r + q * GROUP * STEP) * NL + lane)
+                if CK == 1:
+                    first = rows[q * GROUP]
+                else:
+                    first = (r * NL + rows[0]) * CK_RUN + q * GROUP
+                off = first[:, :, None] + tl.arange(0, GROUP)[None, None, :]
+                grp = _join2((values[r + q * GROUP * STEP], values[r + (q * GROUP + 1) * STEP],
+                              values[r + (q * GROUP + 2) * STEP], values[r + (q * GROUP + 3) * STEP]),
+                             NL, BLOCK_D, GROUP)
+                tl.store(p[:, :, None] + off, grp, mask=(off < dstate) & mask_d[None, :, None])
 
 
 @triton.jit
@@ -414,7 +437,8 @@ def _scan_fwd_kernel(
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
-    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False,
+    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
+    CK_RUN: tl.constexpr = 0,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -497,7 +521,7 @@ def _scan_fwd_kernel(
         if STORE_CKPT:
             if t0 % CKPT == 0:  # the state entering this backward chunk
                 p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
-                _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS)
+                _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, CK, CK_RUN)
         raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
         t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
         raw = raw.to(ACC)
@@ -575,7 +599,7 @@ def _scan_fwd_kernel(
         if not IS_VARLEN:
             if seg == n_seg - 1:
                 p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
-                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS)
+                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
 
 
 @triton.jit
@@ -656,6 +680,7 @@ def _scan_bwd_kernel(
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
+    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -782,7 +807,8 @@ def _scan_bwd_kernel(
         p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
         x = ()
         for j in tl.static_range(SLOTS):
-            x = x + (tl.load(p_ck + rows[j], mask=(rows[j] < dstate) & m_d[None, :], other=0.0).to(ACC),)
+            x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :],
+                             other=0.0).to(ACC),)
         for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
             p_sc = scratch_base + k * (NPAD * BLOCK_D)
             for j in tl.static_range(SLOTS):
@@ -945,7 +971,7 @@ def _scan_bwd_kernel(
                 tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
-    _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS)
+    _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
     if HAS_D:
         tl.store(dD_ptr + row * dim + o_d, dD, mask=m_d)
     if HAS_DELTA_BIAS:
@@ -1125,6 +1151,10 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     return ForwardConfig(block_d, lanes, tile, warps, maxnreg=FWD_MAXNREG)
 
 
+def _backward_lanes(dstate: int) -> int:
+    return min(32, _runtime.next_power_of_2(_runtime.cdiv(dstate, 4 if dstate <= 32 else 8)))
+
+
 def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int,
                              elem_size: int = 2) -> BackwardConfig:
     """The forward's layout with at most 4 states per lane up to dstate 32, 8 beyond (the
@@ -1134,7 +1164,7 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
     beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
     chunks of 16, 32, 64 tokens are within 4 %."""
-    lanes = min(32, _runtime.next_power_of_2(_runtime.cdiv(dstate, 4 if dstate <= 32 else 8)))
+    lanes = _backward_lanes(dstate)
     block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
     tile = max(2, min(8, 16 // elem_size))
     warps = _runtime.cdiv(dim, block_d) * batch
@@ -1153,6 +1183,29 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
 
 
 backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
+
+
+def ckpt_layout(dstate: int) -> tuple[int, int]:
+    """(CK, CK_RUN): how a channel's row of stored states (`scan_forward`'s ckpt) is ordered. State n lies at
+    (n % CK) * CK_RUN + n // CK: CK runs of CK_RUN = dstate / CK states, one run per lane of the default backward
+    (`backward_config`: lane l holds the states n = l (mod lanes)), so that each lane's states are together and
+    a forward lane stores them as 16-byte vectors. (1, 0) (the natural order) where dstate is not a multiple of
+    those lanes or CKPT_BY_LANES is off. The layout depends on dstate alone, so a forward and a backward with other
+    configurations still agree on it."""
+    lanes = _backward_lanes(dstate)
+    if not CKPT_BY_LANES or lanes == 1 or dstate % lanes:
+        return 1, 0
+    return lanes, dstate // lanes
+
+
+def ckpt_states(ckpt: torch.Tensor) -> torch.Tensor:
+    """The stored states of `scan_forward` (batch, n, dim, dstate) with the state axis in natural order."""
+    dstate = ckpt.shape[-1]
+    ck, run = ckpt_layout(dstate)
+    if ck == 1:
+        return ckpt
+    n = torch.arange(dstate, device=ckpt.device)
+    return ckpt[..., (n % ck) * run + n // ck]
 
 
 def _acc(dtype: torch.dtype):
@@ -1178,7 +1231,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
 
     Returns (y (batch, dim, seqlen) in u's dtype, last_state (num_seqs, dim, dstate) fp32 or None,
     ckpt (batch, cdiv(seqlen, ckpt_tile), dim, dstate) fp32 or None: the state entering every
-    ckpt_tile-th token, for the backward).
+    ckpt_tile-th token, for the backward, each channel's states in `ckpt_layout`'s order; `ckpt_states`
+    gives them in natural order).
     """
     batch, dim, seqlen = u.shape
     dstate = A.shape[1]
@@ -1204,6 +1258,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         ckpt = _runtime.empty((batch, _runtime.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
     z_arg = z if z is not None else u
     slots = _runtime.cdiv(dstate, cfg.lanes)
+    ck, ck_run = ckpt_layout(dstate) if ckpt is not None else (1, 0)
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
     prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
@@ -1221,7 +1276,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
-        BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc,
+        BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
@@ -1314,6 +1369,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
         bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
         scratch = _runtime.empty((rows, n_blocks, ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
+        ck, ck_run = ckpt_layout(dstate)
         compiled = _runtime.launch(_scan_bwd_kernel, grid, (
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
@@ -1325,7 +1381,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
             DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
-            BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD,
+            BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck, CK_RUN=ck_run,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:
@@ -1353,6 +1409,10 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 BC_AHEAD_FWD = True
 BC_AHEAD_BWD = True
 TILE_AHEAD_BWD = True
+# The stored states ordered by the backward's lanes (`ckpt_layout`), so that every forward layout stores them as
+# 16-byte vectors: before, a forward of two lanes a channel (8x2K) stored them slot by slot, 4 bytes a thread into
+# 16 sectors a warp instruction (twenty-first session: ~0.2 ms of its 0.95). (False: the natural order, for A/B.)
+CKPT_BY_LANES = True
 
 last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
 
@@ -1362,4 +1422,4 @@ def supported(dstate: int) -> str | None:
 
 
 __all__ = ["scan_forward", "scan_backward", "forward_config", "backward_config", "backward_config_uncached", "sequence_index", "supported",
-           "ForwardConfig", "BackwardConfig"]
+           "ForwardConfig", "BackwardConfig", "ckpt_layout", "ckpt_states"]

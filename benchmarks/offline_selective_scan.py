@@ -38,8 +38,8 @@ def sizes(dim, dstate, seqlen, tile, chunk, block_d):
     }
 
 
-def compile_kernel(kernel, consts, values, warps, maxnreg=None):
-    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")  # noqa: E731
+def compile_kernel(kernel, consts, values, warps, maxnreg=None, bf16_ptrs=BF16_PTRS):
+    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16_ptrs else "*fp32")  # noqa: E731
     return compile_specialised(kernel, consts, values, ptr_type, warps, maxnreg=maxnreg)
 
 
@@ -76,7 +76,9 @@ def main():
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
                       STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
                       CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0)
-        k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg)
+        # the forward's B/C tiles in the inputs' bf16 where scan_forward takes them so (BC_INPUT_DTYPE)
+        k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg,
+                           BF16_PTRS | ({"bc_ptr"} if scan.BC_INPUT_DTYPE and (a.dstate > 16 or a.ckpt) else set()))
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
                                         a.maxnreg, a.sass)

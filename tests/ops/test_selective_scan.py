@@ -176,6 +176,31 @@ def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
     _check_grads(grads, g_ref, torch.float32)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
+    """The forward reads B and C from tiles in their own 16-bit dtype (`BC_INPUT_DTYPE`) above dstate 16 and where it
+    stores the backward's states, 8 tokens a 16-byte load: y, the last state and the stored states bit-identical to
+    the fp32 tiles' and close to float64, grouped B/C (dstate 20, a ragged last tile) and shared (dstate 16, states
+    stored)."""
+    from flashssm.ops.selective_scan import scan
+
+    for shape, ckpt_tile in (((2, 8, 45, 20, 2), None), ((2, 8, 45, 16, None), 16)):
+        kw = _inputs(shape, dtype, device)
+        y_ref, last_ref = ref.selective_scan_reference(**{k: v.double() if isinstance(v, torch.Tensor) else v
+                                                          for k, v in kw.items()}, return_last_state=True)
+        args = [kw.get(k) for k in GRAD_NAMES]
+        cfg = ForwardConfig(4, 2, 8, 1)
+        out = {}
+        for on in (False, True):
+            monkeypatch.setattr(scan, "BC_INPUT_DTYPE", on)
+            out[on] = scan_forward(*args, True, return_last_state=True, ckpt_tile=ckpt_tile, config=cfg)
+        assert_close(out[True][0], y_ref, dtype, f"{shape}: y")
+        assert_close(out[True][1], last_ref, dtype, f"{shape}: last_state")
+        for a, b in zip(out[False], out[True]):
+            if a is not None:
+                assert torch.equal(a, b), shape
+
+
 # lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)
 BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8)]
 

@@ -63,22 +63,31 @@ def _cols3(x, R0: tl.constexpr, R1: tl.constexpr, Q: tl.constexpr):
         return (tl.reshape(x, (R0, R1)),)
     elif Q == 2:
         return tl.split(x)
-    else:
+    elif Q == 4:
         e, o = tl.split(tl.reshape(x, (R0, R1, 2, 2)))
         c0, c2 = tl.split(e)
         c1, c3 = tl.split(o)
         return c0, c1, c2, c3
+    else:
+        e, o = tl.split(tl.reshape(x, (R0, R1, 4, 2)))  # even, odd columns
+        c0, c2, c4, c6 = _cols3(e, R0, R1, 4)
+        c1, c3, c5, c7 = _cols3(o, R0, R1, 4)
+        return c0, c1, c2, c3, c4, c5, c6, c7
 
 
 @triton.jit
 def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
-    """p: [NL, BLOCK_D] pointers to rows of T contiguous floats; the T values as [NL, BLOCK_D]
-    tensors, loaded four at a time (one 16-byte vector per thread; the lanes of one row read one
-    address)."""
-    Q: tl.constexpr = 4 if T >= 4 else T
+    """p: [NL, BLOCK_D] pointers to rows of T contiguous floats (16-bit ones: B and C as the inputs gave them); the T
+    values as [NL, BLOCK_D] tensors, loaded 16 bytes at a time (one vector per thread; the lanes of one row read one
+    address), 16-bit values widened to fp32 (exact)."""
+    W: tl.constexpr = p.dtype.element_ty.primitive_bitwidth
+    Q: tl.constexpr = 8 if W == 16 and T >= 8 else (4 if T >= 4 else T)
     out = ()
     for q in tl.static_range(T // Q):
-        out = out + _cols3(tl.load(p[:, :, None] + (q * Q + tl.arange(0, Q))[None, None, :]), NL, BLOCK_D, Q)
+        v = tl.load(p[:, :, None] + (q * Q + tl.arange(0, Q))[None, None, :])
+        if W == 16:
+            v = v.to(tl.float32)
+        out = out + _cols3(v, NL, BLOCK_D, Q)
     return out
 
 
@@ -212,7 +221,8 @@ def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
                      stride_B_b, stride_B_g, stride_B_n, stride_B_l,
                      stride_C_b, stride_C_g, stride_C_n, stride_C_l,
                      NPAD: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, BLOCK_L: tl.constexpr):
-    """B and C, (batch, ngroups, dstate, seqlen), as the forward reads them: fp32 tiles of TILE tokens,
+    """B and C, (batch, ngroups, dstate, seqlen), as the scan reads them: tiles of TILE tokens in out's dtype (fp32, or
+    the inputs' own 16-bit dtype for the forward: `BC_INPUT_DTYPE`),
     (batch, ngroups, n_tiles, 2, NPAD, TILE) with B then C, zero past dstate and seqlen, so that one
     base pointer per tile and fixed offsets reach every value, without masks."""
     i_l = tl.program_id(0)
@@ -396,10 +406,11 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
-            LINES: tl.constexpr = (NPAD * TILE * 4 + 127) // 128
+            EB: tl.constexpr = bc_base.dtype.element_ty.primitive_bitwidth // 8
+            LINES: tl.constexpr = (NPAD * TILE * EB + 127) // 128
             o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
             ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32, "L1")
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * (128 // EB), "L1")
             LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
@@ -532,10 +543,11 @@ def _scan_fwd_kernel(
         if FAST:
             # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
             # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
-            LINES: tl.constexpr = (2 * NPAD * TILE * 4 + 127) // 128
+            EB: tl.constexpr = bc_ptr.dtype.element_ty.primitive_bitwidth // 8
+            LINES: tl.constexpr = (2 * NPAD * TILE * EB + 127) // 128
             ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
             o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * 32, "L1")
+            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * (128 // EB), "L1")
             LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
             if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
@@ -1259,7 +1271,10 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     z_arg = z if z is not None else u
     slots = _runtime.cdiv(dstate, cfg.lanes)
     ck, ck_run = ckpt_layout(dstate) if ckpt is not None else (1, 0)
-    bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, state_dtype)
+    bc_dtype = state_dtype
+    if BC_INPUT_DTYPE and B.element_size() == 2 and B.dtype == C.dtype and (dstate > 16 or ckpt is not None):
+        bc_dtype = B.dtype  # (exact: the values are these)
+    bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, bc_dtype)
     prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
     seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
@@ -1413,6 +1428,13 @@ TILE_AHEAD_BWD = True
 # 16-byte vectors: before, a forward of two lanes a channel (8x2K) stored them slot by slot, 4 bytes a thread into
 # 16 sectors a warp instruction (twenty-first session: ~0.2 ms of its 0.95). (False: the natural order, for A/B.)
 CKPT_BY_LANES = True
+# The forward's B/C tiles in the inputs' 16-bit dtype (widened in registers, exact) rather than fp32, above dstate 16
+# or where it stores the backward's states: half the L1 traffic of the B/C loads for one instruction more a value.
+# dstate 128's 8x2K forward was L1-bound (Nsight Compute: 91 % of L1/TEX throughput); H100 A/B (twenty-second
+# session): dstate 128 8x2K 6.84 -> 4.97 ms, 1x1K 0.450 -> 0.397; dstate 16 with the stored states 8x2K 0.827 ->
+# 0.794, 1x32K -0.7 %; dstate 16 alone +0.6 to +2.6 % (it is not L1-bound: fp32 stays). The backward's tiles stay
+# fp32: 16-bit ones cost it 1-4 % (8x2K 4.28 -> 4.35, 130M 1x8K 0.88 -> 0.92). (False: fp32 everywhere, for A/B.)
+BC_INPUT_DTYPE = True
 
 last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
 

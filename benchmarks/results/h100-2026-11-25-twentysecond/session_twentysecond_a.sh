@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Twenty-second session, first GPU call: the stored states ordered by the backward's lanes (ckpt_layout), so that
 # every forward layout stores them as 16-byte vectors (offline sm_90: the two-lane forward 16 STG.E -> 2 STG.E.128 a
-# chunk, dstate 128's 17 STG -> 5 and 76 -> 0 spilled bytes). A/B against a5590dd (scan_a5590dd.py, its scan.py).
+# chunk, dstate 128's 17 STG -> 5 and 76 -> 0 spilled bytes). A/B against a5590dd (scan_a5590dd.py: made with
+# `git show a5590dd:flashssm/ops/selective_scan/scan.py`, not kept).
 set -uo pipefail
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1

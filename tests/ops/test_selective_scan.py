@@ -180,16 +180,17 @@ def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
 def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
     """The forward reads B and C from tiles in their own 16-bit dtype (`BC_INPUT_DTYPE`) above dstate 16 and where it
     stores the backward's states, 8 tokens a 16-byte load: y, the last state and the stored states bit-identical to
-    the fp32 tiles' and close to float64, grouped B/C (dstate 20, a ragged last tile) and shared (dstate 16, states
-    stored)."""
+    the fp32 tiles' and close to float64, grouped B/C (dstate 20, a ragged last tile), shared (dstate 16, states
+    stored), and one lane in segments (their first pass reads the tiles too)."""
     from flashssm.ops.selective_scan import scan
 
-    for shape, ckpt_tile in (((2, 8, 45, 20, 2), None), ((2, 8, 45, 16, None), 16)):
+    for shape, ckpt_tile, cfg in (((2, 8, 45, 20, 2), None, ForwardConfig(4, 2, 8, 1)),
+                                  ((2, 8, 45, 16, None), 16, ForwardConfig(4, 2, 8, 1)),
+                                  ((1, 8, 45, 16, None), 16, ForwardConfig(4, 1, 8, 1, segment=16))):
         kw = _inputs(shape, dtype, device)
         y_ref, last_ref = ref.selective_scan_reference(**{k: v.double() if isinstance(v, torch.Tensor) else v
                                                           for k, v in kw.items()}, return_last_state=True)
         args = [kw.get(k) for k in GRAD_NAMES]
-        cfg = ForwardConfig(4, 2, 8, 1)
         out = {}
         for on in (False, True):
             monkeypatch.setattr(scan, "BC_INPUT_DTYPE", on)

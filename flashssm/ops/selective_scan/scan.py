@@ -183,6 +183,16 @@ def _store_states(p, rows, values, mask_d, dstate, NL: tl.constexpr, BLOCK_D: tl
 
 
 @triton.jit
+def _prefetch_values(p, N: tl.constexpr, NL: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The 128-byte lines holding the N values from p (tiles of B and C, fp32 or 16-bit) into L1, the program's
+    [NL, BLOCK_D] threads taking the lines in turn."""
+    EB: tl.constexpr = p.dtype.element_ty.primitive_bitwidth // 8
+    LINES: tl.constexpr = (N * EB + 127) // 128
+    o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+    prefetch(p + o_line * (128 // EB), "L1")
+
+
+@triton.jit
 def _tokens(seq_ptr, t0, seqlen, ACC: tl.constexpr, TILE: tl.constexpr):
     """Varlen, per token of the tile starting at t0: keep the state (0 where the token starts a
     sequence), ends a sequence, its sequence index (int64)."""
@@ -406,11 +416,8 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
-            EB: tl.constexpr = bc_base.dtype.element_ty.primitive_bitwidth // 8
-            LINES: tl.constexpr = (NPAD * TILE * EB + 127) // 128
-            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
             ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * (128 // EB), "L1")
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), NPAD * TILE, NL, BLOCK_D)
             LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
@@ -543,11 +550,8 @@ def _scan_fwd_kernel(
         if FAST:
             # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
             # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
-            EB: tl.constexpr = bc_ptr.dtype.element_ty.primitive_bitwidth // 8
-            LINES: tl.constexpr = (2 * NPAD * TILE * EB + 127) // 128
             ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
-            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + o_line * (128 // EB), "L1")
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), 2 * NPAD * TILE, NL, BLOCK_D)
             LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
             if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
@@ -634,10 +638,8 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the C tiles two ahead and the rows' next 128-byte lines into L1
-            LINES: tl.constexpr = (NPAD * TILE * 4 + 127) // 128
-            o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
             ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
-            prefetch(p_bc + ahead * (2 * NPAD * TILE) + NPAD * TILE + o_line * 32, "L1")
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE) + NPAD * TILE, NPAD * TILE, NL, BLOCK_D)
             LINE_U: tl.constexpr = 1024 // do_base.dtype.element_ty.primitive_bitwidth
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
@@ -797,9 +799,7 @@ def _scan_bwd_kernel(
         c0 = c * CHUNK
         if FAST:  # the previous chunk's rows, tiles of B and C and entering state into L1 while this one runs
             if c > c_first:
-                LINES: tl.constexpr = (TPC * 2 * NPAD * TILE * 4 + 127) // 128
-                o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
-                prefetch(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE) + o_line * 32, "L1")
+                _prefetch_values(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE), TPC * 2 * NPAD * TILE, NL, BLOCK_D)
                 prefetch(u_base + (c0 - CHUNK) * stride_u_l, "L1")
                 prefetch(delta_base + (c0 - CHUNK) * stride_delta_l, "L1")
                 prefetch(do_base + (c0 - CHUNK) * stride_do_l, "L1")

@@ -12,19 +12,19 @@ import statistics
 import torch
 from triton.testing import do_bench
 
+from benchmarks.ab_scan_code import scan_calls
 from benchmarks.tune_selective_scan import warm
 from flashssm.bench.workloads import SCAN_TRAIN_INPUTS, WORKLOADS
 from flashssm.ops.selective_scan import scan
 
 
 def calls(name: str):
+    """`ab_scan_code.scan_calls` of the workload (its backward, which takes the states of the last "forward + states"
+    call, only where the workload has dy)."""
     inp = WORKLOADS[name].make_inputs("cuda")
-    t = [inp[k] for k in SCAN_TRAIN_INPUTS]
-    out = {"forward": lambda: scan.scan_forward(*t, True),
-           "forward + states": lambda: scan.scan_forward(*t, True, ckpt_tile=32)}
-    if "dy" in inp:
-        ckpt = scan.scan_forward(*t, True, ckpt_tile=32)[2]
-        out["backward"] = lambda: scan.scan_backward(inp["dy"], None, *t, True, ckpt=ckpt, ckpt_tile=32)
+    out, _ = scan_calls(inp, scan)
+    if "dy" not in inp:
+        del out["backward"]
     return out
 
 

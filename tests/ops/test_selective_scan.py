@@ -58,6 +58,13 @@ def _check_grads(got: dict, expected: dict, dtype, what=""):
         assert err <= tol, f"{what}d{name}: relative error {err:.3e} > {tol:.0e}"
 
 
+def _entering_ref(kw, tokens):
+    """The float64 reference's state entering token `tokens` (the last state of the tokens before it)."""
+    return ref.selective_scan_reference(**{n: (v[..., :tokens] if n in ("u", "delta", "z", "B", "C") else v).double()
+                                           if isinstance(v, torch.Tensor) else v for n, v in kw.items()},
+                                        return_last_state=True)[1]
+
+
 def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=False):
     """The launchers called directly with chosen tiles: (y, last, grads by name)."""
     seq = sequence_index(cu_seqlens, kw["u"].shape[2]) if cu_seqlens is not None else None
@@ -114,46 +121,24 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
         assert_close(y, y_ref, dtype, "y")
         assert_close(last, last_ref, dtype, "last_state")
         if cu is None:  # the state entering token 8 is the last state of the first 8 tokens
-            _, first8 = ref.selective_scan_reference(**{k: v[..., :8].double() if k in ("u", "delta", "z", "B", "C")
-                                                        else (v.double() if isinstance(v, torch.Tensor) else v)
-                                                        for k, v in kw.items()}, return_last_state=True)
-            assert_close(ckpt_states(ckpt)[:, 1], first8, dtype, "ckpt")
+            assert_close(ckpt_states(ckpt)[:, 1], _entering_ref(kw, 8), dtype, "ckpt")
             assert torch.count_nonzero(ckpt[:, 0]) == 0
 
-
-
-def test_one_lane_states_stored_as_vectors(device):
-    """One lane a channel with dstate a multiple of 4: the stored states go four slots at a time (`_store_states`):
-    the backward's every 8 tokens, the last state, and dA at one lane in the backward; three groups a channel and a
-    channel block cut by dim. Each stored state against float64, and every gradient through them."""
-    kw = _inputs((2, 6, 21, 12, None), torch.float32, device)
-    dy = torch.randn_like(kw["u"])
-    dlast = torch.randn(2, 6, 12, device=device)
-    _, last_ref, g_ref = _grads_ref(kw, dy, dlast)
-    args = [kw.get(k) for k in GRAD_NAMES]
-    _, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(4, 1, 4, 1))
-    assert torch.count_nonzero(ckpt[:, 0]) == 0
-    for k in (1, 2):  # the state entering token 8 k is the last state of the first 8 k tokens
-        _, entering = ref.selective_scan_reference(**{n: (v[..., :8 * k] if n in ("u", "delta", "z", "B", "C") else v)
-                                                      .double() if isinstance(v, torch.Tensor) else v
-                                                      for n, v in kw.items()}, return_last_state=True)
-        assert_close(ckpt_states(ckpt)[:, k], entering, torch.float32, f"ckpt[:, {k}]")
-    _, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 1, 4, 1), bwd_cfg=BackwardConfig(4, 1, 4, 8, 1))
-    assert_close(last, last_ref, torch.float32, "last_state")
-    _check_grads(grads, g_ref, torch.float32)
 
 
 # dstate, the forward's lanes, the backward's lanes: the stored states in runs of the default backward's lanes
 # (`ckpt_layout`: dstate 8 two runs of 4, dstate 16 four runs of 4, dstate 12 four runs of 3), stored in groups of 4
 # slots by forward lanes that divide the runs' count (STEP 4, 2 and 1 slot apart) and slot by slot otherwise (4
-# lanes at dstate 8, runs of 3); read back by backward lanes other than the runs' count too
-LANE_RUNS = [(8, 1, 2), (8, 2, 1), (8, 4, 4), (16, 1, 4), (16, 2, 2), (16, 4, 8), (12, 2, 4)]
+# lanes at dstate 8, runs of 3); read back by backward lanes other than the runs' count too. dstate 12 at one lane
+# both ways: the last state and dA, in natural order, stored four slots at a time (three groups a channel)
+LANE_RUNS = [(8, 1, 2), (8, 2, 1), (8, 4, 4), (16, 1, 4), (16, 2, 2), (16, 4, 8), (12, 2, 4), (12, 1, 1)]
 
 
 @pytest.mark.parametrize("dstate,fwd_lanes,bwd_lanes", LANE_RUNS, ids=[f"n{a}-fwd{b}-bwd{c}" for a, b, c in LANE_RUNS])
 def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
     """The backward's stored states ordered by the backward's lanes: each stored state (back in natural order)
-    against float64, and every gradient of a backward reading them, with a channel block cut by dim."""
+    against float64, the last state, and every gradient of a backward reading them, with a channel block cut by
+    dim."""
     ck, run = ckpt_layout(dstate)
     assert (ck, run) == {8: (2, 4), 16: (4, 4), 12: (4, 3)}[dstate]
     kw = _inputs((2, 6, 21, dstate, None), torch.float32, device)
@@ -164,10 +149,8 @@ def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
     block = max(1, 16 // fwd_lanes)
     _, _, ckpt = scan_forward(*args, True, ckpt_tile=8, config=ForwardConfig(block, fwd_lanes, 4, 1))
     assert torch.count_nonzero(ckpt[:, 0]) == 0
-    for k in (1, 2):
-        _, entering = ref.selective_scan_reference(**{n: (v[..., :8 * k] if n in ("u", "delta", "z", "B", "C") else v)
-                                                      .double() if isinstance(v, torch.Tensor) else v
-                                                      for n, v in kw.items()}, return_last_state=True)
+    for k in (1, 2):  # the state entering token 8 k is the last state of the first 8 k tokens
+        entering = _entering_ref(kw, 8 * k)
         assert_close(ckpt_states(ckpt)[:, k], entering, torch.float32, f"ckpt[:, {k}]")
         assert (ckpt[:, k] - entering.float()).abs().max() > 1e-2  # (stored out of natural order)
     _, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd_lanes, 4, 1),

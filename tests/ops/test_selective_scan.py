@@ -125,7 +125,6 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
             assert torch.count_nonzero(ckpt[:, 0]) == 0
 
 
-
 # dstate, the forward's lanes, the backward's lanes: the stored states in runs of the default backward's lanes
 # (`ckpt_layout`: dstate 8 two runs of 4, dstate 16 four runs of 4, dstate 12 four runs of 3), stored in groups of 4
 # slots by forward lanes that divide the runs' count (STEP 4, 2 and 1 slot apart) and slot by slot otherwise (4

@@ -12,7 +12,7 @@ hN (heads a program of the pair launch sums), vN (that launch's warps), rN / qN 
 launch's register cap), cN (the chain launch's form: 0 a program a chunk, N >= 1 spans of N chunks), dN (the chain
 launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of their own), eN, fN, gN (that launch's
 heads a program, warps, register cap), jN (its stages), TN (its tokens a block), oN (the pair launch's
-stages).
+stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode).
 """
 
 import argparse
@@ -36,7 +36,9 @@ def variant_kwargs(spec: str) -> dict:
         return dict(tiles=False)
     kw = dict(tiles=True)
     for part in parts[1:]:
-        if part in ("round", "split", "tf32"):
+        if part == "det":
+            kw["deterministic"] = True
+        elif part in ("round", "split", "tf32"):
             kw["mode"] = {"round": ROUND, "split": SPLIT, "tf32": TF32}[part]
         elif part[0] == "w":
             kw["tiles_warps"] = int(part[1:])
@@ -72,6 +74,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["dstates_span"] = int(part[1:])
         elif part[0] == "d":
             kw["dstates_sub"] = int(part[1:])
+        elif part[0] == "k":
+            kw["chunk"] = int(part[1:])
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw
@@ -95,6 +99,11 @@ def inputs(batch, seqlen, device, opt):
     return dims, (x, dt, A, B, C), kw, dy
 
 
+def call(dims, dy, x, dt, A, B, C, kw, spec):
+    """The chain backward of variant `spec`."""
+    return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(spec))
+
+
 def errors(variants, device, opt, shape="1x2048"):
     """Each variant's gradient errors against float64 (norm-relative), `shape` of the 2.7B shape, with the opt's
     options."""
@@ -111,7 +120,7 @@ def errors(variants, device, opt, shape="1x2048"):
     y.backward(dy.double())
     want = {k: leaves[k].grad for k in names}
     for v in variants:
-        got = backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(v))
+        got = call(dims, dy, x, dt, A, B, C, kw, v)
         errs = {n: float((g.double() - want[k]).norm() / want[k].norm()) for n, g, k in
                 zip(NAMES, got, ("x", "dt", "A", "B", "C", "D", "z", "dt_bias")) if g is not None and k in want}
         print(f"errors {shape} {opt} {v}: " + " ".join(f"{n} {e:.2e}" for n, e in errs.items()), flush=True)
@@ -126,6 +135,7 @@ def main():
     ap.add_argument("--errors", action="store_true")
     ap.add_argument("--errors-shape", default="1x2048", help="--errors: the shape, BATCHxSEQLEN")
     ap.add_argument("--profile", action="store_true", help="also each variant's time per kernel (torch profiler)")
+    ap.add_argument("--memory", action="store_true", help="also each variant's peak memory above what is allocated before")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run of this script under the interpreter, no timing")
     a = ap.parse_args()
     variants = a.variants.split(",")
@@ -140,7 +150,7 @@ def main():
                 kw["ypre"] = torch.randn_like(x)
 
             def run(v):
-                return backward.ssd_backward(dims, dy, None, x, dt, A, B, C, form="chain", **kw, **variant_kwargs(v))
+                return call(dims, dy, x, dt, A, B, C, kw, v)
 
             ref = run(variants[0])
             diffs = {}
@@ -158,6 +168,17 @@ def main():
                     top = sorted(((t, k) for k, t in per_kernel.items() if t > 0 and not k.startswith("cuda")),
                                  reverse=True)
                     print(f"  {shape} {opt} {v}: " + " ".join(f"{k[:28]} {t:.3f}" for t, k in top[:7]), flush=True)
+            if a.memory and a.device == "cuda":
+                peaks = {}
+                for v in variants:
+                    torch.cuda.synchronize()
+                    torch.cuda.reset_peak_memory_stats()
+                    before = torch.cuda.memory_allocated()
+                    run(v)
+                    torch.cuda.synchronize()
+                    peaks[v] = (torch.cuda.max_memory_allocated() - before) / 2**20
+                print(f"  {shape} {opt} peak above the inputs, MiB: "
+                      + " | ".join(f"{v} {m:.0f}" for v, m in peaks.items()), flush=True)
             base = statistics.median(times[variants[0]])
             print(f"{shape} {opt}: " + " | ".join(
                 f"{v} {statistics.median(t):.3f} ms ({statistics.median(t) / base:.3f}x; max diff {diffs[v][0]:.1e} "

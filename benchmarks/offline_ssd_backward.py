@@ -45,6 +45,7 @@ def main():
     p.add_argument("--dd-in-kernel", action="store_true", help="D's gradient summed in the kernel (with --d)")
     p.add_argument("--pre-cs", action="store_true", help="--tiles: cs loaded (written by the preparation launch)")
     p.add_argument("--sass", help="write the SASS here")
+    p.add_argument("--chunk", type=int, default=256, help="--tiles: the chunk size the tiles run in")
     p.add_argument("--tiles", action="store_true", help="the gradient launch in tiles (backward_tiles), not the sweeps")
     p.add_argument("--tile", type=int, default=64, help="--tiles: tokens a block")
     p.add_argument("--pairs", action="store_true",
@@ -84,12 +85,12 @@ def tiles(a):
     """The tiles kernel, as the chain backward launches it on the 2.7B shape (dy as x, dH given)."""
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
     mask = TILES_SPLIT_DEFAULT if a.split_mask == SPLIT_ALL else a.split_mask
-    consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
+    consts = dict(CHUNK=a.chunk, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=mask, NEED_DX=True, NEED_DA=True, NEED_DB=True,
                   NEED_DC=True, PATHS=not a.no_paths, PRE_CS=a.pre_cs)
     narrow = {"states_ptr", "dstates_ptr"} if a.narrow else set()
     report = _tiles_compile(_tiles_kernel, consts, {}, {"dx_ptr"} | narrow, a)
-    print(f"tiles{' D' * a.d} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
+    print(f"tiles{' D' * a.d} Q {a.chunk} mode {a.mode} mask {mask} T {a.tile} warps {a.warps} stages {a.stages}: {report}")
 
 
 def pairs(a):

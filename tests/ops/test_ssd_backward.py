@@ -599,6 +599,36 @@ def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypat
     check_gradients(kw, dtype, chunk_size=chunk_size)
 
 
+@pytest.mark.parametrize("case", ["batch", "deterministic", "varlen"])
+def test_tiles_in_smaller_chunks(case, device, monkeypatch):
+    """With many chains the tiles run in chunks of TILES_CHUNK where the forward's are larger (fewer tile pairs a token;
+    the recompute and the gradient chain then store a state at every smaller chunk's end): forced here with the GPU made
+    to look one program wide, a forward chunk of 128 and tiles chunks of 64, with every option, initial states, a
+    final-state gradient and a ragged end. The tiles' launches must see the smaller chunk (a spy); packed sequences and
+    the deterministic mode (its memory) keep the forward's. Fails if the chunks' states or tile pairs are misplaced."""
+    from flashssm.ops.ssd import backward_chain, backward_tiles, forward
+
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "TILES_CHUNK", 64)
+    monkeypatch.setattr(backward_tiles, "TILE", 32)  # two blocks a tiles chunk: three tile pairs
+    chunks = []
+    real = backward_chain._tiles_launch
+    monkeypatch.setattr(backward_chain, "_tiles_launch", lambda dims, *a, **k: chunks.append(dims.chunk_size)
+                        or real(dims, *a, **k))
+    if case == "varlen":
+        lengths = [150, 0, 1, 130]
+        kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
+                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
+    else:
+        kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=128, deterministic=case == "deterministic", what=case)
+    assert chunks == [64 if case == "batch" else 128], chunks
+
+
 def force_chain_handover(monkeypatch, handover):
     """Make the chain form hand the state gradient between chunks one way: "dstates" (the gradient chain as a
     launch of its own), "early" or "late" (inside the gradient kernel, published before or after its sweeps)."""

@@ -741,7 +741,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None, deterministic=False):
+                 bc_stages=None, states=None, deterministic=False, chunk=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -768,7 +768,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
     recompute launch (the sweeps only). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
-    where they run), the same launches with each sum in a slot of its own, summed in a fixed order."""
+    where they run), the same launches with each sum in a slot of its own, summed in a fixed order. `chunk`: the
+    chunk size the backward runs in (default: `tiles_chunk`'s with the atomic tiles, else the forward's)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -778,6 +779,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         tiles = True
     if tiles is None:
         tiles = TILES and use_tiles(dims, device)
+    if tiles and chunk is None and not deterministic:  # (the deterministic mode keeps its peak below mamba_ssm's)
+        chunk = tiles_chunk(dims, device)
+    if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
+        dims = dataclasses.replace(dims, chunk_size=chunk)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
         mode = TF32
     elif x.dtype == torch.float32:
@@ -975,6 +980,27 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
     (640 of them) they took the sweeps' GPU time but their two extra launches cost more host time than that (backward
     alone 0.46 -> 0.49 ms, with D 0.89 -> 1.02)."""
     return chunk_rows(dims) * dims.nheads >= 8 * _runtime.sm_count(device, on_cpu=0)
+
+
+def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
+    """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the chains are many and not packed
+    (the state recompute and the gradient chain in spans), else the forward's. Smaller chunks mean fewer tile pairs a
+    token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states and state
+    gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the recompute
+    and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
+    if (not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or dims.cu_seqlens is not None
+            or not many_chains(dims, device)):
+        return dims.chunk_size
+    return TILES_CHUNK
+
+
+# H100, 2.7B shape, bf16, backward alone (benchmarks/notes/ssd_backward.md, twenty-fourth session): chunks of 128 in
+# place of the forward's 256, 8x4K 3.32 -> 3.06 ms (pair launch 1.007 -> 0.627, tiles 0.876 -> 0.790, paths 0.742 ->
+# 0.854, chain and recompute +0.05 each), 32x2K 6.37 -> 5.94; 64 was slower (3.467: the paths 1.233); at 1x32K (few
+# chains, a hand-over a chunk) 128 lost, 3.650 -> 4.128. Training call's peak at 8x4K 1072 -> 1384 MiB (mamba_ssm's
+# 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode keeps the forward's chunk (its
+# backward 3.58 -> 3.27 ms at 8x4K otherwise). 0: the forward's chunk always (A/B).
+TILES_CHUNK = 128
 
 
 def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.device) -> int:

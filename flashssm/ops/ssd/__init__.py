@@ -47,8 +47,8 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
 
     Runs one fused Triton launch on a GPU of compute capability 8.0 or newer (or under
     TRITON_INTERPRET=1), and the chunked PyTorch reference otherwise, saying so once on a GPU.
-    Differentiable: gradients reach every input and flow back from final_states (the backward is two
-    launches, ops/ssd/backward.py). Under torch.compile it runs as the custom op
+    Differentiable: gradients reach every input and flow back from final_states (the backward's
+    launches: ops/ssd/backward_chain.py). Under torch.compile it runs as the custom op
     `flashssm::ssd_scan_fwd` (no graph break); in eager mode through a plain autograd.Function with
     the same launches, which spares the custom op's dispatch. Deterministic (no float atomics) under
     `torch.use_deterministic_algorithms(True)`. A NaN or inf input makes the

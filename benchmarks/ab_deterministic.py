@@ -17,6 +17,7 @@ from triton.testing import do_bench
 
 import flashssm
 from flashssm import _runtime
+from flashssm.bench.run import peak_extra_mb
 from flashssm.ops.ssd import backward
 from benchmarks.train_harness import train_leaves
 
@@ -46,12 +47,7 @@ def main():
                     again = train()
                     same[form] = all(torch.equal(u, v) for u, v in zip(first, again))
                     del first, again
-                    torch.cuda.synchronize()
-                    base = torch.cuda.memory_allocated()
-                    torch.cuda.reset_peak_memory_stats()
-                    train()
-                    torch.cuda.synchronize()
-                    peaks[form] = (torch.cuda.max_memory_allocated() - base) / 2**20
+                    peaks[form] = peak_extra_mb(train, torch.device("cuda"))
                     times[form].append(do_bench(train, warmup=5, rep=40))
                 finally:
                     torch.use_deterministic_algorithms(False)

@@ -22,6 +22,7 @@ import torch
 from triton.testing import do_bench
 
 from benchmarks.tune_ssd_backward import kernel_times
+from flashssm.bench.run import peak_extra_mb
 from flashssm.bench.workloads import SSDWorkload
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd import backward
@@ -169,14 +170,7 @@ def main():
                                  reverse=True)
                     print(f"  {shape} {opt} {v}: " + " ".join(f"{k[:28]} {t:.3f}" for t, k in top[:7]), flush=True)
             if a.memory and a.device == "cuda":
-                peaks = {}
-                for v in variants:
-                    torch.cuda.synchronize()
-                    torch.cuda.reset_peak_memory_stats()
-                    before = torch.cuda.memory_allocated()
-                    run(v)
-                    torch.cuda.synchronize()
-                    peaks[v] = (torch.cuda.max_memory_allocated() - before) / 2**20
+                peaks = {v: peak_extra_mb(lambda: run(v), x.device) for v in variants}
                 print(f"  {shape} {opt} peak above the inputs, MiB: "
                       + " | ".join(f"{v} {m:.0f}" for v, m in peaks.items()), flush=True)
             base = statistics.median(times[variants[0]])

@@ -983,13 +983,12 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
 
 
 def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
-    """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the chains are many and not packed
-    (the state recompute and the gradient chain in spans), else the forward's. Smaller chunks mean fewer tile pairs a
-    token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states and state
-    gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the recompute
-    and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
-    if (not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or dims.cu_seqlens is not None
-            or not many_chains(dims, device)):
+    """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the gradient chain (like the state
+    recompute) runs in spans (`chain_span`: many chains, not packed), else the forward's. Smaller chunks mean fewer
+    tile pairs a token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states
+    and state gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the
+    recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
+    if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
         return dims.chunk_size
     return TILES_CHUNK
 

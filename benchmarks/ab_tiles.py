@@ -12,7 +12,8 @@ hN (heads a program of the pair launch sums), vN (that launch's warps), rN / qN 
 launch's register cap), cN (the chain launch's form: 0 a program a chunk, N >= 1 spans of N chunks), dN (the chain
 launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of their own), eN, fN, gN (that launch's
 heads a program, warps, register cap), jN (its stages), TN (its tokens a block), oN (the pair launch's
-stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode).
+stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode), i0 / i1 (the states and
+their gradients in two buffers / one, the states recomputed over the gradients).
 """
 
 import argparse
@@ -77,6 +78,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["dstates_sub"] = int(part[1:])
         elif part[0] == "k":
             kw["chunk"] = int(part[1:])
+        elif part[0] == "i":
+            kw["in_place"] = bool(int(part[1:]))
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw

@@ -619,16 +619,19 @@ def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypat
     check_gradients(kw, dtype, chunk_size=chunk_size)
 
 
-@pytest.mark.parametrize("case", ["batch", "deterministic", "varlen"])
+@pytest.mark.parametrize("case", ["batch", "deterministic", "deterministic-two-buffers", "varlen"])
 def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     """With many chains the tiles run in chunks of TILES_CHUNK where the forward's are larger (fewer tile pairs a token;
     the recompute and the gradient chain then store a state at every smaller chunk's end): forced here with the GPU made
     to look one program wide, a forward chunk of 128 and tiles chunks of 64, with every option, initial states, a
-    final-state gradient and a ragged end. The tiles' launches must see the smaller chunk (a spy); packed sequences and
-    the deterministic mode (its memory) keep the forward's. Fails if the chunks' states or tile pairs are misplaced."""
+    final-state gradient and a ragged end. The tiles' launches must see the smaller chunk (a spy); packed sequences keep
+    the forward's, and so does the deterministic mode with two buffers of states (its memory; with one, the default, it
+    takes the smaller chunks). Fails if the chunks' states or tile pairs are misplaced."""
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
+    if case == "deterministic-two-buffers":
+        monkeypatch.setattr(backward_chain, "IN_PLACE_STATES", False)
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
     monkeypatch.setattr(backward_chain, "TILES_CHUNK", 64)
     monkeypatch.setattr(backward_tiles, "TILE", 32)  # two blocks a tiles chunk: three tile pairs
@@ -645,8 +648,46 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     else:
         kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
                         dt_softplus=True, initial_states=True)
-        check_gradients(kw, torch.float32, chunk_size=128, deterministic=case == "deterministic", what=case)
-    assert chunks == [64 if case == "batch" else 128], chunks
+        check_gradients(kw, torch.float32, chunk_size=128, deterministic=case.startswith("deterministic"), what=case)
+    assert chunks == [64 if case in ("batch", "deterministic") else 128], chunks
+
+
+@pytest.mark.parametrize("case", ["late", "early-varlen", "deterministic-head-blocks"])
+def test_states_in_place(case, device, monkeypatch):
+    """The states recomputed over their gradients (one buffer: the chain's dH first; the launches that read dH; then
+    the recompute, which dots each stored dH with the state replacing it, the decay gradient's carry; then the paths'
+    dC side, whose inpath terms add to the pair launch's sums): forced in the atomic mode with the recompute's late
+    form (spans, the GPU made one program wide) and its early form on packed sequences with an empty one, and in the
+    deterministic mode (its default there) with the heads in blocks of 2 (slots for each side's launch). Every option,
+    initial states, a final-state gradient, ragged ends; a spy checks that the recompute wrote into dH's buffer with the
+    carry. Fails if the carry or the inpath terms are lost (checked: ddt and dA off by 10-90 %)."""
+    from flashssm.ops.ssd import backward_chain, backward_tiles, forward
+
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    real_states = backward_chain.entering_states
+    calls = []
+    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: calls.append(
+        (k.get("out") is not None, k.get("carry") is not None)) or real_states(*a, **k))
+    deterministic = case.startswith("deterministic")
+    if not deterministic:
+        real_bwd = backward_chain.ssd_backward
+        monkeypatch.setattr(backward_chain, "ssd_backward", functools.partial(real_bwd, in_place=True))
+    if case == "late":
+        monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
+        monkeypatch.setattr(backward_tiles, "TILE", 32)
+    if case == "early-varlen":
+        lengths = [150, 0, 1, 100]
+        kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
+                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
+    else:
+        if deterministic:
+            monkeypatch.setattr(backward_tiles, "PATHS_HEADS", 2)
+        kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=64, deterministic=deterministic, what=case)
+    assert calls and all(c == (True, True) for c in calls), calls
 
 
 def force_chain_handover(monkeypatch, handover):

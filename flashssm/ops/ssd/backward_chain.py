@@ -741,7 +741,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None, deterministic=False, chunk=None):
+                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -769,7 +769,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
     recompute launch (the sweeps only). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
     where they run), the same launches with each sum in a slot of its own, summed in a fixed order. `chunk`: the
-    chunk size the backward runs in (default: `tiles_chunk`'s with the atomic tiles, else the forward's)."""
+    chunk size the backward runs in (default: `tiles_chunk`'s with the atomic tiles, and in the deterministic mode with
+    the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
+    where the tiles have their paths launch): the states are recomputed after the launches that read the state
+    gradients, into their buffer (one buffer of chunk states instead of two)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -779,16 +782,32 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         tiles = True
     if tiles is None:
         tiles = TILES and use_tiles(dims, device)
-    if tiles and chunk is None and not deterministic:  # (the deterministic mode keeps its peak below mamba_ssm's)
-        chunk = tiles_chunk(dims, device)
-    if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
-        dims = dataclasses.replace(dims, chunk_size=chunk)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
         mode = TF32
     elif x.dtype == torch.float32:
         mode = ROUND
     elif mode is None:
         mode = TILES_MODE if tiles else DEFAULT_MODE
+    # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
+    # bytes to write and read, no conversions in the tiles kernel)
+    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
+    states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
+    # one buffer for the states and their gradients (the chain's dH first, the states recomputed over it later), where
+    # the tiles have their paths launch and both are stored alike
+    if in_place is None:
+        in_place = deterministic and IN_PLACE_STATES
+    if in_place and tiles:
+        from flashssm.ops.ssd.backward_tiles import paths_launch
+
+        in_place = bool(states_dtype == (x.dtype if narrow else torch.float32)
+                        and (paths if paths is not None else paths_launch(*states_shape(dims)[2:])))
+    else:
+        in_place = False
+    # (the deterministic mode takes the smaller chunks with one buffer only: with two its peak is above mamba_ssm's)
+    if tiles and chunk is None and (in_place or not deterministic):
+        chunk = tiles_chunk(dims, device)
+    if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
+        dims = dataclasses.replace(dims, chunk_size=chunk)
     block_n, block_p, sub_, num_warps_, early = _config(dims, mode, device)
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
@@ -803,16 +822,17 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if prepared:
         dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
-    # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
-    # bytes to write and read, no conversions in the tiles kernel)
-    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
     if tiles:  # (states stored by the forward serve the sweeps only: the tiles' are in another dtype and layout)
         states = None
-    if states is None:
-        states = entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                                 initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
-                                 store_dtype=x.dtype if narrow else None)
-    n_rows = states.shape[0]
+
+    def recompute(carry=None, out=None):
+        return entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                               initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
+                               store_dtype=states_dtype, out=out, carry=carry)
+
+    if states is None and not in_place:
+        states = recompute()
+    n_rows = states_shape(dims)[0]
     table, _, n_lanes = varlen if varlen is not None else (x, n_rows, dims.batch)
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
     r = h // g
@@ -882,7 +902,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     g_dout, states, dH_buf, dx, ddt, dB_buf, dC_buf, bc_strides, table, need["A"], mode,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
-                                    paths_tile, bc_stages, deterministic)
+                                    paths_tile, bc_stages, deterministic,
+                                    recompute=recompute if in_place else None)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -997,9 +1018,18 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
 # place of the forward's 256, 8x4K 3.32 -> 3.06 ms (pair launch 1.007 -> 0.627, tiles 0.876 -> 0.790, paths 0.742 ->
 # 0.854, chain and recompute +0.05 each), 32x2K 6.37 -> 5.94; 64 was slower (3.467: the paths 1.233); at 1x32K (few
 # chains, a hand-over a chunk) 128 lost, 3.650 -> 4.128. Training call's peak at 8x4K 1072 -> 1384 MiB (mamba_ssm's
-# 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode keeps the forward's chunk (its
-# backward 3.58 -> 3.27 ms at 8x4K otherwise). 0: the forward's chunk always (A/B).
+# 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode takes 128 only with its states in
+# place (IN_PLACE_STATES: one buffer for H and dH). 0: the forward's chunk always (A/B).
 TILES_CHUNK = 128
+
+# The deterministic mode's tiles (with their paths launch) keep one buffer of chunk states: the chain stores dH in it,
+# the launches that read dH run, then the states are recomputed over it (dotted with dH on the way: the decay
+# gradient's carry) and the paths' dC side reads them. H100, 2.7B shape, bf16, backward alone (notes/ssd_backward.md,
+# twenty-fifth session): the recompute reads dH too (+0.135 ms at 8x4K) and the paths launch no longer does (-0.08);
+# 320 MiB less at 8x4K (1064 -> 744 MiB above the inputs). The deterministic mode then takes chunks of 128 as the
+# atomic one does (8x4K 3.59 -> 3.24 ms, peak 946 -> 854 MiB); the atomic mode keeps two buffers (2.99 against 3.06 ms
+# in one). False: two buffers always (A/B).
+IN_PLACE_STATES = True
 
 
 def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.device) -> int:
@@ -1012,9 +1042,12 @@ def heads_per_program(per_group: int, programs: int, per_sm: int, device: torch.
 def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders, dy, states, dH, dx, ddt, dB_buf,
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
-                  paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False):
+                  paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
+                  recompute=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
-    the (rows, nheads) shares of dA. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
+    the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
+    yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH have
+    run, and the paths launch runs in two, its dB side before, its dC side after. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
     bc_strides: the dB/dC buffers' (contiguous). deterministic: no float atomics (needs the paths launch): the paths
     and pair launches store every sum in a slot of its own, and the slots are summed in a fixed order (dB and dC into
     their buffers, which need not be zeroed; the pair sums by the dA launch)."""
@@ -1024,8 +1057,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     device = x.device
     h, p, n, g = dims.nheads, dims.headdim, dims.dstate, dims.ngroups
     q = dims.chunk_size
-    n_rows = states.shape[0]
-    block_n, block_p = states.shape[2], states.shape[3]
+    n_rows = dH.shape[0]
+    block_n, block_p = dH.shape[2], dH.shape[3]
     t = min(tile or bt.TILE, q)
     n_blk = q // t
     need_da = ddt is not None or need_dA
@@ -1035,7 +1068,10 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device) if need_da or need_bc else None
     carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
     D_arg, stride_D, init_arg, init_strides = placeholders
-    filler = _or(scratch, states)
+    filler = _or(scratch, dH)
+    split = recompute is not None
+    if split and not (paths if paths is not None else bt.paths_launch(block_n, block_p)):
+        raise ValueError("_tiles_launch: recompute needs the paths launch")
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
     is_varlen = dims.cu_seqlens is not None
@@ -1049,7 +1085,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     if scratch is not None and bt.PRE_CS:  # cs (of the processed dt) into scratch plane 3, for every launch below
         _decays(dims, q, q, n_rows, table, dt, A, None, False, out=scratch[3])
     last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
-        x, dt, A, B, C, D_arg, init_arg, dy, states, dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
+        x, dt, A, B, C, D_arg, init_arg, dy, _or(states, dH), dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
         filler, _or(carry, filler), table, s_buf, dims.batch, dims.seqlen, h, p, n, h // g, plane,
         *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides, *stride_D, *init_strides),
         device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
@@ -1081,23 +1117,33 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         if not paths:
             raise ValueError("_tiles_launch: the deterministic mode needs the paths launch")
         slot_elems = dims.batch * dims.seqlen * g * n
-        dB_buf, dC_buf = (_runtime.empty((paths_hb, *o.shape), torch.float32, device) if o is not None else None
-                          for o in (dB_out, dC_out))
         if need_da:
             psum = torch.zeros((n_blk + 1, n_rows, h, q), dtype=torch.float32, device=device)
-    if paths_hb:
-        _runtime.launch(bt._tiles_paths_kernel, (paths_programs * paths_hb,), (
-            x, dt, C, init_arg, dy, states, dH, _or(dB_buf, filler), _or(dC_buf, filler), scratch,
+
+    def run_paths(sides, dB_out, dC_out, carry_here, accumulate=False):
+        """The paths launch, side 0 (dB), 1 (dC, inpath) or both (2), into dB_out and dC_out: by atomics, or in the
+        deterministic mode into slots per block of heads, then summed into them (or, accumulate, added to them)."""
+        dB_arg, dC_arg = (dB_out, dC_out) if not deterministic else (
+            _runtime.empty((paths_hb, *o.shape), torch.float32, device) if o is not None else None
+            for o in (dB_out, dC_out))
+        _runtime.launch(bt._tiles_paths_kernel, (paths_programs // (1 if sides == 2 else 2) * paths_hb,), (
+            x, dt, C, init_arg, dy, _or(states, dH), dH, _or(dB_arg, filler), _or(dC_arg, filler), scratch,
             _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, paths_hpp, paths_hb, plane, slot_elems,
             *x.stride(), *dt.stride(), *C.stride(), *dy.stride(), *bc_strides, *init_strides),
             device, CHUNK=q, T=pt, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
-            NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None, DET=deterministic,
-            num_warps=paths_warps or bt.PATHS_WARPS,
-            num_stages=paths_stages or bt.PATHS_STAGES, **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
-    if deterministic:
-        _sum_slots(((dB_out, dB_buf), (dC_out, dC_buf)), accumulate=False)
-        dB_buf = dC_buf = None  # (freed before the pair launch's slots are allocated)
+            NEED_DB=dB_arg is not None, NEED_DC=dC_arg is not None, DET=deterministic, SIDES=sides,
+            CARRY=carry_here, num_warps=paths_warps or bt.PATHS_WARPS,
+            num_stages=paths_stages or (bt.PATHS_STAGES if x.element_size() <= 2 else bt.PATHS_STAGES_FP32),
+            **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
+        if deterministic:
+            _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)
+
+    if paths_hb and not split:
+        run_paths(2, dB_buf, dC_buf, True)
+    elif paths_hb and dB_buf is not None:
+        run_paths(0, dB_buf, None, False)
+    if deterministic:  # the pair launch's slots (the paths' are summed and freed)
         dB_buf, dC_buf = (torch.zeros((n_blk * bc_hb, *o.shape), dtype=torch.float32, device=device)
                           if o is not None else None for o in (dB_out, dC_out))
     if need_bc or need_da:
@@ -1110,8 +1156,14 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             DET=deterministic, num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
             **_cap(bc_maxnreg or caps[2]))
     if deterministic:
-        _sum_slots(((dB_out, dB_buf), (dC_out, dC_buf)), accumulate=True)
+        _sum_slots(((dB_out, dB_buf),), accumulate=True)
+        _sum_slots(((dC_out, dC_buf),), accumulate=not split)  # (split: dC's paths come after)
         dB_buf = dC_buf = None
+    if split and paths_hb and (dC_out is not None or need_da):
+        # the states, stored over dH now that nothing reads dH any more (with the carry, which needs both), then the
+        # dC side of the paths
+        states = recompute(carry, dH)
+        run_paths(1, None, dC_out, False, accumulate=True)
     if not need_da:
         return None
     part = _runtime.buffer((n_rows, h), torch.float32, device)

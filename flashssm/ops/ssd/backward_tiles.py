@@ -219,11 +219,14 @@ def _tiles_kernel(
                         carry += tl.sum(tl.sum(dH.to(tl.float32) * H, axis=1), axis=0)
         if NEED_DA:
             tl.store(scratch + 2 * plane + tb, edge, mask=mask_b)  # plane 2: prefix-summed
+            # plane 1: inpath, suffix-summed (with the pair sums, which the pair launch adds); zero here where the paths
+            # launch adds its own (it may run after the pair launch)
             if PATHS:
-                tl.store(scratch + plane + tb, inpath, mask=mask_b)  # plane 1: suffix-summed (with the pair sums)
-                if blk == 0:
-                    carry *= tl.exp(total)
+                tl.store(scratch + plane + tb, inpath, mask=mask_b)
+                if blk == 0:  # (unscaled: the dA launch scales it by exp(cs_L))
                     tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
+            else:
+                tl.store(scratch + plane + tb, tl.zeros((T,), dtype=tl.float32), mask=mask_b)
 
 
 @triton.jit
@@ -251,12 +254,15 @@ def _tiles_paths_kernel(
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
     SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
-    DET: tl.constexpr = False,
+    DET: tl.constexpr = False, SIDES: tl.constexpr = 2, CARRY: tl.constexpr = True,
 ):
     """Program (chunk row, group, block b, block of heads, side): the block's paths out of the chunk (side 0) or into
     it from before (side 1), for each of the heads: dB's state part dt_j exp(cs_L - cs_j) x_j dH^T, or dC's
-    exp(cs_i) dy_i H^T with the decay gradient's inpath C_i . (dC's state part) (scratch plane 1) and, for block 0,
-    the carry exp(cs_L) <dH, H>. Each head's product has a fresh accumulator, is scaled in fp32 (the scales are per
+    exp(cs_i) dy_i H^T with the decay gradient's inpath C_i . (dC's state part) (scratch plane 1) and, for block 0
+    (CARRY; else the state recompute wrote it), the carry <dH, H> (the dA launch scales it by exp(cs_L)). SIDES 2:
+    both sides, side = the program's parity, before the pair launch; 0 or 1: that side alone (the launches before and
+    after the state recompute, where H is stored over dH; side 1 then runs after the pair launch and adds its inpath
+    terms to the pair sums there). Each head's product has a fresh accumulator, is scaled in fp32 (the scales are per
     token: no operand takes them exactly) and summed over the heads in registers; then one fp32 atomic an element
     for the block of heads (the tiles kernel's PATHS form adds one a head: at 8x4K of the 2.7B shape 2.7 GB of
     atomics through L2). The two sides are programs of their own, so that each holds one accumulator. cs as the tiles
@@ -265,8 +271,12 @@ def _tiles_paths_kernel(
     the caller sums in a fixed order."""
     N_BLK: tl.constexpr = CHUNK // T
     pid = tl.program_id(0)
-    side = pid % 2
-    rest = pid // 2
+    if SIDES == 2:
+        side = pid % 2
+        rest = pid // 2
+    else:
+        side = SIDES
+        rest = pid
     hb = rest % n_hblocks
     rest = rest // n_hblocks
     blk = rest % N_BLK
@@ -325,10 +335,10 @@ def _tiles_paths_kernel(
                             H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
                                         + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
                                         mask=mask_n[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
-                    if NEED_DA:
+                    if NEED_DA and CARRY:
                         if blk == 0:  # the paths from before the chunk to after it
                             dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
-                            carry = tl.sum(tl.sum(dH * H, axis=1), axis=0) * tl.exp(total)
+                            carry = tl.sum(tl.sum(dH * H, axis=1), axis=0)
                             tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
                     dy_b = _operand(tl.load(dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h
                                             + (start + tb[:, None]) * stride_dy_t + offs_p[None, :] * stride_dy_p,
@@ -337,8 +347,10 @@ def _tiles_paths_kernel(
                                   SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
                     acc += part
                     if NEED_DA:  # plane 1: inpath, suffix-summed (the pair launch adds its pair sums)
-                        tl.store(scratch_ptr + prog64 * CHUNK + plane + tb,
-                                 tl.sum(part * C_b.to(tl.float32), axis=1), mask=mask_b)
+                        inpath = tl.sum(part * C_b.to(tl.float32), axis=1)
+                        if SIDES == 1:  # (after the pair launch: added to its sums; this program's tokens alone)
+                            inpath += tl.load(scratch_ptr + prog64 * CHUNK + plane + tb, mask=mask_b, other=0.0)
+                        tl.store(scratch_ptr + prog64 * CHUNK + plane + tb, inpath, mask=mask_b)
                 if NEED_DC:
                     _sum_into(dC_ptr + bc, acc, mask_bn, hb, slot_elems, DET)
 
@@ -540,7 +552,9 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     for slot in tl.static_range(PAIR_SLOTS):
         later += tl.load(psum_ptr + plane.to(tl.int64) * slot + prog64 * CHUNK + offs_q, mask=mask_q, other=0.0)
     edge = tl.load(scratch + 2 * plane, mask=mask_q, other=0.0)
-    carry = tl.load(carry_ptr + prog64)
+    # the paths over the whole chunk, exp(cs_L) <dH, H> (cs_L: the chunk's total decay, scratch plane 3)
+    carry = tl.load(carry_ptr + prog64) * tl.exp(tl.load(scratch_ptr + prog64 * CHUNK + 3 * plane
+                                                         + tl.maximum(length - 1, 0)))
     da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
     da = tl.where(mask_q, da, 0.0)
     b64 = b.to(tl.int64)
@@ -569,8 +583,11 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # loaded half as often as in blocks of 64), 20 heads a program at most. H100, 2.7B shape, 8x4K: the launch takes 0.73
 # ms and the tiles kernel 2.11 -> 1.05 ms; blocks of 64 capped at 128 registers (two programs an SM, offline 240 B
 # spilled) 0.78, with 80 heads a program 0.89, one stage 1.02; the scales folded into split operands instead of a
-# fresh product a head 0.83 (blocks of 128) and 1.72 (64) (fourteenth session).
-PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 2, 20, 128
+# fresh product a head 0.83 (blocks of 128) and 1.72 (64) (fourteenth session). Three stages with 16-bit inputs (96 KB
+# of shared memory; fp32 inputs keep two, 128 KB): the launch 0.843 -> 0.750 ms at 8x4K with the backward's chunks of
+# 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
+PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
+PATHS_STAGES_FP32 = 2
 
 def paths_launch(block_n: int, block_p: int) -> bool:
     """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,

@@ -139,7 +139,7 @@ def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.
 @triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
-    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr,
+    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr, carry_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -157,7 +157,7 @@ def _ssd_fwd_kernel(
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
     STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64, PRE_DECAYS: tl.constexpr = False,
-    PRE_SUB: tl.constexpr = 64,
+    PRE_SUB: tl.constexpr = 64, CARRY: tl.constexpr = False,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -224,7 +224,7 @@ def _ssd_fwd_kernel(
     else:
         H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
     if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
-        _store_state(states_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P)
+        _store_state(states_ptr, carry_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
     if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
         _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -287,7 +287,7 @@ def _ssd_fwd_kernel(
             mask_t = t < length
             if s0 % STATE_CHUNK == 0:
                 row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
-                _store_state(states_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P)
+                _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
             dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
                                        dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
@@ -317,12 +317,18 @@ def _prefetch_rows(t, p0, headdim, dstate, x_base, stride_x_t, stride_x_p, z_bas
 
 
 @triton.jit
-def _store_state(states_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N: tl.constexpr, BLOCK_P: tl.constexpr):
+def _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N: tl.constexpr,
+                 BLOCK_P: tl.constexpr, CARRY: tl.constexpr):
     """H as the state entering chunk row `row` (position-major), head h, headdim block pb: the backward's
-    (rows, nheads, n_pblocks, BLOCK_N, BLOCK_P) buffer."""
+    (rows, nheads, n_pblocks, BLOCK_N, BLOCK_P) buffer. CARRY (one headdim block): the buffer holds the gradient of
+    the state after that chunk (the backward's chain wrote it there), which H replaces; <that gradient, H> goes to
+    carry (rows, nheads) first, the decay gradient's term for the paths over the whole chunk (unscaled)."""
     offs = tl.arange(0, BLOCK_N)[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]
-    tl.store(states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P) + offs,
-             H.to(states_ptr.dtype.element_ty))
+    at = states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P) + offs
+    if CARRY:
+        dH = tl.load(at).to(tl.float32)
+        tl.store(carry_ptr + row.to(tl.int64) * nheads + h, tl.sum(tl.sum(dH * H, axis=1), axis=0))
+    tl.store(at, H.to(states_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -544,7 +550,7 @@ def states_shape(dims: SSDDims) -> tuple[int, int, int, int]:
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
                     state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None,
-                    store_dtype=None, pre_decays=False) -> torch.Tensor:
+                    store_dtype=None, pre_decays=False, out=None, carry=None) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
     states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
@@ -557,7 +563,9 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     late_states, group, sub_a: force the form, the span and the sweep's step (tuning, tests). pre_decays: dt and its
     cumsums from the preparation launch; off by default here, where it lost (H100, 2.7B shape: 1x32K 0.478 -> 0.492
     ms, 1x128K 1.825 -> 1.896, late 8x4K and 32x2K within 1 %): the states-only sweep has one product a step and
-    little else to save."""
+    little else to save. out: the buffer to store into (the layout above, store_dtype); with carry ((rows, nheads)
+    fp32), `out` holds the gradient of the state after each chunk, which each program reads, dotted with the state
+    entering the chunk into carry, before it stores the state over it (the backward's one buffer for both)."""
     state_dtype = state_dtype or torch.float32
     shape = states_shape(dims)
     block_n, block_p = shape[2:]
@@ -571,9 +579,17 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
-    states = _runtime.buffer(shape, store_dtype or state_dtype, x.device)
+    if out is None:
+        states = _runtime.buffer(shape, store_dtype or state_dtype, x.device)
+    elif tuple(out.shape) != shape or out.dtype != (store_dtype or state_dtype) or not out.is_contiguous():
+        raise ValueError(f"entering_states: out must be a contiguous {tuple(shape)} tensor of "
+                         f"{store_dtype or state_dtype}, got {tuple(out.shape)} {out.dtype}")
+    else:
+        states = out
+    if carry is not None and (out is None or tuple(carry.shape) != shape[:2] or carry.dtype != torch.float32):
+        raise ValueError(f"entering_states: carry needs out and must be a {tuple(shape[:2])} float32 tensor")
     _run(dims, cfg, x, dt, A, B, B, None, None, dt_bias, dt_softplus, initial_states, state_dtype, states=states,
-         varlen=varlen)
+         varlen=varlen, carry=carry)
     return states
 
 
@@ -600,7 +616,7 @@ def _chunk_rows(dims: SSDDims, q: int) -> int:
 
 
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
-         final=None, states=None, varlen=None):
+         final=None, states=None, varlen=None, carry=None):
     device = x.device
     block_n = _block_n(dims.dstate)
     n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
@@ -632,6 +648,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             init_arg, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
             states if states is not None else any_out, counter, flags, slots, table, decays,
+            carry if carry is not None else any_out,
             dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
             n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
@@ -645,7 +662,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
-            SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub,
+            SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

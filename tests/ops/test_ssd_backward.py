@@ -78,6 +78,13 @@ def check_gradients(kw, dtype, *, chunk_size, cu_seqlens=None, state_dtype=None,
     return got
 
 
+def packed_inputs(lengths, nheads, ngroups, device, **options):
+    """fp32 inputs of packed sequences of these lengths (headdim 32, dstate 16) and their cu_seqlens."""
+    kw = ssd_inputs(1, sum(lengths), nheads, 32, 16, ngroups, dtype=torch.float32, device=device,
+                    num_seqs=len(lengths), **options)
+    return kw, torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+
+
 def cancelling_size(kw64, dy, dfinal, y64, final64) -> float:
     """The size of the terms whose difference is dA where the reference's is 0 (single tokens from a zero state),
     the largest over heads: the chain backward forms dA_h = sum_t dt_t (a_t - b_t) from rounded terms of size
@@ -258,10 +265,8 @@ def test_states_from_forward(case, device, monkeypatch):
     if case == "over-the-cap":
         monkeypatch.setattr(backward_chain, "STATES_FROM_FORWARD_BYTES", 1024)
     if case == "varlen-init":
-        lengths = [37, 0, 1, 70]
-        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", z=True,
-                        dt_bias=True, dt_softplus=True, initial_states=True, num_seqs=len(lengths))
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        kw, cu = packed_inputs([37, 0, 1, 70], 4, 2, device, D="h", z=True, dt_bias=True, dt_softplus=True,
+                               initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=16, cu_seqlens=cu)
     else:
         kw = ssd_inputs(2, 75, 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", initial_states=True)
@@ -335,10 +340,7 @@ def test_deterministic_tiles(case, device, monkeypatch):
                         dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, deterministic=True, what=case)
     elif case == "varlen":
-        lengths = [70, 0, 1, 130]
-        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
-                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        kw, cu = packed_inputs([70, 0, 1, 130], 4, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, deterministic=True, what=case)
     else:
         kw = ssd_inputs(1, 40, 2, 16, 256 if case == "dstate-256" else 16, 1, dtype=torch.float32, device=device,
@@ -640,10 +642,7 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     monkeypatch.setattr(backward_chain, "_tiles_launch", lambda dims, *a, **k: chunks.append(dims.chunk_size)
                         or real(dims, *a, **k))
     if case == "varlen":
-        lengths = [150, 0, 1, 130]
-        kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
-                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        kw, cu = packed_inputs([150, 0, 1, 130], 3, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
     else:
         kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
@@ -676,10 +675,7 @@ def test_states_in_place(case, device, monkeypatch):
         monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
         monkeypatch.setattr(backward_tiles, "TILE", 32)
     if case == "early-varlen":
-        lengths = [150, 0, 1, 100]
-        kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", z=True,
-                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        kw, cu = packed_inputs([150, 0, 1, 100], 3, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
     else:
         if deterministic:
@@ -719,10 +715,7 @@ def test_chain_hand_overs(case, handover, device, monkeypatch):
                         dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=16, what=handover)
     else:
-        lengths = [37, 1, 0, 70]
-        kw = ssd_inputs(1, sum(lengths), 4, 32, 16, 2, dtype=torch.float32, device=device, D="h",
-                        dt_softplus=True, initial_states=True, num_seqs=len(lengths))
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        kw, cu = packed_inputs([37, 1, 0, 70], 4, 2, device, D="h", dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=16, cu_seqlens=cu, what=handover)
 
 

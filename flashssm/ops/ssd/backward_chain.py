@@ -1046,11 +1046,12 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   recompute=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
-    yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH have
-    run, and the paths launch runs in two, its dB side before, its dC side after. placeholders: D's and initial_states' kernel arguments (d_operand, init_operand),
-    bc_strides: the dB/dC buffers' (contiguous). deterministic: no float atomics (needs the paths launch): the paths
-    and pair launches store every sum in a slot of its own, and the slots are summed in a fixed order (dB and dC into
-    their buffers, which need not be zeroed; the pair sums by the dA launch)."""
+    yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
+    have run, and the paths launch runs in two, its dB side before, its dC side after. placeholders: D's and
+    initial_states' kernel arguments (d_operand, init_operand), bc_strides: the dB/dC buffers' (contiguous).
+    deterministic: no float atomics (needs the paths launch): the paths and pair launches store every sum in a slot of
+    its own, and the slots are summed in a fixed order (dB and dC into their buffers, which need not be zeroed; the
+    pair sums by the dA launch)."""
     global last_compiled
     from flashssm.ops.ssd import backward_tiles as bt
 

@@ -791,6 +791,22 @@ def test_tiles_state_paths(paths, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=64, what=paths)
 
 
+@pytest.mark.parametrize("tile", [32, 64])
+@pytest.mark.parametrize("k_halves", [True, False], ids=["halves", "whole"])
+def test_tiles_pair_products_in_halves(k_halves, tile, device, monkeypatch):
+    """The tiles kernel's pair products (S^T L) dy_i in two halves of the later block's tokens (the default) or whole,
+    at tiles of 32 and 64 tokens, with a ragged end inside a half (150 tokens: chunks of 128 and 22), every option,
+    initial states and a final-state gradient, against float64."""
+    from flashssm.ops.ssd import backward, backward_tiles
+
+    monkeypatch.setattr(backward_tiles, "TILE", tile)
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True,
+                                                                    k_halves=k_halves))
+    kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=128, what=f"halves {k_halves} T {tile}")
+
+
 @pytest.mark.parametrize("own_cs", [False, True], ids=["cs-launch", "own-cs"])
 def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
     """Decays that fall below exp(-88) inside a chunk that ends early (63 of 64 tokens, then 40): a padding token's

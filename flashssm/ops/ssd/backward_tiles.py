@@ -87,13 +87,14 @@ def _tiles_kernel(
     HAS_D: tl.constexpr, HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
     NEED_DX: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
-    PATHS: tl.constexpr = True, PRE_CS: tl.constexpr = False,
+    PATHS: tl.constexpr = True, PRE_CS: tl.constexpr = False, K_HALVES: tl.constexpr = False,
 ):
     """Program (chunk row, head, block b): the pairs whose earlier end j is in block b (bracket, dx, the direct part
     of ddt), the edge term, and (PATHS) the block's paths out of the chunk and into it from before (dB's and dC's
     state parts with an fp32 atomic per head, inpath, the carry); without PATHS those are _tiles_paths_kernel's.
     The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
-    dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt."""
+    dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt. K_HALVES (with
+    PRE_CS, T >= 32): the pair products (S^T L) dy_i in two halves of the later block's tokens."""
     N_BLK: tl.constexpr = CHUNK // T
     NS: tl.constexpr = min(BLOCK_N, 64)
     pid = tl.program_id(0)
@@ -145,21 +146,36 @@ def _tiles_kernel(
         # the pairs with j in this block: the S^T tiles of the chunk row's group from _tiles_s_kernel, pair (ib, jb)
         # at ib (ib + 1) / 2 + jb
         bracket = tl.zeros((T, BLOCK_P), dtype=tl.float32)
-        s_row = s_ptr + ((rest.to(tl.int64) * (nheads // heads_per_group) + g64) * (N_BLK * (N_BLK + 1) // 2)
-                         + blk) * (T * T) + offs_t[:, None] * T + offs_t[None, :]
+        s_pairs = s_ptr + ((rest.to(tl.int64) * (nheads // heads_per_group) + g64) * (N_BLK * (N_BLK + 1) // 2)
+                           + blk) * (T * T)
+        s_row = s_pairs + offs_t[:, None] * T + offs_t[None, :]
         for i0 in range(t0, length, T):
-            ti = i0 + offs_t
-            mask_i = ti < length
-            if PRE_CS:
-                cs_i = tl.load(scratch + 3 * plane + ti)
-            else:
-                _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, offs_t, length, A)
-            dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
-                                    mask=mask_i[:, None] & mask_p[None, :], other=0.0))
             ib = i0 // T
-            st = tl.load(s_row + (ib * (ib + 1) // 2) * (T * T))  # [T (j), T (i)]
-            lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
-            bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
+            if PRE_CS and K_HALVES and T >= 32:
+                # the product in two halves of the i tokens: half of S^T's fp32 tile and of L live at a time
+                HALF: tl.constexpr = T // 2
+                for half in tl.static_range(2):
+                    cols = half * HALF + tl.arange(0, HALF)
+                    ti = i0 + cols
+                    mask_i = ti < length
+                    cs_i = tl.load(scratch + 3 * plane + ti)
+                    dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
+                                            mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+                    st = tl.load(s_pairs + (ib * (ib + 1) // 2) * (T * T) + offs_t[:, None] * T + cols[None, :])
+                    lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
+                    bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
+            else:
+                ti = i0 + offs_t
+                mask_i = ti < length
+                if PRE_CS:
+                    cs_i = tl.load(scratch + 3 * plane + ti)
+                else:
+                    _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, offs_t, length, A)
+                dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
+                                        mask=mask_i[:, None] & mask_p[None, :], other=0.0))
+                st = tl.load(s_row + (ib * (ib + 1) // 2) * (T * T))  # [T (j), T (i)]
+                lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
+                bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
         # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
         state = tl.zeros((T, BLOCK_P), dtype=tl.float32)
         for n0 in tl.static_range(0, BLOCK_N, NS):
@@ -570,6 +586,11 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
 PRE_CS = True
 TILE = 64  # tokens a block (chunk 256: four blocks a chunk)
 TILES_WARPS, TILES_STAGES = 4, 1
+# The tiles kernel's pair products (S^T L) dy_i in two halves of the i tokens (tiles of 32 tokens and more): half of the
+# fp32 S^T tile and of L live at a time. Offline (sm_90, triton 3.6, the 128 cap) 48 -> 12 B spilled; H100, 2.7B shape,
+# backward alone: the kernel 0.795 -> 0.693 ms at 8x4K, 8x4K 2.980 -> 2.869, 32x2K 5.738 -> 5.538, 1x32K 3.612 -> 3.491,
+# the same gradients (notes/ssd_backward.md, twenty-fifth session). False: whole (A/B).
+TILES_K_HALVES = True
 TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
 # Where the tiles are at most 64 x 128 (headdim <= 64, dstate <= 128), register caps: the tiles kernel at 168
 # registers (three programs an SM instead of two; 112 B spilled offline), the pair launch with 8 warps at 128 (two

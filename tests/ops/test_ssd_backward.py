@@ -768,13 +768,14 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
-@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32", "launch-own-cs"])
+@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32", "launch-own-cs",
+                                   "launch-per-side"])
 def test_tiles_state_paths(paths, device, monkeypatch):
     """The tiles' state paths (dB's and dC's state parts, the decay gradient's inpath and carry) in the tiles kernel,
     or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, or in blocks of
-    32 tokens (the tiles' are 64; its default, 128, is the chunk here), with initial states (the carry from them), a
-    final-state gradient, a ragged end and every option; cs from its own launch or (own-cs) computed in each tiles
-    program."""
+    32 tokens (the tiles' are 64; its default, 128, is the chunk here), or as a launch a side, with initial states (the
+    carry from them), a final-state gradient, a ragged end and every option; cs from its own launch or (own-cs)
+    computed in each tiles program."""
     from flashssm.ops.ssd import backward, backward_tiles
 
     if paths.endswith("own-cs"):
@@ -784,6 +785,8 @@ def test_tiles_state_paths(paths, device, monkeypatch):
     knobs = dict(paths=paths != "kernel", paths_heads=2 if paths == "launch-head-blocks" else None)
     if paths == "launch-blocks-32":
         knobs.update(paths_tile=32)
+    if paths == "launch-per-side":
+        knobs.update(paths_sides=True)
     monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True,
                                                                     **knobs))
     kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,

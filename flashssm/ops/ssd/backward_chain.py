@@ -741,7 +741,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None):
+                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None,
+                 paths_sides=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -773,7 +774,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
     where the tiles have their paths launch): the states are recomputed after the launches that read the state
     gradients, into their buffer (one buffer of chunk states instead of two). k_halves (for tuning): the tiles
-    kernel's pair products in two halves of their tokens (default TILES_K_HALVES)."""
+    kernel's pair products in two halves of their tokens (default TILES_K_HALVES). paths_sides (for tuning): with two
+    buffers, the paths launch as a launch a side (default backward_tiles.PATHS_SIDE_LAUNCHES)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -904,7 +906,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
                                     paths_tile, bc_stages, deterministic,
-                                    recompute=recompute if in_place else None, k_halves=k_halves)
+                                    recompute=recompute if in_place else None, k_halves=k_halves,
+                                    paths_sides=paths_sides)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1044,7 +1047,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None):
+                  recompute=None, k_halves=None, paths_sides=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
@@ -1142,8 +1145,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         if deterministic:
             _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)
 
-    if paths_hb and not split:
+    if paths_hb and not split and not (paths_sides if paths_sides is not None else bt.PATHS_SIDE_LAUNCHES):
         run_paths(2, dB_buf, dC_buf, True)
+    elif paths_hb and not split:  # (a launch a side: each compiles without the other's registers)
+        if dB_buf is not None:
+            run_paths(0, dB_buf, None, False)
+        if dC_buf is not None or need_da:
+            run_paths(1, None, dC_buf, True)
     elif paths_hb and dB_buf is not None:
         run_paths(0, dB_buf, None, False)
     if deterministic:  # the pair launch's slots (the paths' are summed and freed)

@@ -609,6 +609,10 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
+# With two buffers of states, the paths launch as one launch a side (side 1 keeping the carry) rather than one launch
+# for both: offline (sm_90, triton 3.6) both sides in one compile take 255 registers and spill 248 B, the dB side alone
+# 0 B, the dC side with the carry 236 B. Not yet timed (notes/ssd_backward.md, twenty-fifth session): off.
+PATHS_SIDE_LAUNCHES = False
 
 def paths_launch(block_n: int, block_p: int) -> bool:
     """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,

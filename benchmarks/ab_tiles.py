@@ -15,7 +15,7 @@ heads a program, warps, register cap), jN (its stages), TN (its tokens a block),
 stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode), i0 / i1 (the states and
 their gradients in two buffers / one, the states recomputed over the gradients), K0 / K1 (the tiles kernel's pair
 products whole / in two halves of their tokens), L0 / L1 (with two buffers, the paths in one launch / a launch a
-side).
+side), J0 / J1 (the pair launch's tiles whole / in two halves of their j tokens).
 """
 
 import argparse
@@ -86,6 +86,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["k_halves"] = bool(int(part[1:]))
         elif part[0] == "L":
             kw["paths_sides"] = bool(int(part[1:]))
+        elif part[0] == "J":
+            kw["bc_halves"] = bool(int(part[1:]))
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw

@@ -810,6 +810,29 @@ def test_tiles_pair_products_in_halves(k_halves, tile, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=128, what=f"halves {k_halves} T {tile}")
 
 
+@pytest.mark.parametrize("case", ["tiles-64", "tiles-32", "deterministic", "varlen"])
+def test_pair_launch_in_halves(case, device, monkeypatch):
+    """The pair launch with its tiles in two halves of the j tokens (a tuning form, off by default), against float64:
+    tiles of 64 and 32 tokens with a ragged end inside a half, the deterministic mode with the heads in blocks of 2
+    (its row and column sums in slots), packed sequences with an empty one; every option, initial states and a
+    final-state gradient."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain, backward_tiles
+
+    monkeypatch.setattr(backward_tiles, "TILES_BC_J_HALVES", True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_tiles, "TILE", 32 if case == "tiles-32" else 64)
+    if case == "varlen":
+        kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, D="h", z=True, dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
+        return
+    if case == "deterministic":
+        monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu=0: 1000)  # the pair launch: a head a program
+    kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=128, deterministic=case == "deterministic", what=case)
+
+
 @pytest.mark.parametrize("own_cs", [False, True], ids=["cs-launch", "own-cs"])
 def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
     """Decays that fall below exp(-88) inside a chunk that ends early (63 of 64 tokens, then 40): a padding token's

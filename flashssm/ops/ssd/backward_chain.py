@@ -796,6 +796,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     # bytes to write and read, no conversions in the tiles kernel)
     narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
     states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
+    dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     # one buffer for the states and their gradients (the chain's dH first, the states recomputed over it later), where
     # the tiles have their paths launch and both are stored alike
     if in_place is None:
@@ -803,7 +804,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if in_place and tiles:
         from flashssm.ops.ssd.backward_tiles import paths_launch
 
-        in_place = bool(states_dtype == (x.dtype if narrow else torch.float32)
+        in_place = bool(states_dtype == dH_dtype
                         and (paths if paths is not None else paths_launch(*states_shape(dims)[2:])))
     else:
         in_place = False
@@ -875,7 +876,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         if dstates:
             # the gradient chain as a launch of its own: dH after every chunk, dz, and with z the gated dy, which
             # the gradient kernel then reads in place of dout and z
-            dH_buf = _runtime.buffer((n_rows, h, block_n, block_p), x.dtype if narrow else torch.float32, device)
+            dH_buf = _runtime.buffer((n_rows, h, block_n, block_p), dH_dtype, device)
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             span = chain_span(dims, device) if dstates_span is None else dstates_span
@@ -1075,13 +1076,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
     D_arg, stride_D, init_arg, init_strides = placeholders
     filler = _or(scratch, dH)
-    split = recompute is not None
-    if split and not (paths if paths is not None else bt.paths_launch(block_n, block_p)):
-        raise ValueError("_tiles_launch: recompute needs the paths launch")
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
     is_varlen = dims.cu_seqlens is not None
     paths = bt.paths_launch(block_n, block_p) if paths is None else paths
+    split = recompute is not None
+    if split and not paths:
+        raise ValueError("_tiles_launch: recompute needs the paths launch")
     caps = bt.register_caps(block_n, block_p, paths)
     n_pairs = n_blk * (n_blk + 1) // 2
     s_buf = _runtime.buffer((n_rows, g, n_pairs, t, t), torch.float32, device)  # S^T of every tile pair
@@ -1146,15 +1147,14 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         if deterministic:
             _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)
 
-    if paths_hb and not split and not (paths_sides if paths_sides is not None else bt.PATHS_SIDE_LAUNCHES):
+    side_launches = split or (paths_sides if paths_sides is not None else bt.PATHS_SIDE_LAUNCHES)
+    if paths_hb and not side_launches:
         run_paths(2, dB_buf, dC_buf, True)
-    elif paths_hb and not split:  # (a launch a side: each compiles without the other's registers)
+    elif paths_hb:  # (a launch a side: each compiles without the other's registers; split: the dC side comes later)
         if dB_buf is not None:
             run_paths(0, dB_buf, None, False)
-        if dC_buf is not None or need_da:
+        if not split and (dC_buf is not None or need_da):
             run_paths(1, None, dC_buf, True)
-    elif paths_hb and dB_buf is not None:
-        run_paths(0, dB_buf, None, False)
     if deterministic:  # the pair launch's slots (the paths' are summed and freed)
         dB_buf, dC_buf = (torch.zeros((n_blk * bc_hb, *o.shape), dtype=torch.float32, device=device)
                           if o is not None else None for o in (dB_out, dC_out))
@@ -1175,7 +1175,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     if split and paths_hb and (dC_out is not None or need_da):
         # the states, stored over dH now that nothing reads dH any more (with the carry, which needs both), then the
         # dC side of the paths
-        states = recompute(carry, dH)
+        recompute(carry, dH)
         run_paths(1, None, dC_out, False, accumulate=True)
     if not need_da:
         return None

@@ -148,32 +148,23 @@ def _tiles_kernel(
         bracket = tl.zeros((T, BLOCK_P), dtype=tl.float32)
         s_pairs = s_ptr + ((rest.to(tl.int64) * (nheads // heads_per_group) + g64) * (N_BLK * (N_BLK + 1) // 2)
                            + blk) * (T * T)
-        s_row = s_pairs + offs_t[:, None] * T + offs_t[None, :]
+        # (K_HALVES: the product in two parts over the i tokens, half of S^T's fp32 tile and of L live at a time)
+        PARTS: tl.constexpr = 2 if PRE_CS and K_HALVES and T >= 32 else 1
+        WIDTH: tl.constexpr = T // PARTS
         for i0 in range(t0, length, T):
             ib = i0 // T
-            if PRE_CS and K_HALVES and T >= 32:
-                # the product in two halves of the i tokens: half of S^T's fp32 tile and of L live at a time
-                HALF: tl.constexpr = T // 2
-                for half in tl.static_range(2):
-                    cols = half * HALF + tl.arange(0, HALF)
-                    ti = i0 + cols
-                    mask_i = ti < length
-                    cs_i = tl.load(scratch + 3 * plane + ti)
-                    dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
-                                            mask=mask_i[:, None] & mask_p[None, :], other=0.0))
-                    st = tl.load(s_pairs + (ib * (ib + 1) // 2) * (T * T) + offs_t[:, None] * T + cols[None, :])
-                    lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
-                    bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
-            else:
-                ti = i0 + offs_t
+            for part in tl.static_range(PARTS):
+                cols = part * WIDTH + tl.arange(0, WIDTH)
+                ti = i0 + cols
                 mask_i = ti < length
                 if PRE_CS:
                     cs_i = tl.load(scratch + 3 * plane + ti)
                 else:
-                    _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, offs_t, length, A)
+                    _, cs_i = _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, i0, cols, length, A)
                 dy_i = _operand(tl.load(dy_base + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
                                         mask=mask_i[:, None] & mask_p[None, :], other=0.0))
-                st = tl.load(s_row + (ib * (ib + 1) // 2) * (T * T))  # [T (j), T (i)]
+                # [T (j), WIDTH (i)] of the pair's S^T tile
+                st = tl.load(s_pairs + (ib * (ib + 1) // 2) * (T * T) + offs_t[:, None] * T + cols[None, :])
                 lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
                 bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
         # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
@@ -515,9 +506,7 @@ def _tiles_bc_kernel(
                                     mask=mask_i[:, None] & mask_p[None, :], other=0.0))
             x_j = _operand(tl.load(x_h + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
                                    mask=mask_j[:, None] & mask_p[None, :], other=0.0))
-            inside = (ti[:, None] >= tj[None, :]) & mask_i[:, None] & mask_j[None, :]  # (not held through the loop)
-            w = (_mm_vv(dy_i, tl.trans(x_j), MODE, DOT_PRECISION)
-                 * tl.exp(tl.where(inside, cs_i[:, None] - cs_j[None, :], -float("inf"))) * dt_j[None, :])
+            w = _pair_weights(dy_i, x_j, ti, tj, mask_i, mask_j, cs_i, cs_j, dt_j, MODE, DOT_PRECISION)
             v += w
             if NEED_DA:  # rows_i - cols_j, added to the suffix-summed terms (plane 1, _tiles_kernel's inpath)
                 pairs = w * s
@@ -594,14 +583,14 @@ def _bc_in_halves(x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_p
         dy_h = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t
         dy_i = _operand(tl.load(dy_h + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
                                 mask=mask_i[:, None] & mask_p[None, :], other=0.0))
-        w0 = _pair_weights(dy_i, x_h, cs, dt_h, ti, tj0, mask_i, mask_j0, cs_i, offs_p, mask_p, stride_x_t,
+        w0 = _half_weights(dy_i, x_h, cs, dt_h, ti, tj0, mask_i, mask_j0, cs_i, offs_p, mask_p, stride_x_t,
                            stride_x_p, stride_dt_t, MODE, DOT_PRECISION)
         v0 += w0
         if NEED_DA:
             p0 = w0 * s0
             rows = tl.sum(p0, axis=1)
             cols0 = -tl.sum(p0, axis=0)
-        w1 = _pair_weights(dy_i, x_h, cs, dt_h, ti, tj1, mask_i, mask_j1, cs_i, offs_p, mask_p, stride_x_t,
+        w1 = _half_weights(dy_i, x_h, cs, dt_h, ti, tj1, mask_i, mask_j1, cs_i, offs_p, mask_p, stride_x_t,
                            stride_x_p, stride_dt_t, MODE, DOT_PRECISION)
         v1 += w1
         if NEED_DA:  # rows_i - cols_j, added to the suffix-summed terms (plane 1), as _tiles_bc_kernel does
@@ -643,17 +632,23 @@ def _bc_in_halves(x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_p
 
 
 @triton.jit
-def _pair_weights(dy_i, x_h, cs, dt_h, ti, tj, mask_i, mask_j, cs_i, offs_p, mask_p, stride_x_t, stride_x_p,
+def _pair_weights(dy_i, x_j, ti, tj, mask_i, mask_j, cs_i, cs_j, dt_j, MODE: tl.constexpr,
+                  DOT_PRECISION: tl.constexpr):
+    """One head's pair weights (dy_i . x_j) L_ij dt_j ([len(ti), len(tj)] fp32, 0 outside i >= j and the chunk)."""
+    inside = (ti[:, None] >= tj[None, :]) & mask_i[:, None] & mask_j[None, :]  # (not held through the heads' loop)
+    return (_mm_vv(dy_i, tl.trans(x_j), MODE, DOT_PRECISION)
+            * tl.exp(tl.where(inside, cs_i[:, None] - cs_j[None, :], -float("inf"))) * dt_j[None, :])
+
+
+@triton.jit
+def _half_weights(dy_i, x_h, cs, dt_h, ti, tj, mask_i, mask_j, cs_i, offs_p, mask_p, stride_x_t, stride_x_p,
                   stride_dt_t, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """One head's pair weights (dy_i . x_j) L_ij dt_j for the tokens tj ([len(ti), len(tj)] fp32, 0 outside i >= j and
-    the chunk): x_j, cs_j and dt_j loaded here."""
+    """_pair_weights for the half tj of a pair's j tokens, its x_j, cs_j and dt_j loaded here."""
     x_j = _operand(tl.load(x_h + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
                            mask=mask_j[:, None] & mask_p[None, :], other=0.0))
     cs_j = tl.load(cs + tj, mask=mask_j, other=0.0)
     dt_j = tl.load(dt_h + tj * stride_dt_t, mask=mask_j, other=0.0).to(tl.float32)
-    inside = (ti[:, None] >= tj[None, :]) & mask_i[:, None] & mask_j[None, :]
-    return (_mm_vv(dy_i, tl.trans(x_j), MODE, DOT_PRECISION)
-            * tl.exp(tl.where(inside, cs_i[:, None] - cs_j[None, :], -float("inf"))) * dt_j[None, :])
+    return _pair_weights(dy_i, x_j, ti, tj, mask_i, mask_j, cs_i, cs_j, dt_j, MODE, DOT_PRECISION)
 
 
 @triton.jit

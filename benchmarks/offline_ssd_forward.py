@@ -54,11 +54,14 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
 
 def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, maxnreg=None, floats=()):
     """triton.compile for sm_90, specialised as the JIT would for these arguments: pointers typed by
-    ptr_type(name) and marked 16-divisible, the names in floats fp32, every other argument an int
-    whose value in `values` decides (an unknown one is left unmarked): equal to 1 becomes a constant, a multiple
-    of 16 is marked so."""
+    ptr_type(name) and marked 16-divisible, the names in floats fp32, a constexpr not in consts its default (as
+    the JIT takes it), every other argument an int whose value in `values` decides (an unknown one is left unmarked):
+    equal to 1 becomes a constant, a multiple of 16 is marked so."""
     signature, attrs = {}, {}
     consts = dict(consts)
+    for param in kernel.params:  # (left out, a constexpr would be compiled as a run-time int)
+        if param.is_constexpr and param.has_default and param.name not in consts:
+            consts[param.name] = param.default
     for i, name in enumerate(kernel.arg_names):
         if name in consts:
             signature[name] = "constexpr"

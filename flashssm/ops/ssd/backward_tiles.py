@@ -724,12 +724,13 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
 # With two buffers of states, the paths launch as one launch a side (side 1 keeping the carry) rather than one launch
-# for both: offline (sm_90, triton 3.6) both sides in one compile take 255 registers and spill 248 B, the dB side alone
-# 0 B, the dC side with the carry 236 B. Not yet timed (notes/ssd_backward.md, twenty-fifth session): off.
+# for both: offline (sm_90, triton 3.6, chunks of 128) both sides in one compile take 255 registers and spill 148 B,
+# the dB side alone 0 B, the dC side with the carry 104 B. Not yet timed (notes/ssd_backward.md, twenty-fifth session):
+# off.
 PATHS_SIDE_LAUNCHES = False
 # The pair launch with its [T, T] tiles in two halves of the j tokens (`_bc_in_halves`): offline (sm_90, triton 3.6,
-# 8 warps at the 128 cap) the one-piece form spills 92 B. Not yet timed (notes/ssd_backward.md, twenty-fifth session):
-# off.
+# 8 warps at the 128 cap, chunks of 128) the one-piece form spills 116 B, the halves 52. Not yet timed
+# (notes/ssd_backward.md, twenty-fifth session): off.
 TILES_BC_J_HALVES = False
 
 def paths_launch(block_n: int, block_p: int) -> bool:

@@ -14,8 +14,8 @@ launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of 
 heads a program, warps, register cap), jN (its stages), TN (its tokens a block), oN (the pair launch's
 stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode), i0 / i1 (the states and
 their gradients in two buffers / one, the states recomputed over the gradients), K0 / K1 (the tiles kernel's pair
-products whole / in two halves of their tokens), L0 / L1 (with two buffers, the paths in one launch / a launch a
-side), J0 / J1 (the pair launch's tiles whole / in two halves of their j tokens).
+products whole / in two halves of their tokens), noda (no decay gradient: dx, dB, dC and the rest only, for what the
+decay gradient's sums cost each launch).
 """
 
 import argparse
@@ -42,6 +42,8 @@ def variant_kwargs(spec: str) -> dict:
     for part in parts[1:]:
         if part == "det":
             kw["deterministic"] = True
+        elif part == "noda":  # no decay gradient (ddt, dA, dt_bias): what its sums cost each launch
+            kw["needs"] = [True, False, False] + [True] * 6
         elif part in ("round", "split", "tf32"):
             kw["mode"] = {"round": ROUND, "split": SPLIT, "tf32": TF32}[part]
         elif part[0] == "w":
@@ -84,10 +86,6 @@ def variant_kwargs(spec: str) -> dict:
             kw["in_place"] = bool(int(part[1:]))
         elif part[0] == "K":
             kw["k_halves"] = bool(int(part[1:]))
-        elif part[0] == "L":
-            kw["paths_sides"] = bool(int(part[1:]))
-        elif part[0] == "J":
-            kw["bc_halves"] = bool(int(part[1:]))
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw

@@ -768,14 +768,13 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
-@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32", "launch-own-cs",
-                                   "launch-per-side"])
+@pytest.mark.parametrize("paths", ["kernel", "launch", "launch-head-blocks", "launch-blocks-32", "launch-own-cs"])
 def test_tiles_state_paths(paths, device, monkeypatch):
     """The tiles' state paths (dB's and dC's state parts, the decay gradient's inpath and carry) in the tiles kernel,
     or by a launch of their own summing over the heads of a group (3 here) or over blocks of 2 heads, or in blocks of
-    32 tokens (the tiles' are 64; its default, 128, is the chunk here), or as a launch a side, with initial states (the
-    carry from them), a final-state gradient, a ragged end and every option; cs from its own launch or (own-cs)
-    computed in each tiles program."""
+    32 tokens (the tiles' are 64; its default, 128, is the chunk here), with initial states (the carry from them), a
+    final-state gradient, a ragged end and every option; cs from its own launch or (own-cs) computed in each tiles
+    program."""
     from flashssm.ops.ssd import backward, backward_tiles
 
     if paths.endswith("own-cs"):
@@ -785,8 +784,6 @@ def test_tiles_state_paths(paths, device, monkeypatch):
     knobs = dict(paths=paths != "kernel", paths_heads=2 if paths == "launch-head-blocks" else None)
     if paths == "launch-blocks-32":
         knobs.update(paths_tile=32)
-    if paths == "launch-per-side":
-        knobs.update(paths_sides=True)
     monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True,
                                                                     **knobs))
     kw = ssd_inputs(2, 150, 6, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
@@ -808,29 +805,6 @@ def test_tiles_pair_products_in_halves(k_halves, tile, device, monkeypatch):
     kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
                     dt_softplus=True, initial_states=True)
     check_gradients(kw, torch.float32, chunk_size=128, what=f"halves {k_halves} T {tile}")
-
-
-@pytest.mark.parametrize("case", ["tiles-64", "tiles-32", "deterministic", "varlen"])
-def test_pair_launch_in_halves(case, device, monkeypatch):
-    """The pair launch with its tiles in two halves of the j tokens (a tuning form, off by default), against float64:
-    tiles of 64 and 32 tokens with a ragged end inside a half, the deterministic mode with the heads in blocks of 2
-    (its row and column sums in slots), packed sequences with an empty one; every option, initial states and a
-    final-state gradient."""
-    from flashssm import _runtime
-    from flashssm.ops.ssd import backward_chain, backward_tiles
-
-    monkeypatch.setattr(backward_tiles, "TILES_BC_J_HALVES", True)
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
-    monkeypatch.setattr(backward_tiles, "TILE", 32 if case == "tiles-32" else 64)
-    if case == "varlen":
-        kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, D="h", z=True, dt_softplus=True, initial_states=True)
-        check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
-        return
-    if case == "deterministic":
-        monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu=0: 1000)  # the pair launch: a head a program
-    kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
-                    dt_softplus=True, initial_states=True)
-    check_gradients(kw, torch.float32, chunk_size=128, deterministic=case == "deterministic", what=case)
 
 
 @pytest.mark.parametrize("own_cs", [False, True], ids=["cs-launch", "own-cs"])

@@ -741,8 +741,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None,
-                 paths_sides=None, bc_halves=None):
+                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -774,9 +773,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
     where the tiles have their paths launch): the states are recomputed after the launches that read the state
     gradients, into their buffer (one buffer of chunk states instead of two). k_halves (for tuning): the tiles
-    kernel's pair products in two halves of their tokens (default TILES_K_HALVES). paths_sides (for tuning): with two
-    buffers, the paths launch as a launch a side (default backward_tiles.PATHS_SIDE_LAUNCHES). bc_halves (for
-    tuning): the pair launch's tiles in two halves of their j tokens (default backward_tiles.TILES_BC_J_HALVES)."""
+    kernel's pair products in two halves of their tokens (default TILES_K_HALVES)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -908,8 +905,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
                                     paths_tile, bc_stages, deterministic,
-                                    recompute=recompute if in_place else None, k_halves=k_halves,
-                                    paths_sides=paths_sides, bc_halves=bc_halves)
+                                    recompute=recompute if in_place else None, k_halves=k_halves)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1049,7 +1045,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None, paths_sides=None, bc_halves=None):
+                  recompute=None, k_halves=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
@@ -1147,14 +1143,10 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         if deterministic:
             _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)
 
-    side_launches = split or (paths_sides if paths_sides is not None else bt.PATHS_SIDE_LAUNCHES)
-    if paths_hb and not side_launches:
+    if paths_hb and not split:
         run_paths(2, dB_buf, dC_buf, True)
-    elif paths_hb:  # (a launch a side: each compiles without the other's registers; split: the dC side comes later)
-        if dB_buf is not None:
-            run_paths(0, dB_buf, None, False)
-        if not split and (dC_buf is not None or need_da):
-            run_paths(1, None, dC_buf, True)
+    elif paths_hb and dB_buf is not None:  # (split: the dB side now, the dC side after the recompute)
+        run_paths(0, dB_buf, None, False)
     if deterministic:  # the pair launch's slots (the paths' are summed and freed)
         dB_buf, dC_buf = (torch.zeros((n_blk * bc_hb, *o.shape), dtype=torch.float32, device=device)
                           if o is not None else None for o in (dB_out, dC_out))
@@ -1165,7 +1157,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
-            DET=deterministic, J_HALVES=bt.TILES_BC_J_HALVES if bc_halves is None else bc_halves,
+            DET=deterministic,
             num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
             **_cap(bc_maxnreg or caps[2]))
     if deterministic:

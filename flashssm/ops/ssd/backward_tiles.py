@@ -435,7 +435,7 @@ def _tiles_bc_kernel(
     stride_dB_b, stride_dB_t, stride_dB_g,
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr,
-    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr = False, J_HALVES: tl.constexpr = False,
+    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr = False,
 ):
     """Program (chunk row, group, tile pair i >= j, block of heads): the pairs P_ij = (dy_i . x_j) S_ij L_ij dt_j.
     S_ij = C_i . B_j from _tiles_s_kernel; per head the decay gradient's row sums minus column sums of the same P tile
@@ -445,8 +445,7 @@ def _tiles_bc_kernel(
     of its own that one program writes, summed in a fixed order afterwards: the row sums to psum's slot jb, the
     column sums to slot ib + 1 (planes `plane` apart: a token of block t gets rows in slots 0..t and columns in
     t+1..N_BLK), dB_j to slot ib n_hblocks + hb of dB's partials and dC_i to slot jb n_hblocks + hb of dC's (slots
-    `slot_elems` apart). J_HALVES (T >= 32): every [T, T] tile (G, the weights, P, V, S) in two halves of the j tokens,
-    half of each live at a time (`_bc_in_halves`)."""
+    `slot_elems` apart)."""
     N_BLK: tl.constexpr = CHUNK // T
     N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
     pid = tl.program_id(0)
@@ -458,16 +457,7 @@ def _tiles_bc_kernel(
     rest = rg // ngroups
     ib, jb = _lower_pair(pair, N_BLK)
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
-    if J_HALVES and T >= 32 and ib * T < length:
-        _bc_in_halves(x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, s_ptr, psum_ptr,
-                      b, g, rest, start, length, ib, jb, pair, hb, nheads, dstate, headdim, heads_per_group, ngroups,
-                      heads_per_prog, n_hblocks, plane, slot_elems,
-                      stride_x_b, stride_x_t, stride_x_h, stride_x_p, stride_dt_b, stride_dt_t, stride_dt_h,
-                      stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n,
-                      stride_dy_b, stride_dy_t, stride_dy_h, stride_dy_p, stride_dB_b, stride_dB_t, stride_dB_g,
-                      CHUNK, T, BLOCK_P, BLOCK_N, N_PAIRS, DOT_PRECISION, MODE, SPLIT_MASK, NEED_DA, NEED_DB, NEED_DC,
-                      DET)
-    elif ib * T < length:
+    if ib * T < length:
         offs_t = tl.arange(0, T)
         offs_p = tl.arange(0, BLOCK_P)
         offs_n = tl.arange(0, BLOCK_N)
@@ -537,118 +527,12 @@ def _tiles_bc_kernel(
 
 
 @triton.jit
-def _bc_in_halves(x_ptr, dt_ptr, B_ptr, C_ptr, dy_ptr, dB_ptr, dC_ptr, scratch_ptr, s_ptr, psum_ptr,
-                  b, g, rest, start, length, ib, jb, pair, hb, nheads, dstate, headdim, heads_per_group, ngroups,
-                  heads_per_prog, n_hblocks, plane, slot_elems,
-                  stride_x_b, stride_x_t, stride_x_h, stride_x_p, stride_dt_b, stride_dt_t, stride_dt_h,
-                  stride_B_b, stride_B_t, stride_B_g, stride_B_n, stride_C_b, stride_C_t, stride_C_g, stride_C_n,
-                  stride_dy_b, stride_dy_t, stride_dy_h, stride_dy_p, stride_dB_b, stride_dB_t, stride_dB_g,
-                  CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
-                  N_PAIRS: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
-                  NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr):
-    """_tiles_bc_kernel's program with its [T, T] tiles in two halves of the j tokens (j0: the first T/2, j1: the
-    rest): the same sums, each half's weights, P, V and S live at a time; each row sum adds both halves' before its
-    one atomic (or store)."""
-    HALF: tl.constexpr = T // 2
-    offs_t = tl.arange(0, T)
-    offs_h = tl.arange(0, HALF)
-    offs_p = tl.arange(0, BLOCK_P)
-    offs_n = tl.arange(0, BLOCK_N)
-    mask_p = offs_p < headdim
-    mask_n = offs_n < dstate
-    ti = ib * T + offs_t
-    tj0 = jb * T + offs_h
-    tj1 = tj0 + HALF
-    mask_i = ti < length
-    mask_j0 = tj0 < length
-    mask_j1 = tj1 < length
-    b64 = b.to(tl.int64)
-    g64 = g.to(tl.int64)
-    if NEED_DA:  # S [T (i), HALF (j)] of each half, from _tiles_s_kernel's S^T tile [T (j), T (i)]
-        s_at = s_ptr + ((rest.to(tl.int64) * ngroups + g64) * N_PAIRS + pair) * (T * T)
-        s0 = tl.trans(tl.load(s_at + offs_h[:, None] * T + offs_t[None, :]))
-        s1 = tl.trans(tl.load(s_at + (HALF + offs_h)[:, None] * T + offs_t[None, :]))
-    v0 = tl.zeros((T, HALF), dtype=tl.float32)
-    v1 = tl.zeros((T, HALF), dtype=tl.float32)
-    h_first = g * heads_per_group + hb * heads_per_prog
-    n_h = tl.minimum(h_first + heads_per_prog, (g + 1) * heads_per_group) - h_first
-    row_first = rest.to(tl.int64) * nheads + h_first
-    for hh in range(0, n_h):
-        h64 = (h_first + hh).to(tl.int64)
-        scratch = scratch_ptr + (row_first + hh) * CHUNK
-        cs = scratch + 3 * plane
-        cs_i = tl.load(cs + ti, mask=mask_i, other=0.0)
-        dt_h = dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + start * stride_dt_t
-        x_h = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
-        dy_h = dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h + start * stride_dy_t
-        dy_i = _operand(tl.load(dy_h + ti[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p,
-                                mask=mask_i[:, None] & mask_p[None, :], other=0.0))
-        w0 = _half_weights(dy_i, x_h, cs, dt_h, ti, tj0, mask_i, mask_j0, cs_i, offs_p, mask_p, stride_x_t,
-                           stride_x_p, stride_dt_t, MODE, DOT_PRECISION)
-        v0 += w0
-        if NEED_DA:
-            p0 = w0 * s0
-            rows = tl.sum(p0, axis=1)
-            cols0 = -tl.sum(p0, axis=0)
-        w1 = _half_weights(dy_i, x_h, cs, dt_h, ti, tj1, mask_i, mask_j1, cs_i, offs_p, mask_p, stride_x_t,
-                           stride_x_p, stride_dt_t, MODE, DOT_PRECISION)
-        v1 += w1
-        if NEED_DA:  # rows_i - cols_j, added to the suffix-summed terms (plane 1), as _tiles_bc_kernel does
-            p1 = w1 * s1
-            rows += tl.sum(p1, axis=1)
-            cols1 = -tl.sum(p1, axis=0)
-            if DET:
-                own = psum_ptr + (row_first + hh) * CHUNK
-                tl.store(own + jb.to(tl.int64) * plane + ti, rows, mask=mask_i)
-                tl.store(own + (ib + 1).to(tl.int64) * plane + tj0, cols0, mask=mask_j0)
-                tl.store(own + (ib + 1).to(tl.int64) * plane + tj1, cols1, mask=mask_j1)
-            else:
-                tl.atomic_add(scratch + plane + ti, rows, mask=mask_i, sem="relaxed")
-                tl.atomic_add(scratch + plane + tj0, cols0, mask=mask_j0, sem="relaxed")
-                tl.atomic_add(scratch + plane + tj1, cols1, mask=mask_j1, sem="relaxed")
-    C_base = C_ptr + b64 * stride_C_b + g64 * stride_C_g + start * stride_C_t
-    B_base = B_ptr + b64 * stride_B_b + g64 * stride_B_g + start * stride_B_t
-    bc_base = b64 * stride_dB_b + g64 * stride_dB_g + start * stride_dB_t
-    if NEED_DB:  # dB_j += V^T C_i, a half of j at a time
-        C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                               mask=mask_i[:, None] & mask_n[None, :], other=0.0))
-        dB0 = _mm_cl(tl.trans(v0), C_i, tl.zeros((HALF, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
-                     SPLIT_MASK & 8)
-        _sum_into(dB_ptr + bc_base + tj0[:, None] * stride_dB_t + offs_n[None, :], dB0,
-                  mask_j0[:, None] & mask_n[None, :], ib * n_hblocks + hb, slot_elems, DET)
-        dB1 = _mm_cl(tl.trans(v1), C_i, tl.zeros((HALF, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
-                     SPLIT_MASK & 8)
-        _sum_into(dB_ptr + bc_base + tj1[:, None] * stride_dB_t + offs_n[None, :], dB1,
-                  mask_j1[:, None] & mask_n[None, :], ib * n_hblocks + hb, slot_elems, DET)
-    if NEED_DC:  # dC_i += V B_j, the two halves of j one after the other into one accumulator
-        B_j0 = _operand(tl.load(B_base + tj0[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                                mask=mask_j0[:, None] & mask_n[None, :], other=0.0))
-        dC = _mm_cl(v0, B_j0, tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION, SPLIT_MASK & 32)
-        B_j1 = _operand(tl.load(B_base + tj1[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                                mask=mask_j1[:, None] & mask_n[None, :], other=0.0))
-        dC = _mm_cl(v1, B_j1, dC, MODE, DOT_PRECISION, SPLIT_MASK & 32)
-        _sum_into(dC_ptr + bc_base + ti[:, None] * stride_dB_t + offs_n[None, :], dC,
-                  mask_i[:, None] & mask_n[None, :], jb * n_hblocks + hb, slot_elems, DET)
-
-
-@triton.jit
 def _pair_weights(dy_i, x_j, ti, tj, mask_i, mask_j, cs_i, cs_j, dt_j, MODE: tl.constexpr,
                   DOT_PRECISION: tl.constexpr):
     """One head's pair weights (dy_i . x_j) L_ij dt_j ([len(ti), len(tj)] fp32, 0 outside i >= j and the chunk)."""
     inside = (ti[:, None] >= tj[None, :]) & mask_i[:, None] & mask_j[None, :]  # (not held through the heads' loop)
     return (_mm_vv(dy_i, tl.trans(x_j), MODE, DOT_PRECISION)
             * tl.exp(tl.where(inside, cs_i[:, None] - cs_j[None, :], -float("inf"))) * dt_j[None, :])
-
-
-@triton.jit
-def _half_weights(dy_i, x_h, cs, dt_h, ti, tj, mask_i, mask_j, cs_i, offs_p, mask_p, stride_x_t, stride_x_p,
-                  stride_dt_t, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    """_pair_weights for the half tj of a pair's j tokens, its x_j, cs_j and dt_j loaded here."""
-    x_j = _operand(tl.load(x_h + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
-                           mask=mask_j[:, None] & mask_p[None, :], other=0.0))
-    cs_j = tl.load(cs + tj, mask=mask_j, other=0.0)
-    dt_j = tl.load(dt_h + tj * stride_dt_t, mask=mask_j, other=0.0).to(tl.float32)
-    return _pair_weights(dy_i, x_j, ti, tj, mask_i, mask_j, cs_i, cs_j, dt_j, MODE, DOT_PRECISION)
 
 
 @triton.jit
@@ -723,15 +607,7 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
-# With two buffers of states, the paths launch as one launch a side (side 1 keeping the carry) rather than one launch
-# for both: offline (sm_90, triton 3.6, chunks of 128) both sides in one compile take 255 registers and spill 148 B,
-# the dB side alone 0 B, the dC side with the carry 104 B. Not yet timed (notes/ssd_backward.md, twenty-fifth session):
-# off.
-PATHS_SIDE_LAUNCHES = False
-# The pair launch with its [T, T] tiles in two halves of the j tokens (`_bc_in_halves`): offline (sm_90, triton 3.6,
-# 8 warps at the 128 cap, chunks of 128) the one-piece form spills 116 B, the halves 52. Not yet timed
-# (notes/ssd_backward.md, twenty-fifth session): off.
-TILES_BC_J_HALVES = False
+
 
 def paths_launch(block_n: int, block_p: int) -> bool:
     """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,

@@ -14,8 +14,9 @@ launch's sub-chunk), p0 / p1 (the state paths in the tiles kernel / a launch of 
 heads a program, warps, register cap), jN (its stages), TN (its tokens a block), oN (the pair launch's
 stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode), i0 / i1 (the states and
 their gradients in two buffers / one, the states recomputed over the gradients), K0 / K1 (the tiles kernel's pair
-products whole / in two halves of their tokens), noda (no decay gradient: dx, dB, dC and the rest only, for what the
-decay gradient's sums cost each launch).
+products whole / in two halves of their tokens), C0 / C1 (the decay gradient's column sums from the pair launch / from
+the tiles kernel's bracket . x), noda (no decay gradient: dx, dB, dC and the rest only, for what the decay gradient's
+sums cost each launch).
 """
 
 import argparse
@@ -84,6 +85,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["chunk"] = int(part[1:])
         elif part[0] == "i":
             kw["in_place"] = bool(int(part[1:]))
+        elif part[0] == "C":
+            kw["cols_from_bracket"] = bool(int(part[1:]))
         elif part[0] == "K":
             kw["k_halves"] = bool(int(part[1:]))
         else:

@@ -686,6 +686,36 @@ def test_states_in_place(case, device, monkeypatch):
     assert calls and all(c == (True, True) for c in calls), calls
 
 
+@pytest.mark.parametrize("case", ["fp16", "deterministic", "varlen", "pair-sums"])
+def test_cols_from_bracket(case, device, monkeypatch):
+    """The decay gradient's column sums of the pairs from the tiles kernel's bracket . x (COLS_FROM_BRACKET, the
+    default; the pair launch sums rows only): fp16 inputs (the tiles kernel's pair products split there, so that rows
+    and columns sum the same pairs), the deterministic mode (rows in slots), packed sequences with an empty one, and
+    both sums in the pair launch (off) for comparison; every option, initial states, a final-state gradient, ragged
+    ends, against float64. A spy checks which sums the pair launch took. Fails if the columns are taken twice (checked:
+    ddt's relative error 2-5) or 1 % of them is lost (checked with the tiles' gradients_match and half_inputs tests)."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain, backward_tiles
+
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    if case == "pair-sums":
+        monkeypatch.setattr(backward_tiles, "COLS_FROM_BRACKET", False)
+    col_sums = []
+    real_launch = _runtime.launch
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        col_sums.append(k["COL_SUMS"]) if kernel is backward_tiles._tiles_bc_kernel else None)
+        or real_launch(kernel, *a, **k))
+    options = dict(D="h", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
+    if case == "varlen":
+        kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, **options)
+        check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
+    else:
+        dtype = torch.float16 if case == "fp16" else torch.float32
+        kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
+        check_gradients(kw, dtype, chunk_size=64, deterministic=case == "deterministic", what=case)
+    assert col_sums and all(c == (case == "pair-sums") for c in col_sums), col_sums
+
+
 def force_chain_handover(monkeypatch, handover):
     """Make the chain form hand the state gradient between chunks one way: "dstates" (the gradient chain as a
     launch of its own), "early" or "late" (inside the gradient kernel, published before or after its sweeps)."""

@@ -741,7 +741,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  dstates_warps=None, dstates_sub=None, tiles=None, tile=None, tiles_warps=None, tiles_stages=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
-                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None):
+                 bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None,
+                 cols_from_bracket=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -773,7 +774,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
     where the tiles have their paths launch): the states are recomputed after the launches that read the state
     gradients, into their buffer (one buffer of chunk states instead of two). k_halves (for tuning): the tiles
-    kernel's pair products in two halves of their tokens (default TILES_K_HALVES)."""
+    kernel's pair products in two halves of their tokens (default TILES_K_HALVES). cols_from_bracket (for tuning): the
+    decay gradient's column sums from the tiles kernel's bracket . x rather than the pair launch (default
+    backward_tiles.COLS_FROM_BRACKET)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -905,7 +908,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     split_mask, tile, tiles_warps, tiles_stages, bc_heads, bc_warps, tiles_maxnreg,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
                                     paths_tile, bc_stages, deterministic,
-                                    recompute=recompute if in_place else None, k_halves=k_halves)
+                                    recompute=recompute if in_place else None, k_halves=k_halves,
+                                    cols_from_bracket=cols_from_bracket)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1045,7 +1049,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None):
+                  recompute=None, k_halves=None, cols_from_bracket=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
@@ -1066,6 +1070,10 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     n_blk = q // t
     need_da = ddt is not None or need_dA
     need_bc = dB_buf is not None or dC_buf is not None
+    # the decay gradient's column sums from bracket . x (the pair launch sums rows only); the pair products then split
+    # where they would round (16-bit inputs), so that both sums take the pairs to ~16 bits
+    cols = need_da and (bt.COLS_FROM_BRACKET if cols_from_bracket is None else cols_from_bracket)
+    pair_mode = SPLIT if cols and mode == ROUND and x.element_size() <= 2 else -1
     plane = n_rows * h * q
     # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
     scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device) if need_da or need_bc else None
@@ -1095,7 +1103,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
         SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
         NEED_DC=dC_buf is not None, PATHS=not paths, PRE_CS=scratch is not None and bt.PRE_CS,
-        K_HALVES=bt.TILES_K_HALVES if k_halves is None else k_halves,
+        K_HALVES=bt.TILES_K_HALVES if k_halves is None else k_halves, PAIR_MODE=pair_mode,
         num_warps=warps or bt.TILES_WARPS,
         num_stages=stages or bt.TILES_STAGES, **_cap(maxnreg or caps[0]))
     r = h // g
@@ -1157,7 +1165,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides),
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
-            DET=deterministic,
+            DET=deterministic, COL_SUMS=not cols,
             num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
             **_cap(bc_maxnreg or caps[2]))
     if deterministic:
@@ -1176,7 +1184,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), dims.batch, dims.seqlen, h, plane,
         *dt.stride()),
         device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, PAIR_SLOTS=n_blk + 1 if deterministic else 0,
-        num_warps=4)
+        COLS_FROM_BRACKET=cols, num_warps=4)
     return part
 
 

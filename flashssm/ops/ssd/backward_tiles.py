@@ -88,13 +88,15 @@ def _tiles_kernel(
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
     NEED_DX: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
     PATHS: tl.constexpr = True, PRE_CS: tl.constexpr = False, K_HALVES: tl.constexpr = False,
+    PAIR_MODE: tl.constexpr = -1,
 ):
     """Program (chunk row, head, block b): the pairs whose earlier end j is in block b (bracket, dx, the direct part
     of ddt), the edge term, and (PATHS) the block's paths out of the chunk and into it from before (dB's and dC's
     state parts with an fp32 atomic per head, inpath, the carry); without PATHS those are _tiles_paths_kernel's.
     The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
     dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt. K_HALVES (with
-    PRE_CS, T >= 32): the pair products (S^T L) dy_i in two halves of the later block's tokens."""
+    PRE_CS, T >= 32): the pair products (S^T L) dy_i in two halves of the later block's tokens. PAIR_MODE: those
+    products' mode where it is not MODE (SPLIT where bracket . x gives the decay gradient's column sums)."""
     N_BLK: tl.constexpr = CHUNK // T
     NS: tl.constexpr = min(BLOCK_N, 64)
     pid = tl.program_id(0)
@@ -166,7 +168,10 @@ def _tiles_kernel(
                 # [T (j), WIDTH (i)] of the pair's S^T tile
                 st = tl.load(s_pairs + (ib * (ib + 1) // 2) * (T * T) + offs_t[:, None] * T + cols[None, :])
                 lt = tl.exp(tl.where(ti[None, :] >= tb[:, None], cs_i[None, :] - cs_b[:, None], -float("inf")))
-                bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
+                if PAIR_MODE >= 0:
+                    bracket = _mm_cl(st * lt, dy_i, bracket, PAIR_MODE, DOT_PRECISION)
+                else:
+                    bracket = _mm_cl(st * lt, dy_i, bracket, MODE, DOT_PRECISION, SPLIT_MASK & 4)
         # the paths out of the chunk, dstate in slices of NS (one [NS, P] slice of dH live at a time)
         state = tl.zeros((T, BLOCK_P), dtype=tl.float32)
         for n0 in tl.static_range(0, BLOCK_N, NS):
@@ -435,7 +440,7 @@ def _tiles_bc_kernel(
     stride_dB_b, stride_dB_t, stride_dB_g,
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr, IS_VARLEN: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr,
-    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr = False,
+    NEED_DB: tl.constexpr, NEED_DC: tl.constexpr, DET: tl.constexpr = False, COL_SUMS: tl.constexpr = True,
 ):
     """Program (chunk row, group, tile pair i >= j, block of heads): the pairs P_ij = (dy_i . x_j) S_ij L_ij dt_j.
     S_ij = C_i . B_j from _tiles_s_kernel; per head the decay gradient's row sums minus column sums of the same P tile
@@ -445,7 +450,8 @@ def _tiles_bc_kernel(
     of its own that one program writes, summed in a fixed order afterwards: the row sums to psum's slot jb, the
     column sums to slot ib + 1 (planes `plane` apart: a token of block t gets rows in slots 0..t and columns in
     t+1..N_BLK), dB_j to slot ib n_hblocks + hb of dB's partials and dC_i to slot jb n_hblocks + hb of dC's (slots
-    `slot_elems` apart)."""
+    `slot_elems` apart). COL_SUMS False: the row sums alone (the dA launch takes the column sums from the tiles
+    kernel's bracket . x, `COLS_FROM_BRACKET`)."""
     N_BLK: tl.constexpr = CHUNK // T
     N_PAIRS: tl.constexpr = N_BLK * (N_BLK + 1) // 2
     pid = tl.program_id(0)
@@ -503,10 +509,12 @@ def _tiles_bc_kernel(
                 if DET:
                     own = psum_ptr + (row_first + hh) * CHUNK
                     tl.store(own + jb.to(tl.int64) * plane + ti, tl.sum(pairs, axis=1), mask=mask_i)
-                    tl.store(own + (ib + 1).to(tl.int64) * plane + tj, -tl.sum(pairs, axis=0), mask=mask_j)
+                    if COL_SUMS:
+                        tl.store(own + (ib + 1).to(tl.int64) * plane + tj, -tl.sum(pairs, axis=0), mask=mask_j)
                 else:
                     tl.atomic_add(scratch + plane + ti, tl.sum(pairs, axis=1), mask=mask_i, sem="relaxed")
-                    tl.atomic_add(scratch + plane + tj, -tl.sum(pairs, axis=0), mask=mask_j, sem="relaxed")
+                    if COL_SUMS:
+                        tl.atomic_add(scratch + plane + tj, -tl.sum(pairs, axis=0), mask=mask_j, sem="relaxed")
         if NEED_DB:
             mask_in = mask_i[:, None] & mask_n[None, :]
             C_i = _operand(tl.load(C_base + ti[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_in,
@@ -548,10 +556,12 @@ def _pair_decays(scratch_ptr, dt_b, row, h, ti, tj, mask_i, mask_j, plane, strid
 def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr, psum_ptr,
                      batch, seqlen, nheads, plane, stride_dt_b, stride_dt_t, stride_dt_h,
                      CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr,
-                     PAIR_SLOTS: tl.constexpr = 0):
+                     PAIR_SLOTS: tl.constexpr = 0, COLS_FROM_BRACKET: tl.constexpr = False):
     """Per (chunk, head): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x + A da (to
     the processed dt), and the program's share of dA, sum dt da (to part). PAIR_SLOTS (the deterministic mode): the
-    pair launch's row and column sums from psum's slots, added to plane 1 in slot order."""
+    pair launch's row and column sums from psum's slots, added to plane 1 in slot order. COLS_FROM_BRACKET: plane 1
+    has no column sums; with cols_j = dt_j bracket_j . x_j - edge_j,
+    da_k = exp(cs_L) <dH, H> + sum_j edge_j + sum_{i >= k} (inpath_i + rows_i - dt_i bracket_i . x_i)."""
     prog_row = tl.program_id(0)
     h = prog_row % nheads
     rest = prog_row // nheads
@@ -569,11 +579,15 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     # the paths over the whole chunk, exp(cs_L) <dH, H> (cs_L: the chunk's total decay, scratch plane 3)
     carry = tl.load(carry_ptr + prog64) * tl.exp(tl.load(scratch_ptr + prog64 * CHUNK + 3 * plane
                                                          + tl.maximum(length - 1, 0)))
-    da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
-    da = tl.where(mask_q, da, 0.0)
     b64 = b.to(tl.int64)
     dt = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + (start + offs_q) * stride_dt_t, mask=mask_q,
                  other=0.0).to(tl.float32)
+    if COLS_FROM_BRACKET:
+        later -= dt * direct
+        da = carry + tl.sum(edge, axis=0) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
+    else:
+        da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
+    da = tl.where(mask_q, da, 0.0)
     if NEED_DDT:
         A = tl.load(A_ptr + h).to(tl.float32)
         tl.store(ddt_ptr + (b64 * seqlen + start + offs_q) * nheads + h64, direct + A * da, mask=mask_q)
@@ -607,6 +621,12 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
+# The decay gradient's column sums of the pairs, cols_j = sum_i P_ij, from the tiles kernel: dt_j bracket_j . x_j is
+# cols_j + edge_j, and both bracket . x and edge are there already; the pair launch then sums rows only (one cross-warp
+# sum and one atomic a head and tile pair instead of two). The rows and columns must sum the same pairs to cancel in
+# the chunk's total: the tiles kernel's pair products split where they would round (16-bit inputs). Measured in
+# notes/ssd_backward.md, twenty-sixth session. False: both sums in the pair launch (A/B).
+COLS_FROM_BRACKET = True
 
 
 def paths_launch(block_n: int, block_p: int) -> bool:

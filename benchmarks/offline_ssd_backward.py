@@ -56,6 +56,8 @@ def main():
                    help="--tiles: the tiles kernel without the paths (PATHS False: the paths launch takes them)")
     p.add_argument("--wide-states", dest="narrow", action="store_false",
                    help="--tiles: H and dH in fp32 (as before the thirteenth session), not bf16")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
+                   help="--tiles: a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, ...)")
     a = p.parse_args()
     if a.tiles:
         return pairs(a) if a.pairs else paths(a) if a.paths else tiles(a)
@@ -115,6 +117,7 @@ def paths(a):
 
 def _tiles_compile(kernel, consts, extra, more_bf16, a):
     """Compile one of backward_tiles' kernels for sm_90 at 8x4K of the 2.7B shape; its resources as a line."""
+    consts = {**consts, **{k: int(v) for k, v in (c.split("=") for c in a.const)}}
     strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
                "plane": 128 * 80 * 256, **extra}
     bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"} | more_bf16

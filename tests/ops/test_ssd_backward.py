@@ -686,34 +686,55 @@ def test_states_in_place(case, device, monkeypatch):
     assert calls and all(c == (True, True) for c in calls), calls
 
 
-@pytest.mark.parametrize("case", ["fp16", "deterministic", "varlen", "pair-sums"])
+@pytest.mark.parametrize("case", ["fp16", "fp16-split-mode", "deterministic", "varlen", "pair-sums", "fp16-tf32-mode",
+                                  "fp32-tf32"])
 def test_cols_from_bracket(case, device, monkeypatch):
     """The decay gradient's column sums of the pairs from the tiles kernel's bracket . x (COLS_FROM_BRACKET, the
     default; the pair launch sums rows only): fp16 inputs (the tiles kernel's pair products split there, so that rows
-    and columns sum the same pairs), the deterministic mode (rows in slots), packed sequences with an empty one, and
-    both sums in the pair launch (off) for comparison; every option, initial states, a final-state gradient, ragged
-    ends, against float64. A spy checks which sums the pair launch took. Fails if the columns are taken twice (checked:
-    ddt's relative error 2-5) or 1 % of them is lost (checked with the tiles' gradients_match and half_inputs tests)."""
+    and columns sum the same pairs; in the SPLIT mode too, whatever its mask), the deterministic mode (rows in slots),
+    packed sequences with an empty one; both sums in the pair launch when off, in the TF32 mode and with fp32 inputs at
+    one tf32 pass (torch's 'high' matmul precision), where the bracket's products round to 11 bits. Every option,
+    initial states, a final-state gradient, ragged ends, against float64. A spy checks which sums the pair launch took.
+    Fails if the columns are taken twice (checked: ddt's relative error 2-5) or 1 % of them is lost (checked with the
+    tiles' gradients_match and half_inputs tests); on the GPU, in the SPLIT mode with the pair products rounded (bf16:
+    dt_bias's error 0.15, test_chain_product_modes)."""
     from flashssm import _runtime
-    from flashssm.ops.ssd import backward_chain, backward_tiles
+    from flashssm.ops.ssd import backward, backward_chain, backward_tiles
 
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
     if case == "pair-sums":
         monkeypatch.setattr(backward_tiles, "COLS_FROM_BRACKET", False)
+    if case.endswith("-mode"):
+        mode = backward.SPLIT if case == "fp16-split-mode" else backward.TF32
+        monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain",
+                                                                        mode=mode))
+    if case == "fp32-tf32":
+        previous = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")
+        request_cleanup = functools.partial(torch.set_float32_matmul_precision, previous)
+    else:
+        request_cleanup = None
     col_sums = []
     real_launch = _runtime.launch
     monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
         col_sums.append(k["COL_SUMS"]) if kernel is backward_tiles._tiles_bc_kernel else None)
         or real_launch(kernel, *a, **k))
     options = dict(D="h", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
-    if case == "varlen":
-        kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, **options)
-        check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
-    else:
-        dtype = torch.float16 if case == "fp16" else torch.float32
-        kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
-        check_gradients(kw, dtype, chunk_size=64, deterministic=case == "deterministic", what=case)
-    assert col_sums and all(c == (case == "pair-sums") for c in col_sums), col_sums
+    try:
+        if case == "varlen":
+            kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, **options)
+            check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
+        else:
+            dtype = torch.float16 if case.startswith("fp16") else torch.float32
+            kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
+            # (one tf32 pass: products to 11 bits, fp16's tolerance)
+            check_gradients(kw, torch.float16 if case == "fp32-tf32" else dtype, chunk_size=64,
+                            deterministic=case == "deterministic", what=case)
+    finally:
+        if request_cleanup is not None:
+            request_cleanup()
+    both = case in ("pair-sums", "fp16-tf32-mode", "fp32-tf32")
+    assert col_sums and all(c == both for c in col_sums), col_sums
 
 
 def force_chain_handover(monkeypatch, handover):

@@ -1070,10 +1070,14 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     n_blk = q // t
     need_da = ddt is not None or need_dA
     need_bc = dB_buf is not None or dC_buf is not None
-    # the decay gradient's column sums from bracket . x (the pair launch sums rows only); the pair products then split
-    # where they would round (16-bit inputs), so that both sums take the pairs to ~16 bits
-    cols = need_da and (bt.COLS_FROM_BRACKET if cols_from_bracket is None else cols_from_bracket)
-    pair_mode = SPLIT if cols and mode == ROUND and x.element_size() <= 2 else -1
+    # the decay gradient's column sums from bracket . x (the pair launch sums rows only), where the tiles kernel's pair
+    # products can take the pairs to ~16 bits or better, as the pair launch's rows do: with 16-bit inputs split (the
+    # ROUND and SPLIT modes; TF32's one tf32 pass would round them to 11 bits), with fp32 inputs at torch's 'highest'
+    # matmul precision (tf32x3), float64 ones always (fp32 products)
+    narrow_in = x.element_size() <= 2
+    cols = need_da and (bt.COLS_FROM_BRACKET if cols_from_bracket is None else cols_from_bracket) and (
+        mode != TF32 if narrow_in else _dot_precision(x.dtype) != "tf32")
+    pair_mode = SPLIT if cols and narrow_in else -1
     plane = n_rows * h * q
     # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
     scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device) if need_da or need_bc else None
@@ -1166,7 +1170,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, IS_VARLEN=is_varlen, DOT_PRECISION=precision,
             MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da, NEED_DB=dB_buf is not None, NEED_DC=dC_buf is not None,
             DET=deterministic, COL_SUMS=not cols,
-            num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.TILES_BC_STAGES,
+            num_warps=bc_warps or caps[1], num_stages=bc_stages or bt.pair_stages(block_n, block_p, x.element_size()),
             **_cap(bc_maxnreg or caps[2]))
     if deterministic:
         _sum_slots(((dB_out, dB_buf),), accumulate=True)

@@ -604,6 +604,11 @@ TILES_WARPS, TILES_STAGES = 4, 1
 # the same gradients (notes/ssd_backward.md, twenty-fifth session). False: whole (A/B).
 TILES_K_HALVES = True
 TILES_BC_WARPS, TILES_BC_STAGES = 4, 2
+# The pair launch's stages where its tiles are at most 64 x 128 and the inputs 16-bit (50 KB of shared memory, two
+# programs an SM): with the row sums alone (COLS_FROM_BRACKET) three stages took it 0.485 -> 0.414 ms at 8x4K of the
+# 2.7B shape on an H200, 0.772 -> 0.660 at 1x32K (backward -2.8 % and -3.4 %; twenty-sixth session). Elsewhere
+# TILES_BC_STAGES (larger or fp32 tiles: untimed, and three stages of them would take 100-200 KB).
+TILES_BC_STAGES_NARROW = 3
 # Where the tiles are at most 64 x 128 (headdim <= 64, dstate <= 128), register caps: the tiles kernel at 168
 # registers (three programs an SM instead of two; 112 B spilled offline), the pair launch with 8 warps at 128 (two
 # programs an SM instead of one; 140 B). H100, 2.7B shape, bf16, backward alone: 8x4K 4.57 -> 4.10 ms, 1x32K 4.65 ->
@@ -644,4 +649,9 @@ def register_caps(block_n: int, block_p: int, paths: bool) -> tuple[int | None, 
     return None, TILES_BC_WARPS, None
 
 
-__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "paths_launch", "register_caps"]
+def pair_stages(block_n: int, block_p: int, element_size: int) -> int:
+    """The pair launch's pipeline stages for these tiles and input width."""
+    return TILES_BC_STAGES_NARROW if block_n <= 128 and block_p <= 64 and element_size <= 2 else TILES_BC_STAGES
+
+
+__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "pair_stages", "paths_launch", "register_caps"]

@@ -29,17 +29,20 @@ through a loop):
   state paths, dB's (side 0) and dC's (side 1) state parts summed over the heads before one fp32 atomic an element,
   the inpath terms and the carry.
 - `_tiles_bc_kernel`, per (chunk, group, tile pair i >= j, block of heads): per head G, L and
-  P_ij = G_ij S_ij L_ij dt_j, whose row sums minus column sums go to the decay gradient; V summed over the heads, then
-  one product each with C and B for the block of heads instead of one per head.
+  P_ij = G_ij S_ij L_ij dt_j, whose row sums go to the decay gradient (and its column sums where COLS_FROM_BRACKET is
+  off); V summed over the heads, then one product each with C and B for the block of heads instead of one per head.
 - `_tiles_da_kernel`, per (chunk, head): the decay gradient's prefix and suffix sums, ddt, the share of dA.
 
 The decay gradient (ops/ssd/backward.py has the derivation):
     da_k = exp(cs_L) <dH, H> + sum_{j < k} edge_j + sum_{i >= k} (inpath_i + rows_i - cols_i)
 edge_j = dt_j x_j . (the state part of bracket_j), inpath_i = C_i . (the state part of dC_i), rows_i = sum_j P_ij,
-cols_j = sum_i P_ij. Only rows - cols is a difference of sums, and both come from the same fp32 P tile in one program,
-so they cancel to fp32 rounding (which is why the products with a computed operand may round to 16 bits here, where the
-sweeps' running state gradient needs split products). The per-token terms go to a scratch (the pair sums by fp32
-atomics: this path has them for dB and dC too). In the deterministic mode (DET) the paths and pair launches store each
+cols_j = sum_i P_ij. Only rows - cols is a difference of sums, whose chunk total cancels: both must sum the same pairs.
+The pair launch's rows are fp32 products of exact operands; the columns come from the tiles kernel, cols_j =
+dt_j bracket_j . x_j - edge_j (COLS_FROM_BRACKET), with bracket's pair products split into two 16-bit parts so that
+they carry the pairs to ~16 bits (rounded to bf16 there, dA's error was 20x larger); where they cannot (the TF32 mode,
+fp32 inputs at one tf32 pass) the pair launch sums both from its fp32 P tile, which cancel to fp32 rounding. The other
+products with a computed operand may round to 16 bits here, where the sweeps' running state gradient needs split
+products. The per-token terms go to a scratch (the pair sums by fp32 atomics: this path has them for dB and dC too). In the deterministic mode (DET) the paths and pair launches store each
 sum in a slot of its own instead, one program a slot, and the slots are summed in a fixed order (dB and dC by torch,
 the pair sums by the dA launch): no float atomics anywhere, at ~6-10 % of a training call's time and ~190 MiB at 8x4K
 of the 2.7B shape.

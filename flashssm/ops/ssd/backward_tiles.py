@@ -42,10 +42,10 @@ dt_j bracket_j . x_j - edge_j (COLS_FROM_BRACKET), with bracket's pair products 
 they carry the pairs to ~16 bits (rounded to bf16 there, dA's error was 20x larger); where they cannot (the TF32 mode,
 fp32 inputs at one tf32 pass) the pair launch sums both from its fp32 P tile, which cancel to fp32 rounding. The other
 products with a computed operand may round to 16 bits here, where the sweeps' running state gradient needs split
-products. The per-token terms go to a scratch (the pair sums by fp32 atomics: this path has them for dB and dC too). In the deterministic mode (DET) the paths and pair launches store each
-sum in a slot of its own instead, one program a slot, and the slots are summed in a fixed order (dB and dC by torch,
-the pair sums by the dA launch): no float atomics anywhere, at ~6-10 % of a training call's time and ~190 MiB at 8x4K
-of the 2.7B shape.
+products. The per-token terms go to a scratch (the pair sums by fp32 atomics: this path has them for dB and dC too).
+In the deterministic mode (DET) the paths and pair launches store each sum in a slot of its own instead, one program a
+slot, and the slots are summed in a fixed order (dB and dC by torch, the pair sums by the dA launch): no float atomics
+anywhere, at ~6-10 % of a training call's time and ~190 MiB at 8x4K of the 2.7B shape.
 """
 
 from __future__ import annotations

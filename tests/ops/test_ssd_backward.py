@@ -708,31 +708,23 @@ def test_cols_from_bracket(case, device, monkeypatch):
         mode = backward.SPLIT if case == "fp16-split-mode" else backward.TF32
         monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain",
                                                                         mode=mode))
-    if case == "fp32-tf32":
-        previous = torch.get_float32_matmul_precision()
-        torch.set_float32_matmul_precision("high")
-        request_cleanup = functools.partial(torch.set_float32_matmul_precision, previous)
-    else:
-        request_cleanup = None
+    if case == "fp32-tf32":  # (what the kernels' precision is taken from)
+        monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "high")
     col_sums = []
     real_launch = _runtime.launch
     monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
         col_sums.append(k["COL_SUMS"]) if kernel is backward_tiles._tiles_bc_kernel else None)
         or real_launch(kernel, *a, **k))
     options = dict(D="h", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
-    try:
-        if case == "varlen":
-            kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, **options)
-            check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
-        else:
-            dtype = torch.float16 if case.startswith("fp16") else torch.float32
-            kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
-            # (one tf32 pass: products to 11 bits, fp16's tolerance)
-            check_gradients(kw, torch.float16 if case == "fp32-tf32" else dtype, chunk_size=64,
-                            deterministic=case == "deterministic", what=case)
-    finally:
-        if request_cleanup is not None:
-            request_cleanup()
+    if case == "varlen":
+        kw, cu = packed_inputs([150, 0, 1, 100], 4, 2, device, **options)
+        check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, what=case)
+    else:
+        dtype = torch.float16 if case.startswith("fp16") else torch.float32
+        kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
+        # (one tf32 pass: products to 11 bits, fp16's tolerance)
+        check_gradients(kw, torch.float16 if case == "fp32-tf32" else dtype, chunk_size=64,
+                        deterministic=case == "deterministic", what=case)
     both = case in ("pair-sums", "fp16-tf32-mode", "fp32-tf32")
     assert col_sums and all(c == both for c in col_sums), col_sums
 

@@ -637,24 +637,30 @@ PATHS_STAGES_FP32 = 2
 COLS_FROM_BRACKET = True
 
 
+def _small_tiles(block_n: int, block_p: int) -> bool:
+    """Tiles of at most 64 x 128 (headdim <= 64, dstate <= 128): the sizes the launches' configurations were measured
+    at (the 2.7B shape's)."""
+    return block_n <= 128 and block_p <= 64
+
+
 def paths_launch(block_n: int, block_p: int) -> bool:
     """Whether the block's state paths (dB's and dC's state parts, inpath, carry) run as a launch of their own,
     summed over heads before their atomics, rather than in the tiles kernel: where its [T, BLOCK_N] accumulators fit
     (what was measured)."""
-    return block_n <= 128 and block_p <= 64
+    return _small_tiles(block_n, block_p)
 
 
 def register_caps(block_n: int, block_p: int, paths: bool) -> tuple[int | None, int, int | None]:
     """(the tiles kernel's register cap, the pair launch's warps and register cap) for these tiles, with the state
     paths in a launch of their own or not; a cap of None leaves the registers to ptxas."""
-    if block_n <= 128 and block_p <= 64:
+    if _small_tiles(block_n, block_p):
         return (TILES_MAXNREG_NO_PATHS if paths else TILES_MAXNREG, *TILES_BC_CAPPED)
     return None, TILES_BC_WARPS, None
 
 
 def pair_stages(block_n: int, block_p: int, element_size: int) -> int:
     """The pair launch's pipeline stages for these tiles and input width."""
-    return TILES_BC_STAGES_NARROW if block_n <= 128 and block_p <= 64 and element_size <= 2 else TILES_BC_STAGES
+    return TILES_BC_STAGES_NARROW if _small_tiles(block_n, block_p) and element_size <= 2 else TILES_BC_STAGES
 
 
 __all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "pair_stages", "paths_launch", "register_caps"]

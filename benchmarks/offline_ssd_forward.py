@@ -41,12 +41,13 @@ INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
 
 
 def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False, sub_a=None,
-                    output=True, pre_decays=False):
+                    output=True, pre_decays=False, extra=None):
     consts = dict(CHUNK=256, SUB=sub, BLOCK_P=block_p, BLOCK_N=128, HAS_D=has_d, HAS_Z=has_z, HAS_DT_BIAS=False,
                   DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
                   DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=output, STORE_YPRE=False,
                   STORE_STATES=not output, PREFETCH=prefetch, SUB_A=sub_a or sub, STATE_CHUNK=256, PRE_DECAYS=pre_decays,
                   PRE_SUB=sub if output else (sub_a or sub))
+    consts.update(extra or {})
     ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
     return compile_specialised(_ssd_fwd_kernel, consts, {**STRIDES, **SIZES}, ptr_type, warps, stages=stages,
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
@@ -146,15 +147,18 @@ def main():
     p.add_argument("--states-only", action="store_true", help="no output sweep: the backward's state recompute")
     p.add_argument("--pre-decays", action="store_true", help="dt and its cumsums loaded (the preparation launch's)")
     p.add_argument("--sass", help="write the SASS here")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
+                   help="another constexpr of the kernel, e.g. PRE_CB=1 (repeatable)")
     a = p.parse_args()
+    extra = {name: int(value) for name, value in (c.split("=", 1) for c in a.const)}
     k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch, a.sub_a,
-                        not a.states_only, a.pre_decays)
+                        not a.states_only, a.pre_decays, extra)
     mix, regs, spills = resource_report(k, ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG",
                                             "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"],
                                         a.maxnreg, a.sass)
     print(f"sub {a.sub}/{a.sub_a or a.sub}{' states' if a.states_only else ''} bp {a.block_p} w {a.warps} "
           f"st {a.stages} {'late' if a.late else 'early'}"
-          f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}{' pre' * a.pre_decays}: regs {regs} spill-bytes {spills} "
+          f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}{' pre' * a.pre_decays}{''.join(' ' + c for c in a.const)}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared // 1024}K {mix}")
 
 

@@ -15,7 +15,8 @@ heads a program, warps, register cap), jN (its stages), TN (its tokens a block),
 stages), kN (the backward's chunk size; the forward's is 256), det (the deterministic mode), i0 / i1 (the states and
 their gradients in two buffers / one, the states recomputed over the gradients), K0 / K1 (the tiles kernel's pair
 products whole / in two halves of their tokens), C0 / C1 (the decay gradient's column sums from the pair launch / from
-the tiles kernel's bracket . x), noda (no decay gradient: dx, dB, dC and the rest only, for what the decay gradient's
+the tiles kernel's bracket . x), H0 / H1 (few chains: the state recompute and the chain launch a program a chunk /
+two chunks a program, storing at both), noda (no decay gradient: dx, dB, dC and the rest only, for what the decay gradient's
 sums cost each launch).
 """
 
@@ -89,6 +90,8 @@ def variant_kwargs(spec: str) -> dict:
             kw["cols_from_bracket"] = bool(int(part[1:]))
         elif part[0] == "K":
             kw["k_halves"] = bool(int(part[1:]))
+        elif part[0] == "H":
+            kw["halves"] = bool(int(part[1:]))
         else:
             raise ValueError(f"unknown knob {part!r} in {spec!r}")
     return kw

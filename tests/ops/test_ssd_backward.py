@@ -729,6 +729,40 @@ def test_cols_from_bracket(case, device, monkeypatch):
     assert col_sums and all(c == both for c in col_sums), col_sums
 
 
+@pytest.mark.parametrize("case", ["fp32", "fp32-ends", "fp16", "deterministic", "plain-default", "options-default"])
+def test_early_halves(case, device, monkeypatch):
+    """Few chains: the state recompute and the chain launch sweeping two chunks a program, storing the states and
+    their gradients at both (`halves`). Forced on for both launches: every option (z: the chain launch's gated dy and
+    dz), initial states, a final-state gradient; 150 tokens leave a last span of one chunk of 22 tokens (no second
+    half), 180 one of 52 (a second half of 20); fp16; the deterministic mode (one buffer: the recompute's carry over
+    dH). By the default rule (`early_halves`, its chunk threshold lowered): both without options, the recompute only
+    with D and z. Against float64, with a spy on both launches' HALVES. Fails if the second half's state is stored
+    in the first's row (checked: ddt NaN, or 0.5 off in the deterministic mode) or the chain drops the first half's
+    share (dx 7e-2 to 3.5e-1 off)."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain, forward
+
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    if case.endswith("default"):
+        monkeypatch.setattr(backward_chain, "HALVES_STATES_CHUNKS", 2)
+    else:
+        monkeypatch.setattr(backward_chain, "ssd_backward", functools.partial(backward_chain.ssd_backward,
+                                                                              halves=True))
+    halves = {}
+    real_launch = _runtime.launch
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        halves.setdefault(kernel.__name__, set()).add((k["HALVES"], k["CHUNK"]))
+        if kernel in (backward_chain._dstates_kernel, forward._ssd_fwd_kernel) and not k.get("OUTPUT", False)
+        else None) or real_launch(kernel, *a, **k))
+    options = {} if case == "plain-default" else dict(D="h", z=True, dt_bias=True, dt_softplus=True,
+                                                      initial_states=True)
+    dtype = torch.float16 if case == "fp16" else torch.float32
+    kw = ssd_inputs(2, 180 if case == "fp32-ends" else 150, 4, 32, 16, 2, dtype=dtype, device=device, **options)
+    check_gradients(kw, dtype, chunk_size=64, deterministic=case == "deterministic", what=case)
+    chain = (False, 64) if case == "options-default" else (True, 128)
+    assert halves == {"_ssd_fwd_kernel": {(True, 128)}, "_dstates_kernel": {chain}}, halves
+
+
 def force_chain_handover(monkeypatch, handover):
     """Make the chain form hand the state gradient between chunks one way: "dstates" (the gradient chain as a
     launch of its own), "early" or "late" (inside the gradient kernel, published before or after its sweeps)."""

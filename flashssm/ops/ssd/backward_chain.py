@@ -405,6 +405,7 @@ def _dstates_kernel(
     IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
     NEED_DD: tl.constexpr = False, LATE: tl.constexpr = False, STATE_CHUNK: tl.constexpr = 1,
+    HALVES: tl.constexpr = False,
 ):
     """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
     Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
@@ -413,6 +414,8 @@ def _dstates_kernel(
     tokens, backwards: it waits for the gradient of the state after the span first, then carries it back through
     the span's sub-chunks, storing it at the end of each chunk, and hands on the gradient of the state entering
     the span: one hand-over (an fp32 slot written and read) a span instead of one a chunk.
+    HALVES (early, not varlen): a program takes two of the caller's chunks (CHUNK = 2 STATE_CHUNK), their shares
+    apart, and stores dH after each (the rows of the caller's chunks) once dH after the second has come.
     STORE_DY False: dy is not written; ROUND_DY: the products take dy rounded to the input dtype, as the chain
     form's sweeps do; NEED_DD: the program's share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads,
     BLOCK_P)."""
@@ -449,6 +452,8 @@ def _dstates_kernel(
                        is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
     else:  # run: the chunk's own share
         run = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    run1 = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)  # (HALVES: the first half's share)
+    total1 = 0.0
     dd_acc = tl.zeros((SUB, BLOCK_P), dtype=tl.float32)
     x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
     total = 0.0
@@ -491,6 +496,12 @@ def _dstates_kernel(
                          run.to(dstates_ptr.dtype.element_ty))
             run = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], run * tl.exp(last), MODE, DOT_PRECISION)
         else:
+            if HALVES:
+                if s0 == STATE_CHUNK:  # the second half: its own share from the half's start
+                    run1 = run
+                    total1 = total
+                    run = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+                    total = 0.0
             run = _mm_cr(tl.trans(C_s), dy * tl.exp(total + cs)[:, None], run, MODE, DOT_PRECISION)
             total += last
 
@@ -499,8 +510,23 @@ def _dstates_kernel(
     else:
         dH = _receive(slot, flag_ptr + chain, dfinal_ptr, seq, h64, offs_p, offs_n, mask_np, k, n_chunks,
                       is_last, stride_df_s, stride_df_h, stride_df_p, stride_df_n, HAS_DFINAL)
-        _hand_back(dH * tl.exp(total) + run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-        tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
+        if HALVES:  # dH after the first half, then the hand-back; rows of the caller's chunks (two a program)
+            if length <= STATE_CHUNK:  # (a last span of one chunk: no second half)
+                run1 = run
+                total1 = total
+                run = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+                total = 0.0
+            dH_mid = dH * tl.exp(total) + run
+            _hand_back(dH_mid * tl.exp(total1) + run1, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks,
+                       NEED_DINIT)
+            row = (2 * k * batch + b).to(tl.int64) * nheads + h64
+            tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_mid.to(dstates_ptr.dtype.element_ty))
+            if length > STATE_CHUNK:
+                row += batch * nheads
+                tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
+        else:
+            _hand_back(dH * tl.exp(total) + run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
+            tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
     if NEED_DD:
         tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
@@ -742,7 +768,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
                  bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None,
-                 cols_from_bracket=None):
+                 cols_from_bracket=None, halves=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -776,7 +802,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     gradients, into their buffer (one buffer of chunk states instead of two). k_halves (for tuning): the tiles
     kernel's pair products in two halves of their tokens (default TILES_K_HALVES). cols_from_bracket (for tuning): the
     decay gradient's column sums from the tiles kernel's bracket . x rather than the pair launch (default
-    backward_tiles.COLS_FROM_BRACKET)."""
+    backward_tiles.COLS_FROM_BRACKET). halves (for tuning): with the tiles and few chains (early publish, not
+    varlen), the state recompute and the chain launch sweep two chunks a program, storing the states and their
+    gradients at both (default: each where `early_halves` says so; True or False: both)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -813,6 +841,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         chunk = tiles_chunk(dims, device)
     if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
         dims = dataclasses.replace(dims, chunk_size=chunk)
+    halves_states, halves_chain = early_halves(dims, device, z is not None or need["D"]) if tiles else (False, False)
+    if halves is not None:
+        halves_states = halves_chain = bool(halves and tiles and dims.cu_seqlens is None
+                                            and not many_chains(dims, device))
     block_n, block_p, sub_, num_warps_, early = _config(dims, mode, device)
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
@@ -833,7 +865,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     def recompute(carry=None, out=None):
         return entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
-                               store_dtype=states_dtype, out=out, carry=carry)
+                               store_dtype=states_dtype, out=out, carry=carry,
+                               late_states=False if halves_states else None, halves=halves_states)
 
     if states is None and not in_place:
         states = recompute()
@@ -880,9 +913,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             span = chain_span(dims, device) if dstates_span is None else dstates_span
-            late = span > 0 and dims.cu_seqlens is None
-            chain_q = dims.chunk_size * span if late else dims.chunk_size
-            chain_rows = _chunk_rows(dims, chain_q) if late else n_rows
+            late = span > 0 and dims.cu_seqlens is None and not halves_chain
+            chain_q = dims.chunk_size * (span if late else 2 if halves_chain else 1)
+            chain_rows = _chunk_rows(dims, chain_q) if late or halves_chain else n_rows
             if fused_dd:
                 dd_part = _runtime.buffer((chain_rows, h, block_p), torch.float32, device)
             _runtime.launch(_dstates_kernel, (chain_rows * h,), (
@@ -899,7 +932,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
                 IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
-                NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size,
+                NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size, HALVES=halves_chain,
                 num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
@@ -1027,6 +1060,25 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
 # 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode takes 128 only with its states in
 # place (IN_PLACE_STATES: one buffer for H and dH). 0: the forward's chunk always (A/B).
 TILES_CHUNK = 128
+
+
+def early_halves(dims: SSDDims, device: torch.device, narrow_chain: bool) -> tuple[bool, bool]:
+    """Whether the state recompute and the chain launch, where they publish early (few chains, not packed), sweep two
+    chunks a program and store at both (`halves`): half the programs and hand-overs. The recompute where a sequence
+    has at least HALVES_STATES_CHUNKS chunks (the hand-overs' serial chain is long; the two own states cost registers:
+    168 -> 255, three programs an SM -> two); the chain launch without z or D's share (`narrow_chain`: there its two
+    shares spilled and it was slower)."""
+    if not EARLY_HALVES or dims.cu_seqlens is not None or many_chains(dims, device):
+        return False, False
+    return _runtime.cdiv(dims.seqlen, dims.chunk_size) >= HALVES_STATES_CHUNKS, not narrow_chain
+
+
+# H100, 2.7B shape, bf16, backward alone (benchmarks/notes/ssd_backward.md, twenty-seventh session): the recompute
+# 1x32K (128 chunks a sequence) 0.475 -> 0.404 ms, 2x16K (64) 0.381 -> 0.412, 4x8K (32) 0.386 -> 0.442; the chain
+# launch without z or D 1x32K 0.446 -> 0.356, 2x16K 0.416 -> 0.355, 4x8K 0.468 -> 0.388, 1x8K 0.120 -> 0.099, with z
+# 1.085 -> 1.237 (1x32K). Backward 1x32K 3.281 -> 3.113 ms. False: a program a chunk (A/B).
+EARLY_HALVES = True
+HALVES_STATES_CHUNKS = 128
 
 # The deterministic mode's tiles (with their paths launch) keep one buffer of chunk states: the chain stores dH in it,
 # the launches that read dH run, then the states are recomputed over it (dotted with dH on the way: the decay

@@ -157,7 +157,7 @@ def _ssd_fwd_kernel(
     EARLY_PUBLISH: tl.constexpr, DOT_PRECISION: tl.constexpr, M_PRECISION: tl.constexpr, M_SPLIT: tl.constexpr,
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
     STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64, PRE_DECAYS: tl.constexpr = False,
-    PRE_SUB: tl.constexpr = 64, CARRY: tl.constexpr = False,
+    PRE_SUB: tl.constexpr = 64, CARRY: tl.constexpr = False, HALVES: tl.constexpr = False,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -197,20 +197,20 @@ def _ssd_fwd_kernel(
         # A. the chunk's own state from a zero state, before any wait
         # (its own sub-chunk, SUB_A: the sweep has one product a step, and fewer, larger steps pay the
         # per-step costs, the decay of S and the cumsum, fewer times)
-        offs_a = tl.arange(0, SUB_A)
-        S = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
-        total = 0.0  # sum of dt A over the chunk
-        for s0 in range(0, length, SUB_A):
-            t = s0 + offs_a
-            mask_t = t < length
-            dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
-                                       dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
-            x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
-                          mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
-            B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                          mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
-            S = _state_update(S, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
-            total += last
+        if HALVES:  # two of the caller's chunks: each half's own state, the second's from the half's start
+            S, total = _own_state(0, tl.minimum(length, STATE_CHUNK), decays, dt_base, stride_dt_t, A, dt_bias,
+                                  dt_lo, dt_hi, x_base, stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p,
+                                  offs_n, mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A,
+                                  CHUNK, SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
+            S2, total2 = _own_state(STATE_CHUNK, length, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo,
+                                    dt_hi, x_base, stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p,
+                                    offs_n, mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A,
+                                    CHUNK, SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
+        else:
+            S, total = _own_state(0, length, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo, dt_hi, x_base,
+                                  stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p, offs_n, mask_p,
+                                  mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A,
+                                  BLOCK_N, BLOCK_P, DOT_PRECISION)
     # B. the state entering this chunk
     if k > 0:
         seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
@@ -223,10 +223,18 @@ def _ssd_fwd_kernel(
         H = tl.load(init, mask=mask_np, other=0.0).to(tl.float32)
     else:
         H = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
-    if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
-        _store_state(states_ptr, carry_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
-    if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
-        _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
+    if HALVES:  # hand on the state after both halves, then store the states entering them (rows of the halves)
+        H_mid = H * tl.exp(total) + S
+        _publish(H_mid * tl.exp(total2) + S2, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
+        _store_state(states_ptr, carry_ptr, 2 * k * batch + b, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+        if length > STATE_CHUNK:  # (a last span of one chunk has no second row)
+            _store_state(states_ptr, carry_ptr, (2 * k + 1) * batch + b, nheads, h, n_pblocks, pb, H_mid, BLOCK_N,
+                         BLOCK_P, CARRY)
+    else:
+        if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
+            _store_state(states_ptr, carry_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+        if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
+            _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
     # C. the output, sub-chunk by sub-chunk, with the running state H
     if OUTPUT:
@@ -297,6 +305,30 @@ def _ssd_fwd_kernel(
             H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
+
+
+@triton.jit
+def _own_state(lo: tl.constexpr, hi, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo, dt_hi, x_base, stride_x_t,
+               stride_x_p, B_base, stride_B_t, stride_B_n, offs_p, offs_n, mask_p, mask_n,
+               HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, PRE: tl.constexpr, CHUNK: tl.constexpr,
+               SUB_A: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_P: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """The own state of tokens lo..hi of the span (from a zero state at lo), [BLOCK_N, BLOCK_P], and the sum of dt A
+    over them."""
+    offs_a = tl.arange(0, SUB_A)
+    S = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)
+    total = 0.0
+    for s0 in range(lo, hi, SUB_A):
+        t = s0 + offs_a
+        mask_t = t < hi
+        dt, cs, last = _sub_decays(decays, s0, hi, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
+                                   HAS_DT_BIAS, DT_SOFTPLUS, PRE, CHUNK, SUB_A)
+        x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
+                      mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
+        B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                      mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
+        S = _state_update(S, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
+        total += last
+    return S, total
 
 
 @triton.jit
@@ -372,7 +404,8 @@ class LaunchConfig:
     prefetch: bool = False      # GPU: the output sweep prefetches the next sub-chunk's rows into L2
     group: int = 1              # chunks per program: a program sweeps `group` consecutive chunks of a
                                 # chain as one, with no hand-over between them (the result does not
-                                # depend on the chunking beyond rounding); 1 when storing chunk states
+                                # depend on the chunking beyond rounding); storing chunk states with an early
+                                # publish: 1, or 2 without output (`entering_states(halves=True)`)
     pre_decays: bool = False    # a preparation launch writes dt and its cumsums (no cumsum in the sweeps)
     sub_a: int | None = None    # tokens a step of the sweeps without output (the own state before an early
                                 # publish, the states-only sweep): one product a step; None: `sub`
@@ -550,7 +583,7 @@ def states_shape(dims: SSDDims) -> tuple[int, int, int, int]:
 
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
                     state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None,
-                    store_dtype=None, pre_decays=False, out=None, carry=None) -> torch.Tensor:
+                    store_dtype=None, pre_decays=False, out=None, carry=None, halves=False) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
     states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
@@ -565,7 +598,9 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     ms, 1x128K 1.825 -> 1.896, late 8x4K and 32x2K within 1 %): the states-only sweep has one product a step and
     little else to save. out: the buffer to store into (the layout above, store_dtype); with carry ((rows, nheads)
     fp32), `out` holds the gradient of the state after each chunk, which each program reads, dotted with the state
-    entering the chunk into carry, before it stores the state over it (the backward's one buffer for both)."""
+    entering the chunk into carry, before it stores the state over it (the backward's one buffer for both).
+    halves (few chains, not varlen): an early-publish program sweeps two chunks, their own states apart, and hands
+    over once for both, storing the two entering states after the wait (half the programs and hand-overs)."""
     state_dtype = state_dtype or torch.float32
     shape = states_shape(dims)
     block_n, block_p = shape[2:]
@@ -574,7 +609,11 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
                        num_stages=base.num_stages, early_publish=True, sub_a=sub_a, pre_decays=pre_decays)
     if late_states is None:
         late_states = many_chains(dims, x.device)
-    if late_states and dims.cu_seqlens is None:
+    if halves and (late_states or dims.cu_seqlens is not None):
+        raise ValueError("entering_states: halves is an early-publish form for inputs that are not packed")
+    if halves:
+        cfg = dataclasses.replace(cfg, group=2)
+    elif late_states and dims.cu_seqlens is None:
         # many chains: one sweep of a span of chunks a program, the states stored on the way, in steps of up to
         # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
@@ -621,6 +660,12 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     block_n = _block_n(dims.dstate)
     n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
     chunk = dims.chunk_size * cfg.group  # (states: a late-publish program stores every chunk's on the way)
+    # an early-publish program storing states over two chunks: each half's own state, both stored after the wait
+    halves = cfg.early_publish and states is not None and y is None and cfg.group == 2
+    if cfg.early_publish and states is not None and (cfg.group > (2 if halves else 1)
+                                                     or halves and dims.cu_seqlens is not None):
+        raise ValueError(f"an early-publish launch stores the states entering spans of 1 chunk, or (no output, not "
+                         f"varlen) 2, not {cfg.group}")
     if dims.cu_seqlens is not None:
         table, n_rows, n_lanes = (varlen if varlen is not None and chunk == dims.chunk_size
                                   else varlen_table(dims, device, chunk))
@@ -662,7 +707,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
-            SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None,
+            SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

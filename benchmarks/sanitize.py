@@ -154,6 +154,26 @@ def case_ssd_tiles_spans(out, g, device):
         backward_chain.use_tiles, backward_chain.chain_span = saved
 
 
+def case_ssd_halves(out, g, device):
+    """few chains: the state recompute and the chain launch two chunks a program (`early_halves`, forced on for both;
+    at these sizes a program a chunk would run), batch 2, a last span of one chunk (30 tokens), every option but z and
+    D (the chain launch's wide form), then the deterministic mode (the recompute over dH with the carry)."""
+    from flashssm.ops.ssd import backward_chain
+
+    saved = backward_chain.use_tiles, backward_chain.early_halves
+    backward_chain.use_tiles = lambda dims, device: True
+    backward_chain.early_halves = lambda dims, device, narrow: (True, True)
+    try:
+        _ssd(out, g, device, (2, 4 * 128 + 30, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, dt_bias=True,
+             dt_softplus=True, initial_states=True)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        _ssd(out, g, device, (2, 4 * 128 + 30, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, dt_bias=True,
+             dt_softplus=True, initial_states=True)
+    finally:
+        torch.use_deterministic_algorithms(False)
+        backward_chain.use_tiles, backward_chain.early_halves = saved
+
+
 def case_scan_big_state(out, g, device):
     """dstate 256, grouped B/C, every option, bf16."""
     _scan(out, g, device, 2, 16, 700, 256, dtype=torch.bfloat16, ngroups=2, D=True, z=True, delta_bias=True,
@@ -237,7 +257,7 @@ def case_rmsnorm(out, g, device):
 
 
 CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
-         case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_scan_big_state, case_scan_long, case_scan_varlen,
+         case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_ssd_halves, case_scan_big_state, case_scan_long, case_scan_varlen,
          case_ssd_step, case_scan_step, case_conv1d, case_conv1d_update, case_rmsnorm]
 
 

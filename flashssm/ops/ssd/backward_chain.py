@@ -841,10 +841,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         chunk = tiles_chunk(dims, device)
     if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
         dims = dataclasses.replace(dims, chunk_size=chunk)
-    halves_states, halves_chain = early_halves(dims, device, z is not None or need["D"]) if tiles else (False, False)
-    if halves is not None:
-        halves_states = halves_chain = bool(halves and tiles and dims.cu_seqlens is None
-                                            and not many_chains(dims, device))
+    halves_states, halves_chain = (early_halves(dims, device, z is not None or need["D"], halves) if tiles
+                                   else (False, False))
     block_n, block_p, sub_, num_warps_, early = _config(dims, mode, device)
     sub, num_warps = sub or sub_, num_warps or num_warps_
     if early_publish is not None:
@@ -1062,13 +1060,18 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
 TILES_CHUNK = 128
 
 
-def early_halves(dims: SSDDims, device: torch.device, narrow_chain: bool) -> tuple[bool, bool]:
+def early_halves(dims: SSDDims, device: torch.device, narrow_chain: bool,
+                 force: bool | None = None) -> tuple[bool, bool]:
     """Whether the state recompute and the chain launch, where they publish early (few chains, not packed), sweep two
     chunks a program and store at both (`halves`): half the programs and hand-overs. The recompute where a sequence
     has at least HALVES_STATES_CHUNKS chunks (the hand-overs' serial chain is long; the two own states cost registers:
     168 -> 255, three programs an SM -> two); the chain launch without z or D's share (`narrow_chain`: there its two
-    shares spilled and it was slower)."""
-    if not EARLY_HALVES or dims.cu_seqlens is not None or many_chains(dims, device):
+    shares spilled and it was slower). force (tuning): True or False for both, where they publish early."""
+    if dims.cu_seqlens is not None or many_chains(dims, device):
+        return False, False
+    if force is not None:
+        return bool(force), bool(force)
+    if not EARLY_HALVES:
         return False, False
     return _runtime.cdiv(dims.seqlen, dims.chunk_size) >= HALVES_STATES_CHUNKS, not narrow_chain
 

@@ -197,20 +197,16 @@ def _ssd_fwd_kernel(
         # A. the chunk's own state from a zero state, before any wait
         # (its own sub-chunk, SUB_A: the sweep has one product a step, and fewer, larger steps pay the
         # per-step costs, the decay of S and the cumsum, fewer times)
-        if HALVES:  # two of the caller's chunks: each half's own state, the second's from the half's start
-            S, total = _own_state(0, tl.minimum(length, STATE_CHUNK), decays, dt_base, stride_dt_t, A, dt_bias,
-                                  dt_lo, dt_hi, x_base, stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p,
-                                  offs_n, mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A,
-                                  CHUNK, SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
-            S2, total2 = _own_state(STATE_CHUNK, length, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo,
-                                    dt_hi, x_base, stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p,
-                                    offs_n, mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A,
-                                    CHUNK, SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
-        else:
-            S, total = _own_state(0, length, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo, dt_hi, x_base,
-                                  stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p, offs_n, mask_p,
-                                  mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A,
-                                  BLOCK_N, BLOCK_P, DOT_PRECISION)
+        # (HALVES: two of the caller's chunks, each half's own state apart, the second's from the half's start)
+        S, total = _own_state(0, tl.minimum(length, STATE_CHUNK) if HALVES else length, decays, dt_base, stride_dt_t,
+                              A, dt_bias, dt_lo, dt_hi, x_base, stride_x_t, stride_x_p, B_base, stride_B_t,
+                              stride_B_n, offs_p, offs_n, mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS,
+                              PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
+        if HALVES:
+            S2, total2 = _own_state(STATE_CHUNK, length, decays, dt_base, stride_dt_t, A, dt_bias, dt_lo, dt_hi,
+                                    x_base, stride_x_t, stride_x_p, B_base, stride_B_t, stride_B_n, offs_p, offs_n,
+                                    mask_p, mask_n, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK,
+                                    SUB_A, BLOCK_N, BLOCK_P, DOT_PRECISION)
     # B. the state entering this chunk
     if k > 0:
         seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
@@ -662,8 +658,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     chunk = dims.chunk_size * cfg.group  # (states: a late-publish program stores every chunk's on the way)
     # an early-publish program storing states over two chunks: each half's own state, both stored after the wait
     halves = cfg.early_publish and states is not None and y is None and cfg.group == 2
-    if cfg.early_publish and states is not None and (cfg.group > (2 if halves else 1)
-                                                     or halves and dims.cu_seqlens is not None):
+    if cfg.early_publish and states is not None and cfg.group > 1 and not (halves and dims.cu_seqlens is None):
         raise ValueError(f"an early-publish launch stores the states entering spans of 1 chunk, or (no output, not "
                          f"varlen) 2, not {cfg.group}")
     if dims.cu_seqlens is not None:

@@ -668,7 +668,7 @@ common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=Tru
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,
-                  HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True)
+                  HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True, TILE_AHEAD=True)
 else:
     kernel = _scan_bwd_kernel
     consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True)

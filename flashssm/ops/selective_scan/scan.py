@@ -403,16 +403,19 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
                    stride_u_l, stride_delta_l,
                    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
                    FAST: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
-                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr):
+                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr, TILE_AHEAD: tl.constexpr = False):
     """The forward's first pass over a segment [t_begin, t_end): per slot, the state it ends with from a
     zero entering state, and the factor its entering state is carried by to its end, exp2(A2 * sum delta)
-    (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds."""
+    (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds.
+    TILE_AHEAD: each tile's u and delta are loaded while the tile before it runs."""
     NPAD: tl.constexpr = SLOTS * NL
     own = ()
     for j in tl.static_range(SLOTS):
         own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
     total = tl.zeros((BLOCK_D,), dtype=ACC)  # sum of delta since the segment's (or the last sequence's) start
     kept = tl.full((BLOCK_D,), 1.0, ACC)  # 0 once a sequence starts in the segment
+    next_in = _raw_tile(u_base, delta_base, u_base, u_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_u_l, stride_u_l, False, False)
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
@@ -422,9 +425,17 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
                 prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
-        t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
-                                       DELTA_SOFTPLUS, FAST, ACC)
-        u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+        if TILE_AHEAD:
+            raw, u, _, _ = next_in
+            next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                                stride_delta_l, stride_u_l, stride_u_l, False, False)
+            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            u = u.to(ACC)
+        else:
+            t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                           DELTA_SOFTPLUS, FAST, ACC)
+            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
         dl_c = columns(dl, BLOCK_D, TILE)
         du_c = columns(dl * u, BLOCK_D, TILE)
         keeps = dl_c
@@ -456,7 +467,7 @@ def _scan_fwd_kernel(
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
-    CK_RUN: tl.constexpr = 0,
+    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -519,7 +530,7 @@ def _scan_fwd_kernel(
             own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
                                         tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
                                         stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
-                                        DELTA_SOFTPLUS, IS_VARLEN, ACC)
+                                        DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD)
         # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
         # with HAND_LATE that one is handed on after the output pass
         if seg > 0:
@@ -1292,7 +1303,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
-        num_warps=cfg.num_warps,
+        TILE_AHEAD=TILE_AHEAD_FWD, num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
     if compiled is not None:
@@ -1424,6 +1435,12 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 BC_AHEAD_FWD = True
 BC_AHEAD_BWD = True
 TILE_AHEAD_BWD = True
+# The forward's first pass (segments) loads each tile's u and delta while the tile before it runs, as the output pass
+# does: Nsight Compute's stall sampling of the one-lane 1x32K forward had ~6 % of its samples on the first use of the
+# tile just loaded. H100 A/B (twenty-eighth session), same bits: 2.8B 1x32K forward 2.536 -> 2.516 ms, with the
+# backward's stored states 2.728 -> 2.620; 130M 1x32K even (0.904 -> 0.903, 0.970 -> 0.975). (False: loaded at the
+# top of each tile, for A/B.)
+TILE_AHEAD_FWD = True
 # The stored states ordered by the backward's lanes (`ckpt_layout`), so that every forward layout stores them as
 # 16-byte vectors: before, a forward of two lanes a channel (8x2K) stored them slot by slot, 4 bytes a thread into
 # 16 sectors a warp instruction (twenty-first session: ~0.2 ms of its 0.95). (False: the natural order, for A/B.)

@@ -9,9 +9,8 @@ bit-identical, and the largest difference of each gradient (dB and dC: float ato
 --value (repeated): the flag's values as Python literals (default False, True); each is compared with the first.
 """
 
-import ast
-
 import argparse
+import ast
 import statistics
 
 import torch

@@ -301,8 +301,9 @@ def _tile_now(u_base, delta_base, do_base, z_base, t0, ahead, o_t, m_d, seqlen, 
 @triton.jit
 def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS: tl.constexpr,
                 DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
-    """The segments' first passes (they load nothing ahead): the tokens of the tile from t0, their mask, raw delta
-    in ACC, and delta after bias and softplus (0 off the sequence: a decay of 1, no input), each [BLOCK_D, TILE]."""
+    """The backward's segment pass (`_segment_grad`: it loads nothing ahead): the tokens of the tile from t0, their
+    mask, raw delta in ACC, and delta after bias and softplus (0 off the sequence: a decay of 1, no input), each
+    [BLOCK_D, TILE]."""
     t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
     raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
     return t, m_dt, raw, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
@@ -414,8 +415,10 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
         own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
     total = tl.zeros((BLOCK_D,), dtype=ACC)  # sum of delta since the segment's (or the last sequence's) start
     kept = tl.full((BLOCK_D,), 1.0, ACC)  # 0 once a sequence starts in the segment
-    next_in = _raw_tile(u_base, delta_base, u_base, u_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                        stride_u_l, stride_u_l, False, False)
+    next_in = 0  # (the tile's u and delta loaded ahead, TILE_AHEAD)
+    if TILE_AHEAD:
+        next_in = _raw_tile(u_base, delta_base, u_base, u_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                            stride_u_l, stride_u_l, False, False)
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
@@ -425,17 +428,14 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
             if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
                 prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
                 prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
-        if TILE_AHEAD:
-            raw, u, _, _ = next_in
+        raw, u, _, _ = _tile_now(u_base, delta_base, u_base, u_base, t0, next_in, o_t, m_d, seqlen, stride_u_l,
+                                 stride_delta_l, stride_u_l, stride_u_l, False, False, TILE_AHEAD)
+        if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
             next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
                                 stride_delta_l, stride_u_l, stride_u_l, False, False)
-            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-            dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-            u = u.to(ACC)
-        else:
-            t, m_dt, raw, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
-                                           DELTA_SOFTPLUS, FAST, ACC)
-            u = tl.load(u_base + t[None, :] * stride_u_l, mask=m_dt, other=0.0).to(ACC)
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        u = u.to(ACC)
         dl_c = columns(dl, BLOCK_D, TILE)
         du_c = columns(dl * u, BLOCK_D, TILE)
         keeps = dl_c

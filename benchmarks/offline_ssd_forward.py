@@ -53,7 +53,23 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
 
 
-def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, maxnreg=None, floats=()):
+def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra=None):
+    """The Gluon late-publish forward (forward_gluon.py) compiled for sm_90 as the 2.7B bench shape specialises it."""
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from flashssm.ops.ssd.forward_gluon import _ssd_fwd_gluon_kernel
+
+    consts = dict(CHUNK=chunk, SUB=64, BLOCK_P=64, BLOCK_N=block_n, HAS_D=has_d, HAS_Z=has_z, STORE_YPRE=has_z,
+                  HAS_INIT=True, STORE_FINAL=True, **(extra or {}))
+    values = {**STRIDES, **SIZES, "stride_B_n": 1, "stride_init_s": 80 * 64 * 128, "stride_init_h": 64 * 128,
+              "stride_init_p": 128, "stride_init_n": 1, "stride_final_s": 80 * 64 * 128, "stride_final_h": 64 * 128,
+              "stride_final_p": 128, "stride_final_n": 1}
+    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
+    return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource)
+
+
+def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, maxnreg=None, floats=(),
+                        source=ASTSource):
     """triton.compile for sm_90, specialised as the JIT would for these arguments: pointers typed by
     ptr_type(name) and marked 16-divisible, the names in floats fp32, a constexpr not in consts its default (as
     the JIT takes it), every other argument an int whose value in `values` decides (an unknown one is left unmarked):
@@ -83,7 +99,7 @@ def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, ma
         options["num_stages"] = stages
     if maxnreg:
         options["maxnreg"] = maxnreg
-    return triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts, attrs=attrs),
+    return triton.compile(source(kernel, signature, consts, attrs),
                           target=GPUTarget("cuda", 90, 32), options=options)
 
 

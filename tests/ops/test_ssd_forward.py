@@ -1,5 +1,6 @@
 """The fused ssd_scan forward kernel against the float64 references (interpreter on the CPU, GPU)."""
 
+import dataclasses
 import itertools
 import math
 
@@ -263,7 +264,7 @@ def test_gpu_every_launch_config(sub, block_p, num_warps, num_stages, early_publ
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     dims = check_ssd_scan(**kw, chunk_size=256)
     cfg = LaunchConfig(sub, block_p, num_warps, num_stages, early_publish, group=group, prefetch=prefetch,
-                       sub_a=sub_a, pre_decays=pre_decays)
+                       sub_a=sub_a, pre_decays=pre_decays, gluon=False)  # (the Triton kernel's configurations)
     y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     assert_close(y, y_ref, torch.bfloat16, f"y {cfg}")
     assert_close(h, h_ref, torch.bfloat16, f"final_states {cfg}")
@@ -382,3 +383,170 @@ def test_launch_config_rejects_bad_own_step(sub_a):
     with pytest.raises(ValueError, match="sub_a"):
         LaunchConfig(64, 64, 4, 2, sub_a=sub_a)
     assert LaunchConfig(64, 64, 4, 2, sub_a=128).sub_a == 128
+
+
+# The Gluon late-publish forward (forward_gluon.py): Hopper only, so the interpreter tests its dispatch and its offline
+# compile, the GPU its results (against float64 and against the Triton kernel, which must agree to the rounding).
+
+def _gluon_case(batch=2, seqlen=300, nheads=4, headdim=64, dstate=128, ngroups=1, dtype=torch.bfloat16, **opts):
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=dtype, device="cpu", **opts)
+    return kw, check_ssd_scan(**kw, chunk_size=256)
+
+
+def test_gluon_blocker():
+    """What keeps a call off the Gluon kernel: each reason alone, on CPU tensors (the caller adds `x.is_cuda`)."""
+    from flashssm.ops.ssd import forward_gluon as fg
+
+    if fg.gluon is None:
+        pytest.skip("this Triton has no Gluon")
+    kw, dims = _gluon_case(D="hp", z=True)
+    ok = dict(late=True, output=True, stores_states=False, capability=(9, 0))
+    assert fg.blocker(dims, kw["x"], kw["B"], kw["C"], kw["z"], **ok) is None
+    assert "capability" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "capability": (8, 0)})
+    assert "capability" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "capability": (10, 0)})
+    assert "capability" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "capability": None})
+    assert "early" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "late": False})
+    assert "states" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "stores_states": True})
+    for dtype in (torch.float16, torch.float32):
+        kw16, dims16 = _gluon_case(dtype=dtype)
+        assert "bf16" in fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok)
+    for shape in ((32, 128), (96, 128), (64, 16), (64, 256)):
+        kws, dimss = _gluon_case(headdim=shape[0], dstate=shape[1])
+        assert "headdim" in fg.blocker(dimss, kws["x"], kws["B"], kws["C"], None, **ok)
+    strided = kw["x"].transpose(1, 2).contiguous().transpose(1, 2)  # (b, t, h, p) view of (b, h, t, p): fine
+    assert fg.blocker(check_ssd_scan(strided, kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=256), strided,
+                      kw["B"], kw["C"], None, **ok) is None
+    cols = kw["x"].transpose(-1, -2).contiguous().transpose(-1, -2)  # headdim not the inner axis
+    assert "stride" in fg.blocker(dims, cols, kw["B"], kw["C"], None, **ok)
+    odd = torch.empty(kw["x"].numel() + 1, dtype=torch.bfloat16)[1:].view_as(kw["x"])  # a 2-byte aligned start
+    assert "aligned" in fg.blocker(dims, odd, kw["B"], kw["C"], None, **ok)
+    assert "z" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], kw["z"].transpose(-1, -2).contiguous().transpose(-1, -2),
+                             **ok)
+    packed = check_ssd_scan(**{k: v[:1] if k in ("x", "dt", "B", "C", "z") else v for k, v in kw.items()},
+                            chunk_size=256, cu_seqlens=torch.tensor([0, 100, 300]))
+    assert "packed" in fg.blocker(packed, kw["x"][:1], kw["B"][:1], kw["C"][:1], None, **ok)
+    enabled = fg.ENABLED
+    try:
+        fg.ENABLED = False
+        assert "FLASHSSM_GLUON" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **ok)
+    finally:
+        fg.ENABLED = enabled
+
+
+def test_gluon_never_on_cpu():
+    from flashssm.ops.ssd.forward import gluon_blocker
+
+    kw, dims = _gluon_case()
+    cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
+    assert gluon_blocker(dims, LaunchConfig(64, 64, 4, 2, False), kw["x"], kw["B"], kw["C"], None) is not None
+    assert cfg.gluon  # the default; the dispatch's own checks decide
+
+
+_COMPILE_GLUON_FOR_HOPPER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from benchmarks.offline_ssd_forward import compile_gluon_forward
+for z, d, n in ((True, True, 128), (False, False, 64)):
+    k = compile_gluon_forward(z, d, n)
+    assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 2" in k.asm["ptx"], "no async wgmma"
+    assert len(k.asm["cubin"]) > 0
+print("compiled")
+"""
+
+
+def test_gluon_forward_compiles_for_hopper():
+    """The Gluon kernel compiled for sm_90 without a GPU, by this machine's Triton (Gluon's API moves between Triton
+    versions: this is where a rename shows first), with its products asynchronous (a wait for all but two)."""
+    import os
+    import subprocess
+    import sys
+
+    from flashssm.ops.ssd import forward_gluon
+
+    if HAS_GPU:
+        pytest.skip("the GPU tests compile and run it")
+    if forward_gluon.gluon is None:
+        pytest.skip("this Triton has no Gluon")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    run = subprocess.run([sys.executable, "-c", _COMPILE_GLUON_FOR_HOPPER, root], env=env, capture_output=True,
+                         text=True, timeout=600)
+    if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
+        pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+GLUON_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group (chunks a program)
+    (3, 1000, 4, 64, 128, 2, 256, 2),
+    (2, 777, 6, 128, 64, 3, 128, 3),
+    (1, 321, 2, 64, 128, 1, 64, 1),
+    (2, 1, 4, 64, 128, 1, 256, 1),
+    (4, 4096, 8, 64, 128, 1, 256, 8),
+]
+
+
+def _on_gluon(compiled) -> bool:
+    name = getattr(compiled, "name", None) or compiled.metadata.name
+    return "gluon" in name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("state_dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("opts", ["none", "D-h", "all"])
+@pytest.mark.parametrize("case", GLUON_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-G{c[7]}" for c in GLUON_CASES])
+def test_gpu_gluon_forward(case, opts, state_dtype):
+    """The Gluon kernel (late publish) against float64 and against the Triton kernel on the same launch: y, y before
+    the gate and the final states, ragged last sub-chunks, one token, spans of 1 to 8 chunks, two headdim blocks,
+    dstate 64, grouped B/C, every option and state dtype."""
+    from flashssm.ops.ssd.forward import gluon_blocker
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
+    extra = dict(none={}, **{"D-h": dict(D="h")}, all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True,
+                                                              initial_states=True))[opts]
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
+    limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
+    dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, False, group=group, prefetch=True,
+                       pre_decays=True)
+    assert gluon_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
+    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
+                                  store_ypre=True)
+    assert _on_gluon(compiled)
+    y_t, h_t, ypre_t, compiled_t = launch(dims, **kw, return_final_states=True, state_dtype=state_dtype,
+                                          store_ypre=True, config=dataclasses.replace(cfg, gluon=False))
+    assert not _on_gluon(compiled_t)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+    # the same arithmetic as the Triton kernel: equal up to the last bit of a few rounding flips
+    assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
+    assert (h.float() - h_t.float()).abs().max() <= 1e-3 * h_t.float().abs().max()
+    if "z" in kw:
+        assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
+    y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
+    assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
+
+
+@pytest.mark.gpu
+def test_gpu_gluon_public_path_and_nan():
+    """flashssm.ssd_scan takes the Gluon kernel where chains are many (8 x 80 heads), and a NaN in one element of x
+    makes NaN of that head's headdim column from the token on, in the same places as the Triton kernel, and nowhere
+    before the token's sub-chunk of 64 (inside it the masked product's 0 * NaN reaches the earlier tokens too)."""
+    from flashssm.ops.ssd import forward
+
+    kw = ssd_inputs(8, 700, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True)
+    dims = check_ssd_scan(**kw, chunk_size=256)
+    cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
+    assert not cfg.early_publish and forward.gluon_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], None) is None
+    y = flashssm.ssd_scan(**kw, chunk_size=256)
+    y_ref, _ = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    kw["x"][3, 400, 7, 5] = float("nan")
+    y = flashssm.ssd_scan(**kw, chunk_size=256)
+    y_t = launch(dims, **kw, config=dataclasses.replace(cfg, gluon=False))[0]
+    assert torch.equal(torch.isnan(y), torch.isnan(y_t))
+    assert torch.isnan(y[3, 400:, 7, 5]).all()
+    where = torch.zeros_like(y, dtype=torch.bool)
+    where[3, 384:, 7, 5] = True
+    assert not (torch.isnan(y) & ~where).any()

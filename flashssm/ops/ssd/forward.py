@@ -47,6 +47,7 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
+from flashssm.ops.ssd import forward_gluon
 from flashssm.ops.triton_common import prefetch, process_dt, take_ticket
 
 
@@ -405,6 +406,8 @@ class LaunchConfig:
     pre_decays: bool = False    # a preparation launch writes dt and its cumsums (no cumsum in the sweeps)
     sub_a: int | None = None    # tokens a step of the sweeps without output (the own state before an early
                                 # publish, the states-only sweep): one product a step; None: `sub`
+    gluon: bool = True          # late publish on Hopper: the Gluon kernel where it covers the call
+                                # (forward_gluon.blocker); False: always this module's Triton kernel
 
     def __post_init__(self):
         if not isinstance(self.group, int) or self.group < 1:
@@ -653,6 +656,9 @@ def _chunk_rows(dims: SSDDims, q: int) -> int:
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
          final=None, states=None, varlen=None, carry=None):
     device = x.device
+    if cfg.gluon and y is not None and x.is_cuda and gluon_blocker(dims, cfg, x, B, C, z, states) is None:
+        return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
+                          final)
     block_n = _block_n(dims.dstate)
     n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
     chunk = dims.chunk_size * cfg.group  # (states: a late-publish program stores every chunk's on the way)
@@ -705,6 +711,42 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
+
+
+def gluon_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, states=None) -> str | None:
+    """None when a forward launch of `cfg` with output takes the Gluon kernel (forward_gluon.py), else why not."""
+    capability = _capability(x.device.index if x.device.index is not None else torch.cuda.current_device()) \
+        if x.is_cuda else None
+    return forward_gluon.blocker(dims, x, B, C, z, late=not cfg.early_publish, output=True,
+                                 stores_states=states is not None, capability=capability)
+
+
+def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre, final):
+    """The late-publish forward by the Gluon kernel: the same preparation launch (its sub-chunks of 64), tickets,
+    flags and slots (of its headdim blocks of 64) as the Triton kernel's."""
+    device = x.device
+    block_n = dims.dstate
+    n_pblocks = dims.headdim // forward_gluon.BLOCK_P
+    chunk = dims.chunk_size * cfg.group
+    n_rows = _chunk_rows(dims, chunk)
+    n_programs = n_rows * dims.nheads * n_pblocks
+    counter, flags, slots = workspace(device).get(dims.batch * dims.nheads * n_pblocks,
+                                                  forward_gluon.BLOCK_P * block_n, state_dtype)
+    decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, x, dt, A, dt_bias, dt_softplus)
+    D_arg, stride_D = d_operand(D, A)
+    z_arg = z if z is not None else x
+    init_arg, init_strides = init_operand(initial_states, y)
+    final_strides = final.stride() if final is not None else (0, 0, 0, 0)
+    with _runtime.on_device(device):
+        return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
+            x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
+            decays, counter, flags, slots,
+            dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
+            *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
+            *init_strides, *final_strides), device,
+            CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
+            HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
+            STORE_FINAL=final is not None, num_warps=4)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None):

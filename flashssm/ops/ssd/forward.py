@@ -656,7 +656,9 @@ def _chunk_rows(dims: SSDDims, q: int) -> int:
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
          final=None, states=None, varlen=None, carry=None):
     device = x.device
-    if cfg.gluon and y is not None and x.is_cuda and gluon_blocker(dims, cfg, x, B, C, z, states) is None:
+    # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
+    if (cfg.gluon and not cfg.early_publish and y is not None and x.is_cuda
+            and gluon_blocker(dims, cfg, x, B, C, z, states) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
                           final)
     block_n = _block_n(dims.dstate)

@@ -185,12 +185,14 @@ if gluon is not None:
         for it in range(n_sub):
             s0 = it * SUB
             st = it % 2
-            # the next sub-chunk's rows into the other stage (its readers, the previous iteration's products, are
-            # done); the last iteration loads its own rows again, which nothing reads
+            # every thread is done with the previous iteration: H_sm (written at its end) is whole, and nobody reads
+            # its stage any more (D's x was read from it after the last barrier)
+            _barrier()
+            # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
+            # reads
             nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
             _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), x_base, B_base, C_base, nxt,
                          length, stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
-            _barrier()  # H_sm (written at the end of the previous iteration) is whole
             hopper.fence_async_shared()
             x_s = x_sm.index(st)
             B_s = B_sm.index(st)

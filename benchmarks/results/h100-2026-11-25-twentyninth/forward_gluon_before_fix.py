@@ -1,0 +1,256 @@
+"""ssd_scan forward, late publish, on Hopper: the output sweep in Gluon with asynchronous wgmma.
+
+The Triton kernel (forward.py) is latency-bound: Triton 3.6 issues each of the sweep's five products a sub-chunk and
+waits for it at once, so with two programs an SM the tensor pipe idles most of the time. Gluon states the products'
+issue and waits explicitly, so here they overlap with each other and with the elementwise work
+(benchmarks/notes/ssd_forward.md, twenty-ninth session: on an H100 8x4K 0.708 -> 0.533 ms in an A/B, the same
+bits):
+
+    end of the previous sub-chunk:  C.B^T of this one issued (its rows arrived by cp.async an iteration earlier)
+    C.H (H: the running state, 16-bit in shared memory) issued
+    w x (w_j = exp(last - cs_j) dt_j) into shared memory; the state update B^T (w x) + e^last H issued
+    wait for C.B^T: the masked decay matrix m = C.B^T o exp(cs_i - cs_j) o dt_j, split m_hi + m_lo (16 bits each)
+    wait for C.H: y = e^cs C.H, then m_hi x and m_lo x accumulated on it, issued
+    wait for all: the next sub-chunk's C.B^T issued; H to shared memory; D, the gate and y's stores
+
+The math, the ticket order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the
+Triton kernel's late publish (its docstring), so the two give the same bits. It covers what the usual calls need on
+Hopper: 16-bit (bf16) x, B and C with unit inner strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple
+of 64 tokens, not packed; D, z (and y before the gate), dt_bias / softplus / limits (in the preparation launch),
+initial and final states in any state dtype. Everything else, and any GPU without wgmma, takes the Triton kernel.
+`blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and the offline
+compile; the GPU tests compare this kernel with the Triton one and with float64.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+try:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia import hopper
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy
+except ImportError:  # a Triton without Gluon: the Triton kernel serves every call
+    gluon = None
+
+# Off with FLASHSSM_GLUON=0 (every call then takes the Triton kernel).
+ENABLED = os.environ.get("FLASHSSM_GLUON", "1") != "0"
+
+SUB = 64       # tokens a sub-chunk
+BLOCK_P = 64   # headdim a program
+CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
+
+
+def blocker(dims, x, B, C, z, *, late: bool, output: bool, stores_states: bool, capability) -> str | None:
+    """None when a forward launch can take the Gluon kernel, else why not. `capability`: the GPU's compute capability
+    (None off the GPU)."""
+    if gluon is None:
+        return "this Triton has no Gluon"
+    if not ENABLED:
+        return "FLASHSSM_GLUON=0"
+    if capability is None or tuple(capability) != CAPABILITY:
+        return f"Gluon's kernel is for compute capability {CAPABILITY} (wgmma), not {capability}"
+    if torch.compiler.is_compiling():
+        return "inside a torch.compile trace"
+    if not late or not output or stores_states:
+        return "early publish, or no output, or the backward's states stored: the Triton kernel's forms"
+    if dims.cu_seqlens is not None:
+        return "packed sequences"
+    if not (x.dtype == B.dtype == C.dtype == torch.bfloat16):
+        return "x, B and C must all be bf16"
+    if dims.headdim % BLOCK_P or dims.dstate not in (64, 128) or dims.chunk_size % SUB or dims.seqlen < 1:
+        return "headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, seqlen >= 1"
+    for name, t in (("x", x), ("B", B), ("C", C)):  # cp.async moves 16-byte pieces
+        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(s % 8 for s in t.stride()[:-1]):
+            return f"{name} needs a unit inner stride, other strides multiples of 8 and a 16-byte aligned start"
+    if z is not None and z.stride(-1) != 1:
+        return "z needs a unit inner stride"
+    return None
+
+
+if gluon is not None:
+    # Triton 3.6's names; 3.9 renamed cp.async to async_load (same arguments) and the CTA barrier to gl.barrier
+    _async_load = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
+    _barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+
+    @gluon.jit
+    def _issue_loads(x_st, B_st, C_st, x_base, B_base, C_base, s0, length, stride_x_t, stride_B_t, stride_C_t,
+                     SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+        """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and C [SUB, BLOCK_N] rows into one stage (zeros
+        past the span's end), as one group."""
+        ld_p: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
+        ld_n: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_N, BLOCK_N // 8], [4, 1], [1, 0])
+        t_p = s0 + gl.arange(0, SUB, layout=gl.SliceLayout(1, ld_p))
+        p = gl.arange(0, BLOCK_P, layout=gl.SliceLayout(0, ld_p))
+        _async_load(x_st, x_base + t_p[:, None] * stride_x_t + p[None, :], mask=(t_p < length)[:, None])
+        t_n = s0 + gl.arange(0, SUB, layout=gl.SliceLayout(1, ld_n))
+        n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, ld_n))
+        mask_n = (t_n < length)[:, None]
+        _async_load(B_st, B_base + t_n[:, None] * stride_B_t + n[None, :], mask=mask_n)
+        _async_load(C_st, C_base + t_n[:, None] * stride_C_t + n[None, :], mask=mask_n)
+        async_copy.commit_group()
+
+    @gluon.jit
+    def _ssd_fwd_gluon_kernel(
+        x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
+        slot_ptr,
+        batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
+        stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
+        stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
+        stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n,
+        CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+        HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
+        STORE_FINAL: gl.constexpr,
+    ):
+        acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                      instr_shape=[16, BLOCK_P, 16])
+        op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
+        rows: gl.constexpr = gl.SliceLayout(1, acc)
+        cols: gl.constexpr = gl.SliceLayout(0, acc)
+        out_l: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
+        dtype: gl.constexpr = x_ptr.dtype.element_ty
+        sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
+        sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
+        sl_h: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_P], dtype)
+
+        # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
+        ticket = gl.atomic_add(counter_ptr, 1)
+        if ticket == n_programs - 1:
+            gl.atomic_xchg(counter_ptr, 0)
+        pb = ticket % n_pblocks
+        rest = ticket // n_pblocks
+        h = rest % nheads
+        rest = rest // nheads
+        b = rest % batch
+        k = rest // batch
+        g = h // heads_per_group
+        start = (k * CHUNK).to(gl.int64)
+        length = gl.minimum(seqlen - k * CHUNK, CHUNK)
+        n_chunks = gl.cdiv(seqlen, CHUNK)
+        chain = (b * nheads + h) * n_pblocks + pb
+        p0 = pb * BLOCK_P
+
+        # int64 bases: (token * stride) passes 2^31 on long inputs
+        x_base = x_ptr + b.to(gl.int64) * stride_x_b + h.to(gl.int64) * stride_x_h + start * stride_x_t + p0
+        B_base = B_ptr + b.to(gl.int64) * stride_B_b + g.to(gl.int64) * stride_B_g + start * stride_B_t
+        C_base = C_ptr + b.to(gl.int64) * stride_C_b + g.to(gl.int64) * stride_C_g + start * stride_C_t
+        y_off = b.to(gl.int64) * stride_y_b + h.to(gl.int64) * stride_y_h + start * stride_y_t + p0
+        z_base = z_ptr + b.to(gl.int64) * stride_z_b + h.to(gl.int64) * stride_z_h + start * stride_z_t + p0
+        decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
+
+        x_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_P], sl_p)
+        B_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
+        C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
+        xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
+        H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
+        _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), x_base, B_base, C_base, 0, length,
+                     stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
+
+        # the state entering the span, [BLOCK_N, BLOCK_P] (kept transposed: the update is an M = BLOCK_N product)
+        n_r = gl.arange(0, BLOCK_N, layout=rows)
+        p_c = gl.arange(0, BLOCK_P, layout=cols)
+        slot = slot_ptr + chain.to(gl.int64) * (BLOCK_N * BLOCK_P) + n_r[:, None] * BLOCK_P + p_c[None, :]
+        if k > 0:
+            seen = gl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+            while seen != k:
+                seen = gl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+            H = gl.load(slot, cache_modifier=".cg").to(gl.float32)  # through L2
+        elif HAS_INIT:
+            seq = b.to(gl.int64)
+            H = gl.load(init_ptr + seq * stride_init_s + h * stride_init_h + (p0 + p_c[None, :]) * stride_init_p
+                        + n_r[:, None] * stride_init_n).to(gl.float32)
+        else:
+            H = gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc)
+        H_sm.store(H.to(dtype))
+
+        i_r = gl.arange(0, SUB, layout=rows)
+        j_c = gl.arange(0, SUB, layout=cols)
+        causal = i_r[:, None] >= j_c[None, :]
+        zero = gl.zeros([SUB, BLOCK_P], gl.float32, acc)
+        t_o = gl.arange(0, SUB, layout=gl.SliceLayout(1, out_l))
+        p_o = gl.arange(0, BLOCK_P, layout=gl.SliceLayout(0, out_l))
+        if HAS_D:
+            D = gl.load(D_ptr + h * stride_D_h + (p0 + p_o) * stride_D_p).to(gl.float32)
+        n_sub = gl.cdiv(length, SUB)
+        # the first sub-chunk's C.B^T; each iteration issues the next one's at its end
+        async_copy.wait_group(0)
+        _barrier()
+        hopper.fence_async_shared()
+        cb_next = hopper.warpgroup_mma(C_sm.index(0), B_sm.index(0).permute((1, 0)), zero, use_acc=False,
+                                       is_async=True)
+        for it in range(n_sub):
+            s0 = it * SUB
+            st = it % 2
+            # the next sub-chunk's rows into the other stage (its readers, the previous iteration's products, are
+            # done); the last iteration loads its own rows again, which nothing reads
+            nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
+            _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), x_base, B_base, C_base, nxt,
+                         length, stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
+            _barrier()  # H_sm (written at the end of the previous iteration) is whole
+            hopper.fence_async_shared()
+            x_s = x_sm.index(st)
+            B_s = B_sm.index(st)
+            last = gl.load(decays + CHUNK + gl.minimum(s0 + SUB, length) - 1)
+            # H's decay before any product is issued: ptxas waits for every product in flight before one whose
+            # accumulator registers were written after the previous products were issued
+            H = H * gl.exp(last)
+            y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
+            dt_c = gl.load(decays + s0 + j_c)
+            cs_c = gl.load(decays + CHUNK + s0 + j_c)
+            dt_r = gl.load(decays + s0 + i_r)
+            cs_r = gl.load(decays + CHUNK + s0 + i_r)
+            # the state update's operand w x, and the update (it needs only H and the loads)
+            x_r = x_s.load(acc).to(gl.float32)
+            xw_sm.store((x_r * (gl.exp(last - cs_r) * dt_r)[:, None]).to(dtype))
+            hopper.fence_async_shared()
+            _barrier()
+            upd = hopper.warpgroup_mma(B_s.permute((1, 0)), xw_sm, H, is_async=True)
+
+            cb = hopper.warpgroup_mma_wait(num_outstanding=2, deps=[cb_next])
+            m = cb * gl.exp(gl.where(causal, cs_r[:, None] - cs_c[None, :], -float("inf"))) * dt_c[None, :]
+            # rounding m to 16 bits was the largest error of the Triton kernel's first version: two 16-bit parts
+            m_hi = m.to(dtype)
+            m_lo = (m - m_hi.to(gl.float32)).to(dtype)
+            y0 = hopper.warpgroup_mma_wait(num_outstanding=1, deps=[y0])
+            y = y0 * gl.exp(cs_r)[:, None]
+            y = hopper.warpgroup_mma(gl.convert_layout(m_hi, op_a), x_s, y, is_async=True)
+            y = hopper.warpgroup_mma(gl.convert_layout(m_lo, op_a), x_s, y, is_async=True)
+            y, H = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[y, upd])
+            # the next sub-chunk's C.B^T runs while this one's state and output are written
+            async_copy.wait_group(0)
+            _barrier()
+            hopper.fence_async_shared()
+            cb_next = hopper.warpgroup_mma(C_sm.index(1 - st), B_sm.index(1 - st).permute((1, 0)), zero,
+                                           use_acc=False, is_async=True)
+            H_sm.store(H.to(dtype))
+            t = s0 + t_o
+            mask_t = (t < length)[:, None]
+            offs = t[:, None] * stride_y_t + p_o[None, :]
+            y = gl.convert_layout(y, out_l)
+            if HAS_D:
+                y += x_s.load(out_l).to(gl.float32) * D[None, :]
+            if STORE_YPRE:  # y before the gate, which the backward's dz needs
+                gl.store(ypre_ptr + y_off + offs, y.to(dtype), mask=mask_t)
+            if HAS_Z:
+                zv = gl.load(z_base + t[:, None] * stride_z_t + p_o[None, :], mask=mask_t, other=0.0).to(gl.float32)
+                y = y * zv * (1.0 / (1.0 + gl.exp(-zv)))  # (tl.sigmoid's form: the Triton kernel's bits)
+            gl.store(y_ptr + y_off + offs, y.to(dtype), mask=mask_t)
+        async_copy.wait_group(0)
+        hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
+
+        if k + 1 == n_chunks:
+            if STORE_FINAL:
+                seq = b.to(gl.int64)
+                final = (final_ptr + seq * stride_final_s + h * stride_final_h
+                         + (p0 + p_c[None, :]) * stride_final_p + n_r[:, None] * stride_final_n)
+                gl.store(final, H.to(final_ptr.dtype.element_ty))
+            if k > 0:
+                gl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
+        else:
+            gl.store(slot, H.to(slot_ptr.dtype.element_ty))
+            _barrier()  # every thread's part of the slot is written before the flag says so
+            gl.atomic_xchg(flag_ptr + chain, k + 1, sem="release")

@@ -406,7 +406,7 @@ class LaunchConfig:
     pre_decays: bool = False    # a preparation launch writes dt and its cumsums (no cumsum in the sweeps)
     sub_a: int | None = None    # tokens a step of the sweeps without output (the own state before an early
                                 # publish, the states-only sweep): one product a step; None: `sub`
-    gluon: bool = True          # late publish on Hopper: the Gluon kernel where it covers the call
+    gluon: bool = True          # on Hopper: the Gluon kernel (late or early publish) where it covers the call
                                 # (forward_gluon.blocker); False: always this module's Triton kernel
 
     def __post_init__(self):
@@ -657,7 +657,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
          final=None, states=None, varlen=None, carry=None):
     device = x.device
     # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
-    if (cfg.gluon and not cfg.early_publish and y is not None and x.is_cuda
+    if (cfg.gluon and y is not None and x.is_cuda and states is None
             and gluon_blocker(dims, cfg, x, B, C, z, states) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
                           final)
@@ -719,13 +719,13 @@ def gluon_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, states=None) -> 
     """None when a forward launch of `cfg` with output takes the Gluon kernel (forward_gluon.py), else why not."""
     capability = _capability(x.device.index if x.device.index is not None else torch.cuda.current_device()) \
         if x.is_cuda else None
-    return forward_gluon.blocker(dims, x, B, C, z, late=not cfg.early_publish, output=True,
+    return forward_gluon.blocker(dims, x, B, C, z, output=True,
                                  stores_states=states is not None, capability=capability)
 
 
 def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre, final):
-    """The late-publish forward by the Gluon kernel: the same preparation launch (its sub-chunks of 64), tickets,
-    flags and slots (of its headdim blocks of 64) as the Triton kernel's."""
+    """The forward by the Gluon kernel, publishing late or early as `cfg` says: the same preparation launch (its
+    sub-chunks of 64), tickets, flags and slots (of its headdim blocks of 64) as the Triton kernel's."""
     device = x.device
     block_n = dims.dstate
     n_pblocks = dims.headdim // forward_gluon.BLOCK_P
@@ -748,7 +748,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             *init_strides, *final_strides), device,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
-            STORE_FINAL=final is not None, num_warps=4)
+            STORE_FINAL=final is not None, EARLY=cfg.early_publish, num_warps=4)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None):

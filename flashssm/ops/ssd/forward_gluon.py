@@ -1,25 +1,30 @@
-"""ssd_scan forward, late publish, on Hopper: the output sweep in Gluon with asynchronous wgmma.
+"""ssd_scan forward on Hopper: the output sweep in Gluon with asynchronous wgmma, late or early publish.
 
 The Triton kernel (forward.py) is latency-bound: Triton 3.6 issues each of the sweep's five products a sub-chunk and
 waits for it at once, so with two programs an SM the tensor pipe idles most of the time. Gluon states the products'
 issue and waits explicitly, so here they overlap with each other and with the elementwise work
-(benchmarks/notes/ssd_forward.md, twenty-ninth session: on an H100 8x4K 0.708 -> 0.533 ms in an A/B, the same
-bits):
+(benchmarks/notes/ssd_forward.md, twenty-ninth and thirtieth sessions: on an H100 8x4K 0.708 -> 0.566 ms, 1x128K
+3.547 -> 3.105):
 
     end of the previous sub-chunk:  C.B^T of this one issued (its rows arrived by cp.async an iteration earlier)
-    C.H (H: the running state, 16-bit in shared memory) issued
+    wait for C.B^T; C.H (H: the running state, 16-bit in shared memory) issued
     w x (w_j = exp(last - cs_j) dt_j) into shared memory; the state update B^T (w x) + e^last H issued
-    wait for C.B^T: the masked decay matrix m = C.B^T o exp(cs_i - cs_j) o dt_j, split m_hi + m_lo (16 bits each)
+    the masked decay matrix m = C.B^T o exp(cs_i - cs_j) o dt_j, split m_hi + m_lo (16 bits each)
     wait for C.H: y = e^cs C.H, then m_hi x and m_lo x accumulated on it, issued
     wait for all: the next sub-chunk's C.B^T issued; H to shared memory; D, the gate and y's stores
 
-The math, the ticket order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the
-Triton kernel's late publish (its docstring), so the two give the same bits. It covers what the usual calls need on
-Hopper: 16-bit (bf16) x, B and C with unit inner strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple
-of 64 tokens, not packed; D, z (and y before the gate), dt_bias / softplus / limits (in the preparation launch),
-initial and final states in any state dtype. Everything else, and any GPU without wgmma, takes the Triton kernel.
-`blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and the offline
-compile; the GPU tests compare this kernel with the Triton one and with float64.
+Late publish (many chains): wait for the state entering the span, the sweep, hand on the state it ends with. Early
+publish (few chains, e.g. batch 1): first the span's own state (`_own_state`: x and B by cp.async, one product a
+sub-chunk, accumulating without waits), then wait, hand on H e^total + S at once, then the sweep. The math, the ticket
+order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the Triton kernel's,
+so the late sweep gives its bits; the early own state weights each token to the span's end at once (other roundings
+of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16) x, B and C with unit inner
+strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, not packed; D, z (and y before
+the gate), dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype.
+Everything else (fp16 inputs, packed sequences, the backward's stored states), and any GPU without wgmma, takes the
+Triton kernel. `blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and
+the offline compile (no wgmma serialised by ptxas); the GPU tests compare this kernel with the Triton one and with
+float64.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 
 
-def blocker(dims, x, B, C, z, *, late: bool, output: bool, stores_states: bool, capability) -> str | None:
+def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
     """None when a forward launch can take the Gluon kernel, else why not. `capability`: the GPU's compute capability
     (None off the GPU)."""
     if gluon is None:
@@ -55,8 +60,8 @@ def blocker(dims, x, B, C, z, *, late: bool, output: bool, stores_states: bool, 
         return f"Gluon's kernel is for compute capability {CAPABILITY} (wgmma), not {capability}"
     if torch.compiler.is_compiling():
         return "inside a torch.compile trace"
-    if not late or not output or stores_states:
-        return "early publish, or no output, or the backward's states stored: the Triton kernel's forms"
+    if not output or stores_states:
+        return "no output, or the backward's states stored: the Triton kernel's forms"
     if dims.cu_seqlens is not None:
         return "packed sequences"
     if not (x.dtype == B.dtype == C.dtype == torch.bfloat16):
@@ -78,9 +83,9 @@ if gluon is not None:
 
     @gluon.jit
     def _issue_loads(x_st, B_st, C_st, x_base, B_base, C_base, s0, length, stride_x_t, stride_B_t, stride_C_t,
-                     SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
-        """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and C [SUB, BLOCK_N] rows into one stage (zeros
-        past the span's end), as one group."""
+                     SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr, LOAD_C: gl.constexpr = True):
+        """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and (LOAD_C) C [SUB, BLOCK_N] rows into one stage
+        (zeros past the span's end), as one group."""
         ld_p: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
         ld_n: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_N, BLOCK_N // 8], [4, 1], [1, 0])
         t_p = s0 + gl.arange(0, SUB, layout=gl.SliceLayout(1, ld_p))
@@ -90,8 +95,66 @@ if gluon is not None:
         n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, ld_n))
         mask_n = (t_n < length)[:, None]
         _async_load(B_st, B_base + t_n[:, None] * stride_B_t + n[None, :], mask=mask_n)
-        _async_load(C_st, C_base + t_n[:, None] * stride_C_t + n[None, :], mask=mask_n)
+        if LOAD_C:
+            _async_load(C_st, C_base + t_n[:, None] * stride_C_t + n[None, :], mask=mask_n)
         async_copy.commit_group()
+
+    @gluon.jit
+    def _own_state(x_sm, B_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t,
+                   CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+        """The span's own state (from a zero state at its start), [BLOCK_N, BLOCK_P] in the products' layout, and the
+        sum of dt A over the span. Each token's term is weighted to the span's end at once,
+        S = sum_j B_j^T exp(total - cum_j) dt_j x_j, so the products accumulate one after another into S with no
+        rescaling between them (a rescale of S would wait for the product in flight). The sub-chunks go from the
+        last to the first: the decay from a sub-chunk's end to the span's end is then the sum of the ones already
+        done, exact, with no difference of large sums. x and B by cp.async one sub-chunk ahead, in the sweep's
+        stages; w x through one shared buffer."""
+        acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                      instr_shape=[16, BLOCK_P, 16])
+        n_sub = gl.cdiv(length, SUB)
+        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), x_base, B_base, B_base, (n_sub - 1) * SUB, length,
+                     stride_x_t, stride_B_t, stride_B_t, SUB, BLOCK_P, BLOCK_N, False)
+        # the last sub-chunk, from a zero state; then the others, each product accumulating on the previous one
+        async_copy.wait_group(0)
+        _barrier()
+        S, after = _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, n_sub - 1, 0, length, 0.0,
+                             gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
+                             BLOCK_P, BLOCK_N, True)
+        for it in range(1, n_sub):
+            async_copy.wait_group(0)
+            S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])  # the last product read xw and the other stage
+            _barrier()
+            S, after = _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it, it % 2, length, after, S,
+                                 stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+        async_copy.wait_group(0)
+        S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
+        _barrier()  # every thread is done with the stages before the output sweep loads into them
+        return S, after
+
+    @gluon.jit
+    def _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, stride_x_t, stride_B_t,
+                  CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+                  FIRST: gl.constexpr):
+        """One sub-chunk of `_own_state` (its rows in stage st, landed; the stage's other one and xw free): the
+        previous sub-chunk's rows into the other stage, then S + B^T (w x) issued. Returns the product in flight and
+        the decay sum from the sub-chunk's start to the span's end."""
+        acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                      instr_shape=[16, BLOCK_P, 16])
+        rows: gl.constexpr = gl.SliceLayout(1, acc)
+        dtype: gl.constexpr = x_base.dtype.element_ty
+        s0 = sub * SUB
+        _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), B_sm.index(1 - st), x_base, B_base, B_base,
+                     gl.maximum(s0 - SUB, 0), length, stride_x_t, stride_B_t, stride_B_t, SUB, BLOCK_P, BLOCK_N, False)
+        i_r = gl.arange(0, SUB, layout=rows)
+        last = gl.load(decays + CHUNK + gl.minimum(s0 + SUB, length) - 1)
+        dt_r = gl.load(decays + s0 + i_r)
+        cs_r = gl.load(decays + CHUNK + s0 + i_r)
+        x_r = x_sm.index(st).load(acc).to(gl.float32)
+        xw_sm.store((x_r * (gl.exp(after + last - cs_r) * dt_r)[:, None]).to(dtype))
+        hopper.fence_async_shared()
+        _barrier()
+        S = hopper.warpgroup_mma(B_sm.index(st).permute((1, 0)), xw_sm, S, use_acc=not FIRST, is_async=True)
+        return S, after + last
 
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
@@ -104,7 +167,7 @@ if gluon is not None:
         stride_final_s, stride_final_h, stride_final_p, stride_final_n,
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
-        STORE_FINAL: gl.constexpr,
+        STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False,
     ):
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
@@ -147,6 +210,9 @@ if gluon is not None:
         C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
         xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
         H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
+        if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
+            S, total = _own_state(x_sm, B_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t, CHUNK, SUB,
+                                  BLOCK_P, BLOCK_N)
         _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), x_base, B_base, C_base, 0, length,
                      stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
 
@@ -165,6 +231,9 @@ if gluon is not None:
                         + n_r[:, None] * stride_init_n).to(gl.float32)
         else:
             H = gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc)
+        if EARLY:  # hand the next span its state at once: the chain between programs stays short
+            _publish(H * gl.exp(total) + S, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p,
+                     stride_final_n, b, h, p0, n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
         H_sm.store(H.to(dtype))
 
         i_r = gl.arange(0, SUB, layout=rows)
@@ -199,6 +268,10 @@ if gluon is not None:
             last = gl.load(decays + CHUNK + gl.minimum(s0 + SUB, length) - 1)
             # H's decay before any product is issued: ptxas waits for every product in flight before one whose
             # accumulator registers were written after the previous products were issued
+            # C.B^T, issued at the end of the previous iteration, is waited for before the next products are issued:
+            # ptxas (Triton 3.6's and 3.9's) serialises every wgmma of the kernel when a wait leaves two groups in
+            # flight here and the kernel has the early publish's own-state products too
+            cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
             H = H * gl.exp(last)
             y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
             dt_c = gl.load(decays + s0 + j_c)
@@ -212,7 +285,6 @@ if gluon is not None:
             _barrier()
             upd = hopper.warpgroup_mma(B_s.permute((1, 0)), xw_sm, H, is_async=True)
 
-            cb = hopper.warpgroup_mma_wait(num_outstanding=2, deps=[cb_next])
             m = cb * gl.exp(gl.where(causal, cs_r[:, None] - cs_c[None, :], -float("inf"))) * dt_c[None, :]
             # rounding m to 16 bits was the largest error of the Triton kernel's first version: two 16-bit parts
             m_hi = m.to(dtype)
@@ -243,7 +315,21 @@ if gluon is not None:
             gl.store(y_ptr + y_off + offs, y.to(dtype), mask=mask_t)
         async_copy.wait_group(0)
         hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
+        if EARLY:
+            # the running state is not needed after the sweep here, and with it dead ptxas (Triton 3.6's) miscompiled
+            # the loop: misaligned and illegal addresses on an H100 at headdim 128 / dstate 64, where the PTX was the
+            # same but for this store (benchmarks/notes/ssd_forward.md, thirtieth session). A store no program takes
+            # keeps it live after the loop, as the late publish does.
+            if k < 0:
+                gl.store(slot, H.to(slot_ptr.dtype.element_ty))
+        else:
+            _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,
+                     p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
 
+    @gluon.jit
+    def _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,
+                 p_c, flag, k, n_chunks, STORE_FINAL: gl.constexpr):
+        """Hand the state after span k to span k + 1 (slot, then flag = k + 1), or store the final state."""
         if k + 1 == n_chunks:
             if STORE_FINAL:
                 seq = b.to(gl.int64)
@@ -251,8 +337,8 @@ if gluon is not None:
                          + (p0 + p_c[None, :]) * stride_final_p + n_r[:, None] * stride_final_n)
                 gl.store(final, H.to(final_ptr.dtype.element_ty))
             if k > 0:
-                gl.atomic_xchg(flag_ptr + chain, 0)  # leave the flag clean for the next launch
+                gl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
         else:
-            gl.store(slot, H.to(slot_ptr.dtype.element_ty))
+            gl.store(slot, H.to(slot.dtype.element_ty))
             _barrier()  # every thread's part of the slot is written before the flag says so
-            gl.atomic_xchg(flag_ptr + chain, k + 1, sem="release")
+            gl.atomic_xchg(flag, k + 1, sem="release")

@@ -29,7 +29,7 @@ def main():
         inp = w.make_inputs("cuda")
         dims = check_ssd_scan(**inp, chunk_size=w.chunk_size)
         cfg = forward.pick_config(dims, inp["x"].dtype, inp["x"].device)
-        why = forward.gluon_blocker(dims, cfg, inp["x"], inp["B"], inp["C"], inp.get("z"))
+        why = forward.gluon_blocker(dims, inp["x"], inp["B"], inp["C"], inp.get("z"))
         if why:
             print(f"{name}: the Gluon kernel does not take it ({why})")
             continue

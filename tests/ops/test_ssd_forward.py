@@ -438,7 +438,7 @@ def test_gluon_never_on_cpu():
 
     kw, dims = _gluon_case()
     cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
-    assert gluon_blocker(dims, LaunchConfig(64, 64, 4, 2, False), kw["x"], kw["B"], kw["C"], None) is not None
+    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is not None
     assert cfg.gluon  # the default; the dispatch's own checks decide
 
 
@@ -516,7 +516,7 @@ def test_gpu_gluon_forward(case, opts, state_dtype, early):
     base = pick_config(dims, torch.bfloat16, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
                        pre_decays=True)
-    assert gluon_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
+    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
     y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
                                   store_ypre=True)
     assert _on_gluon(compiled)
@@ -546,7 +546,7 @@ def test_gpu_gluon_public_path_early():
                     initial_states=True)
     dims = check_ssd_scan(**kw, chunk_size=256)
     cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
-    assert cfg.early_publish and forward.gluon_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], None) is None
+    assert cfg.early_publish and forward.gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is None
     y, h = flashssm.ssd_scan(**kw, chunk_size=256, return_final_states=True)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     assert_close(y, y_ref, torch.bfloat16, "y")
@@ -568,7 +568,7 @@ def test_gpu_gluon_public_path_and_nan():
     kw = ssd_inputs(8, 700, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True)
     dims = check_ssd_scan(**kw, chunk_size=256)
     cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
-    assert not cfg.early_publish and forward.gluon_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], None) is None
+    assert not cfg.early_publish and forward.gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is None
     y = flashssm.ssd_scan(**kw, chunk_size=256)
     y_ref, _ = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     assert_close(y, y_ref, torch.bfloat16, "y")

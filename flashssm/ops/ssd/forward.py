@@ -658,7 +658,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     device = x.device
     # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
     if (cfg.gluon and y is not None and x.is_cuda and states is None
-            and gluon_blocker(dims, cfg, x, B, C, z, states) is None):
+            and gluon_blocker(dims, x, B, C, z) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
                           final)
     block_n = _block_n(dims.dstate)
@@ -715,8 +715,9 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
         )
 
 
-def gluon_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, states=None) -> str | None:
-    """None when a forward launch of `cfg` with output takes the Gluon kernel (forward_gluon.py), else why not."""
+def gluon_blocker(dims: SSDDims, x, B, C, z, states=None) -> str | None:
+    """None when a forward launch with output (and `states`, if given) takes the Gluon kernel (forward_gluon.py), else
+    why not; a launch's configuration only says whether to ask (`LaunchConfig.gluon`)."""
     capability = _capability(x.device.index if x.device.index is not None else torch.cuda.current_device()) \
         if x.is_cuda else None
     return forward_gluon.blocker(dims, x, B, C, z, output=True,

@@ -5,11 +5,19 @@
 Both through `forward.launch` with the package's configuration for the shape (`LaunchConfig.gluon` False forces the
 Triton kernel), alternating, medians of `rounds` do_bench medians; y's largest difference between the two is printed
 beside (late publish: the same arithmetic, 0 or a few rounding flips; early: other roundings of the own state).
-`--groups`: the Gluon kernel also at other spans (chunks a program) than the package's table picks.
+`--groups`: the Gluon kernel also at other spans (chunks a program) than the package's table picks. `--move32`: the
+Gluon kernel also with its per-head D given as a (heads, headdim) view (stride 0 along headdim), which takes the
+epilogue that moves y to the stores' layout in fp32 (the kernel before the thirty-first session): the same bits.
+`--before FILE`: the Gluon kernel also from another version of forward_gluon.py (e.g. `git show
+REV:flashssm/ops/ssd/forward_gluon.py > before.py`), launched through Triton's own launcher with the constexprs it
+does not know left out.
 """
 
 import argparse
 import dataclasses
+import os
+
+import torch
 
 from triton.testing import do_bench
 
@@ -23,6 +31,9 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--groups", default="", help="also time the Gluon kernel at these chunks a program, e.g. 2,4")
+    parser.add_argument("--move32", action="store_true", help="also time the Gluon kernel's fp32 move of y")
+    parser.add_argument("--before", action="append", default=[],
+                        help="also time the Gluon kernel of this forward_gluon.py (repeatable)")
     args = parser.parse_args()
     for name in args.workload or ["2.7b-8x4K", "2.7b-32x2K"]:
         w = WORKLOADS[name]
@@ -39,6 +50,15 @@ def main():
                 calls[f"gluon-G{g}"] = dataclasses.replace(cfg, group=g)
         fns = {k: (lambda c: lambda: forward.launch(dims, **inp, config=c)[0])(c) for k, c in calls.items()}
         diff = (fns["gluon"]().float() - fns["triton"]().float()).abs().max().item()
+        same = ""
+        for path in args.before:
+            key = f"gluon-{os.path.splitext(os.path.basename(path))[0]}"
+            fns[key] = (lambda m: lambda: _launch_with(m, dims, inp, cfg))(_before_module(path))
+            same += f", {key} same bits: {torch.equal(fns['gluon'](), fns[key]())}"
+        if args.move32 and inp.get("D") is not None and inp["D"].dim() == 1:
+            inp32 = {**inp, "D": inp["D"][:, None].expand(-1, dims.headdim)}
+            fns["gluon-move32"] = lambda: forward.launch(dims, **inp32, config=cfg)[0]
+            same = f", move32 same bits: {torch.equal(fns['gluon'](), fns['gluon-move32']())}"
         times = {k: [] for k in fns}
         for _ in range(args.rounds):
             for k, fn in fns.items():
@@ -46,7 +66,38 @@ def main():
         med = {k: sorted(t)[len(t) // 2] for k, t in times.items()}
         print(f"{name} (group {cfg.group}): triton {med['triton']:.4f} ms, gluon {med['gluon']:.4f} ms "
               f"({med['gluon'] / med['triton'] - 1:+.1%}), max |diff| {diff:.1e}"
-              + "".join(f", {k} {med[k]:.4f}" for k in med if k.startswith("gluon-")), flush=True)
+              + "".join(f", {k} {med[k]:.4f}" for k in med if k.startswith("gluon-")) + same, flush=True)
+
+
+def _before_module(path):
+    """forward_gluon.py of another version, as a module whose kernel, indexed by a grid, drops the constexprs it
+    does not take."""
+    import importlib.util
+    import types
+
+    spec = importlib.util.spec_from_file_location("forward_gluon_before", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kernel = mod._ssd_fwd_gluon_kernel
+    known = {p.name for p in kernel.params} | {"num_warps", "num_stages"}
+
+    class Shim:
+        def __getitem__(self, grid):
+            return lambda *a, **meta: kernel[grid](*a, **{k: v for k, v in meta.items() if k in known})
+
+    return types.SimpleNamespace(**{**vars(forward.forward_gluon), "_ssd_fwd_gluon_kernel": Shim()})
+
+
+def _launch_with(module, dims, inp, cfg):
+    """forward.launch with `module` as forward_gluon and Triton's own launcher (the shim is no JIT function)."""
+    from flashssm import _runtime
+
+    saved = forward.forward_gluon, _runtime.direct_launch
+    forward.forward_gluon, _runtime.direct_launch = module, False
+    try:
+        return forward.launch(dims, **inp, config=cfg)[0]
+    finally:
+        forward.forward_gluon, _runtime.direct_launch = saved
 
 
 if __name__ == "__main__":

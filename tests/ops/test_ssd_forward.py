@@ -447,13 +447,16 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.offline_ssd_forward import compile_gluon_forward, ptxas_usage
 for early in (False, True):
-    for z, d, n in ((True, True, 128), (False, False, 64)):
-        k = compile_gluon_forward(z, d, n, extra={"EARLY": early})
+    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True)):  # y moved in fp32; in 16 bits
+        k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head})
         assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert len(k.asm["cubin"]) > 0
         # ptxas serialises every wgmma of a kernel where it finds an accumulator read while its product may be in
         # flight (info C7514): the asynchrony would be gone without an error
         assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the wgmmas (early {early}, z {z})"
+        # two programs an SM on an H100 (228 KB, 1 KB of it reserved a program): one program alone would halve the
+        # resident warps
+        assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory"
 print("compiled")
 """
 

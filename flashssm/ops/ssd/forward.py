@@ -749,7 +749,8 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             *init_strides, *final_strides), device,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
-            STORE_FINAL=final is not None, EARLY=cfg.early_publish, num_warps=4)
+            STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
+            num_warps=4)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None):

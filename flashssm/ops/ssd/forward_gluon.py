@@ -3,10 +3,12 @@
 The Triton kernel (forward.py) is latency-bound: Triton 3.6 issues each of the sweep's five products a sub-chunk and
 waits for it at once, so with two programs an SM the tensor pipe idles most of the time. Gluon states the products'
 issue and waits explicitly, so here they overlap with each other and with the elementwise work
-(benchmarks/notes/ssd_forward.md, twenty-ninth and thirtieth sessions: on an H100 8x4K 0.708 -> 0.566 ms, 1x128K
-3.547 -> 3.105):
+(benchmarks/notes/ssd_forward.md, twenty-ninth to thirty-first sessions: on an H100 8x4K 0.708 -> 0.566 ms, 1x128K
+3.547 -> 3.105; then 6-9 % more on an H200 from the sub-chunk's dt and cumsums by cp.async with its rows, and y moved
+to the stores' layout in 16 bits):
 
-    end of the previous sub-chunk:  C.B^T of this one issued (its rows arrived by cp.async an iteration earlier)
+    end of the previous sub-chunk:  C.B^T of this one issued (its rows, dt and cumsums arrived by cp.async an
+                                    iteration earlier)
     wait for C.B^T; C.H (H: the running state, 16-bit in shared memory) issued
     w x (w_j = exp(last - cs_j) dt_j) into shared memory; the state update B^T (w x) + e^last H issued
     the masked decay matrix m = C.B^T o exp(cs_i - cs_j) o dt_j, split m_hi + m_lo (16 bits each)
@@ -82,10 +84,12 @@ if gluon is not None:
     _barrier = getattr(gl, "thread_barrier", None) or gl.barrier
 
     @gluon.jit
-    def _issue_loads(x_st, B_st, C_st, x_base, B_base, C_base, s0, length, stride_x_t, stride_B_t, stride_C_t,
-                     SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr, LOAD_C: gl.constexpr = True):
-        """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and (LOAD_C) C [SUB, BLOCK_N] rows into one stage
-        (zeros past the span's end), as one group."""
+    def _issue_loads(x_st, B_st, C_st, dt_st, cs_st, x_base, B_base, C_base, decays, s0, length, stride_x_t, stride_B_t,
+                     stride_C_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+                     LOAD_C: gl.constexpr = True):
+        """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and (LOAD_C) C [SUB, BLOCK_N] rows (zeros past the
+        span's end) and its dt and dt A cumsums [2, SUB] (fp32, one 4-byte piece a thread) into one stage, as one
+        group."""
         ld_p: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
         ld_n: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_N, BLOCK_N // 8], [4, 1], [1, 0])
         t_p = s0 + gl.arange(0, SUB, layout=gl.SliceLayout(1, ld_p))
@@ -97,10 +101,15 @@ if gluon is not None:
         _async_load(B_st, B_base + t_n[:, None] * stride_B_t + n[None, :], mask=mask_n)
         if LOAD_C:
             _async_load(C_st, C_base + t_n[:, None] * stride_C_t + n[None, :], mask=mask_n)
+        i = s0 + gl.arange(0, SUB, layout=gl.BlockedLayout([1], [32], [4], [0]))
+        _async_load(dt_st, decays + i)  # (s0 + SUB <= CHUNK)
+        # the cumsums past the span's end repeat its last one (they meet only x's zero rows and y's unstored rows): the
+        # stage's last entry is then the sub-chunk's last cumsum, whatever its length
+        _async_load(cs_st, decays + CHUNK + gl.minimum(i, length - 1))
         async_copy.commit_group()
 
     @gluon.jit
-    def _own_state(x_sm, B_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t,
+    def _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t,
                    CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
         """The span's own state (from a zero state at its start), [BLOCK_N, BLOCK_P] in the products' layout, and the
         sum of dt A over the span. Each token's term is weighted to the span's end at once,
@@ -112,28 +121,29 @@ if gluon is not None:
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         n_sub = gl.cdiv(length, SUB)
-        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), x_base, B_base, B_base, (n_sub - 1) * SUB, length,
-                     stride_x_t, stride_B_t, stride_B_t, SUB, BLOCK_P, BLOCK_N, False)
+        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
+                     B_base, decays, (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P,
+                     BLOCK_N, False)
         # the last sub-chunk, from a zero state; then the others, each product accumulating on the previous one
         async_copy.wait_group(0)
         _barrier()
-        S, after = _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, n_sub - 1, 0, length, 0.0,
+        S, after = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1, 0, length, 0.0,
                              gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
                              BLOCK_P, BLOCK_N, True)
         for it in range(1, n_sub):
             async_copy.wait_group(0)
             S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])  # the last product read xw and the other stage
             _barrier()
-            S, after = _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it, it % 2, length, after, S,
-                                 stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+            S, after = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it, it % 2,
+                                 length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
         async_copy.wait_group(0)
         S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
         _barrier()  # every thread is done with the stages before the output sweep loads into them
         return S, after
 
     @gluon.jit
-    def _own_step(x_sm, B_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, stride_x_t, stride_B_t,
-                  CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+    def _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, stride_x_t,
+                  stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
                   FIRST: gl.constexpr):
         """One sub-chunk of `_own_state` (its rows in stage st, landed; the stage's other one and xw free): the
         previous sub-chunk's rows into the other stage, then S + B^T (w x) issued. Returns the product in flight and
@@ -143,18 +153,26 @@ if gluon is not None:
         rows: gl.constexpr = gl.SliceLayout(1, acc)
         dtype: gl.constexpr = x_base.dtype.element_ty
         s0 = sub * SUB
-        _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), B_sm.index(1 - st), x_base, B_base, B_base,
-                     gl.maximum(s0 - SUB, 0), length, stride_x_t, stride_B_t, stride_B_t, SUB, BLOCK_P, BLOCK_N, False)
-        i_r = gl.arange(0, SUB, layout=rows)
-        last = gl.load(decays + CHUNK + gl.minimum(s0 + SUB, length) - 1)
-        dt_r = gl.load(decays + s0 + i_r)
-        cs_r = gl.load(decays + CHUNK + s0 + i_r)
+        _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), B_sm.index(1 - st), dt_sm.index(1 - st),
+                     cs_sm.index(1 - st), x_base, B_base, B_base, decays, gl.maximum(s0 - SUB, 0), length, stride_x_t,
+                     stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+        last = _last_cumsum(cs_sm, st, SUB)
+        dt_r = dt_sm.index(st).load(rows)
+        cs_r = cs_sm.index(st).load(rows)
         x_r = x_sm.index(st).load(acc).to(gl.float32)
         xw_sm.store((x_r * (gl.exp(after + last - cs_r) * dt_r)[:, None]).to(dtype))
         hopper.fence_async_shared()
         _barrier()
         S = hopper.warpgroup_mma(B_sm.index(st).permute((1, 0)), xw_sm, S, use_acc=not FIRST, is_async=True)
         return S, after + last
+
+    @gluon.jit
+    def _last_cumsum(cs_sm, st, SUB: gl.constexpr):
+        """The last cumsum of stage st's sub-chunk, a scalar: its entry SUB - 1 (`_issue_loads` repeats the last one
+        past the span's end), read by every thread. (A load from global memory here shared a scoreboard with the
+        loop's shared-memory loads, so the loop waited for it where they were needed: ncu, 1x128K.)"""
+        one: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+        return gl.sum(cs_sm.index(st).slice(SUB - 1, 1).load(one), axis=0)
 
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
@@ -167,7 +185,7 @@ if gluon is not None:
         stride_final_s, stride_final_h, stride_final_p, stride_final_n,
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
-        STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False,
+        STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
     ):
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
@@ -210,11 +228,15 @@ if gluon is not None:
         C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
         xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
         H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
+        # dt and the dt A cumsums of each stage's sub-chunk: from global memory, their latency was a quarter of the
+        # warps' stalls (ncu, 1x128K). 113 KB in all, H100's most for two programs an SM (the compile test checks)
+        dt_sm = gl.allocate_shared_memory(gl.float32, [2, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        cs_sm = gl.allocate_shared_memory(gl.float32, [2, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
         if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
-            S, total = _own_state(x_sm, B_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t, CHUNK, SUB,
-                                  BLOCK_P, BLOCK_N)
-        _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), x_base, B_base, C_base, 0, length,
-                     stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
+            S, total = _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t,
+                                  stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+        _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
+                     C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
 
         # the state entering the span, [BLOCK_N, BLOCK_P] (kept transposed: the update is an M = BLOCK_N product)
         n_r = gl.arange(0, BLOCK_N, layout=rows)
@@ -242,8 +264,15 @@ if gluon is not None:
         zero = gl.zeros([SUB, BLOCK_P], gl.float32, acc)
         t_o = gl.arange(0, SUB, layout=gl.SliceLayout(1, out_l))
         p_o = gl.arange(0, BLOCK_P, layout=gl.SliceLayout(0, out_l))
+        # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
+        # any, one per head, added in the products' layout), else in fp32 (a 64x64 fp32 tile takes the move's scratch
+        # in two rounds, each with its barriers: 5 % at 8x4K). The same bits either way.
+        MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
         if HAS_D:
-            D = gl.load(D_ptr + h * stride_D_h + (p0 + p_o) * stride_D_p).to(gl.float32)
+            if D_HEAD:
+                D = gl.load(D_ptr + h * stride_D_h).to(gl.float32)
+            else:
+                D = gl.load(D_ptr + h * stride_D_h + (p0 + p_o) * stride_D_p).to(gl.float32)[None, :]
         n_sub = gl.cdiv(length, SUB)
         # the first sub-chunk's C.B^T; each iteration issues the next one's at its end
         async_copy.wait_group(0)
@@ -260,12 +289,13 @@ if gluon is not None:
             # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
             # reads
             nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
-            _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), x_base, B_base, C_base, nxt,
-                         length, stride_x_t, stride_B_t, stride_C_t, SUB, BLOCK_P, BLOCK_N)
+            _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), dt_sm.index(1 - st),
+                         cs_sm.index(1 - st), x_base, B_base, C_base, decays, nxt, length, stride_x_t, stride_B_t,
+                         stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
             hopper.fence_async_shared()
             x_s = x_sm.index(st)
             B_s = B_sm.index(st)
-            last = gl.load(decays + CHUNK + gl.minimum(s0 + SUB, length) - 1)
+            last = _last_cumsum(cs_sm, st, SUB)
             # H's decay before any product is issued: ptxas waits for every product in flight before one whose
             # accumulator registers were written after the previous products were issued
             # C.B^T, issued at the end of the previous iteration, is waited for before the next products are issued:
@@ -274,10 +304,10 @@ if gluon is not None:
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
             H = H * gl.exp(last)
             y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
-            dt_c = gl.load(decays + s0 + j_c)
-            cs_c = gl.load(decays + CHUNK + s0 + j_c)
-            dt_r = gl.load(decays + s0 + i_r)
-            cs_r = gl.load(decays + CHUNK + s0 + i_r)
+            dt_c = dt_sm.index(st).load(cols)
+            cs_c = cs_sm.index(st).load(cols)
+            dt_r = dt_sm.index(st).load(rows)
+            cs_r = cs_sm.index(st).load(rows)
             # the state update's operand w x, and the update (it needs only H and the loads)
             x_r = x_s.load(acc).to(gl.float32)
             xw_sm.store((x_r * (gl.exp(last - cs_r) * dt_r)[:, None]).to(dtype))
@@ -304,15 +334,20 @@ if gluon is not None:
             t = s0 + t_o
             mask_t = (t < length)[:, None]
             offs = t[:, None] * stride_y_t + p_o[None, :]
-            y = gl.convert_layout(y, out_l)
-            if HAS_D:
-                y += x_s.load(out_l).to(gl.float32) * D[None, :]
-            if STORE_YPRE:  # y before the gate, which the backward's dz needs
-                gl.store(ypre_ptr + y_off + offs, y.to(dtype), mask=mask_t)
-            if HAS_Z:
-                zv = gl.load(z_base + t[:, None] * stride_z_t + p_o[None, :], mask=mask_t, other=0.0).to(gl.float32)
-                y = y * zv * (1.0 / (1.0 + gl.exp(-zv)))  # (tl.sigmoid's form: the Triton kernel's bits)
-            gl.store(y_ptr + y_off + offs, y.to(dtype), mask=mask_t)
+            if MOVE_16:
+                if HAS_D:
+                    y += x_s.load(acc).to(gl.float32) * D
+                gl.store(y_ptr + y_off + offs, gl.convert_layout(y.to(dtype), out_l), mask=mask_t)
+            else:
+                y = gl.convert_layout(y, out_l)
+                if HAS_D:
+                    y += x_s.load(out_l).to(gl.float32) * D
+                if STORE_YPRE:  # y before the gate, which the backward's dz needs
+                    gl.store(ypre_ptr + y_off + offs, y.to(dtype), mask=mask_t)
+                if HAS_Z:
+                    zv = gl.load(z_base + t[:, None] * stride_z_t + p_o[None, :], mask=mask_t, other=0.0).to(gl.float32)
+                    y = y * zv * (1.0 / (1.0 + gl.exp(-zv)))  # (tl.sigmoid's form: the Triton kernel's bits)
+                gl.store(y_ptr + y_off + offs, y.to(dtype), mask=mask_t)
         async_copy.wait_group(0)
         hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
         if EARLY:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Thirty-first session, call 5, on an H100 (carry .whl; ab_tmp/ holds forward_gluon.py before the session and with the
-# 16-bit move alone): the package A/B, the SSD forward bench with the peers, the training bench with mamba_ssm.
+# Thirty-first session, call 5, on an H100 (carry .whl): the package A/B, the SSD forward bench with the peers, the
+# training bench with mamba_ssm. ab_tmp/ (not kept) held forward_gluon.py before the session (`git show
+# e30b1e3:flashssm/ops/ssd/forward_gluon.py`) and with the 16-bit move of y alone (commit cf5798d's kernel without the
+# dt and cumsum stages); calls 2 and 3 used the same two files.
 set -uo pipefail
 OUT=${OUT:-out}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \

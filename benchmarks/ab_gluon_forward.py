@@ -5,7 +5,8 @@
 Both through `forward.launch` with the package's configuration for the shape (`LaunchConfig.gluon` False forces the
 Triton kernel), alternating, medians of `rounds` do_bench medians; y's largest difference between the two is printed
 beside (late publish: the same arithmetic, 0 or a few rounding flips; early: other roundings of the own state).
-`--groups`: the Gluon kernel also at other spans (chunks a program) than the package's table picks. `--move32`: the
+`--groups`: the Gluon kernel (and with `--triton-groups` the Triton kernel) also at other spans (chunks a program)
+than the package's table picks. `--move32`: the
 Gluon kernel also with its per-head D given as a (heads, headdim) view (stride 0 along headdim), which takes the
 epilogue that moves y to the stores' layout in fp32 (the kernel before the thirty-first session): the same bits.
 `--before FILE`: the Gluon kernel also from another version of forward_gluon.py (e.g. `git show
@@ -31,6 +32,7 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--groups", default="", help="also time the Gluon kernel at these chunks a program, e.g. 2,4")
+    parser.add_argument("--triton-groups", action="store_true", help="time the Triton kernel at --groups too")
     parser.add_argument("--move32", action="store_true", help="also time the Gluon kernel's fp32 move of y")
     parser.add_argument("--before", action="append", default=[],
                         help="also time the Gluon kernel of this forward_gluon.py (repeatable)")
@@ -48,6 +50,8 @@ def main():
         for g in (int(v) for v in args.groups.split(",") if v):
             if g != cfg.group:
                 calls[f"gluon-G{g}"] = dataclasses.replace(cfg, group=g)
+                if args.triton_groups:
+                    calls[f"triton-G{g}"] = dataclasses.replace(cfg, group=g, gluon=False)
         fns = {k: (lambda c: lambda: forward.launch(dims, **inp, config=c)[0])(c) for k, c in calls.items()}
         diff = (fns["gluon"]().float() - fns["triton"]().float()).abs().max().item()
         same = ""
@@ -66,7 +70,7 @@ def main():
         med = {k: sorted(t)[len(t) // 2] for k, t in times.items()}
         print(f"{name} (group {cfg.group}): triton {med['triton']:.4f} ms, gluon {med['gluon']:.4f} ms "
               f"({med['gluon'] / med['triton'] - 1:+.1%}), max |diff| {diff:.1e}"
-              + "".join(f", {k} {med[k]:.4f}" for k in med if k.startswith("gluon-")) + same, flush=True)
+              + "".join(f", {k} {med[k]:.4f}" for k in med if k.startswith(("gluon-", "triton-"))) + same, flush=True)
 
 
 def _before_module(path):

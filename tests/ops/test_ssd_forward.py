@@ -489,6 +489,7 @@ GLUON_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group
     (1, 321, 2, 64, 128, 1, 64, 1),
     (2, 1, 4, 64, 128, 1, 256, 1),
     (4, 4096, 8, 64, 128, 1, 256, 8),
+    (1, 9000, 2, 64, 128, 1, 256, 32),  # the early form's longest spans (MAX_GROUP_TOKENS_EARLY), a ragged second
 ]
 
 

@@ -427,8 +427,10 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     Measured on an H100 (benchmarks/notes/ssd_forward.md): 4 warps and 2 stages beat 8 warps,
     more stages and register caps on the 2.7B shape.
     """
-    group = _group(dims, _resident_programs(device))
-    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many_chains(dims, device))
+    many = many_chains(dims, device)
+    longest = MAX_GROUP_TOKENS if many or dims.cu_seqlens is not None else MAX_GROUP_TOKENS_EARLY
+    group = _group(dims, _resident_programs(device), longest)
+    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many)
     if PRE_DECAYS:
         cfg = dataclasses.replace(cfg, pre_decays=True)
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
@@ -448,13 +450,15 @@ def many_chains(dims: SSDDims, device: torch.device) -> bool:
     return dims.num_seqs * dims.nheads >= 2 * _resident_programs(device)
 
 
-def _group(dims: SSDDims, resident: int) -> int:
+def _group(dims: SSDDims, resident: int, longest: int | None = None) -> int:
     """Chunks per program: as many as keep GROUP_WAVES waves of programs for the GPU (a program's
     fixed costs, its ticket, the hand-over and its first loads, were ~40% of the stall samples at one
-    chunk a program on 8x4K; benchmarks/notes/ssd_forward.md), and effective chunks of at most
-    MAX_GROUP_TOKENS tokens."""
+    chunk a program on 8x4K; benchmarks/notes/ssd_forward.md), spans of at most `longest` tokens
+    (MAX_GROUP_TOKENS by default), and no span longer than a whole sequence needs."""
+    longest = MAX_GROUP_TOKENS if longest is None else longest
     group = 1
-    while (dims.chunk_size * group * 2 <= MAX_GROUP_TOKENS
+    while (dims.chunk_size * group < dims.seqlen  # (a span past a whole sequence only grows the buffers)
+           and dims.chunk_size * group * 2 <= longest
            and _chunk_rows(dims, dims.chunk_size * group * 2) * dims.nheads >= GROUP_WAVES * resident):
         group *= 2
     return group
@@ -464,6 +468,10 @@ def _group(dims: SSDDims, resident: int) -> int:
 # 0.806, 0.771 ms; 1x32K early 1.117, 1.070, 1.036, 0.992 ms (group 8 leaves 4.8 waves at 8x4K)
 GROUP_WAVES = 4             # keep at least this many waves of resident programs when grouping chunks
 MAX_GROUP_TOKENS = 2048     # and sweep at most this many tokens a program
+# the forward's early publish (few chains), not packed: longer spans still win where the waves allow them (H100,
+# thirty-first session, 1x128K, Gluon kernel: 2048 tokens 2.851 ms, 4096 2.696, 8192 2.600; 1x32K keeps 2048 for
+# its waves, 4096 0.758 against 0.688). The backward's spans (many chains) keep MAX_GROUP_TOKENS.
+MAX_GROUP_TOKENS_EARLY = 8192
 
 
 def _resident_programs(device: torch.device) -> int:

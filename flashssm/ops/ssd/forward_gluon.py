@@ -284,7 +284,7 @@ if gluon is not None:
             s0 = it * SUB
             st = it % 2
             # every thread is done with the previous iteration: H_sm (written at its end) is whole, and nobody reads
-            # its stage any more (D's x was read from it after the last barrier)
+            # its stage any more (its dt and cumsums, and D's x, were read from it after the last barrier)
             _barrier()
             # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
             # reads

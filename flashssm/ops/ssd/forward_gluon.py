@@ -16,8 +16,9 @@ to the stores' layout in 16 bits):
     wait for all: the next sub-chunk's C.B^T issued; H to shared memory; D, the gate and y's stores
 
 Late publish (many chains): wait for the state entering the span, the sweep, hand on the state it ends with. Early
-publish (few chains, e.g. batch 1): first the span's own state (`_own_state`: x and B by cp.async, one product a
-sub-chunk, accumulating without waits), then wait, hand on H e^total + S at once, then the sweep. The math, the ticket
+publish (few chains, e.g. batch 1): first the span's own state (`_own_state`, or `_own_state3` with a third stage
+where y moves in 16 bits: x and B by cp.async, one product a sub-chunk, accumulating without waits), then wait, hand
+on H e^total + S at once, then the sweep. The math, the ticket
 order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the Triton kernel's,
 so the late sweep gives its bits; the early own state weights each token to the span's end at once (other roundings
 of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16) x, B and C with unit inner
@@ -167,6 +168,88 @@ if gluon is not None:
         return S, after + last
 
     @gluon.jit
+    def _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, length, stride_x_t,
+                    stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+        """`_own_state` with three stages, the rows two sub-chunks ahead (a step here is one product, too short to
+        cover one sub-chunk's load from DRAM: the largest wait at 1x128K with two stages). The third stage is xw_sm
+        for x and C's first stage for B (idle until the output sweep: separate allocations, so that Triton's barrier
+        analysis, which works on whole allocations, adds no barrier to the output sweep), w x goes to wx_sm (H's
+        buffer, idle until then), and the steps are unrolled by three so that every stage index is a constant."""
+        acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                      instr_shape=[16, BLOCK_P, 16])
+        n_sub = gl.cdiv(length, SUB)
+        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
+                     B_base, decays, (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P,
+                     BLOCK_N, False)
+        _issue_loads(x_sm.index(1), B_sm.index(1), B_sm.index(1), dt_sm.index(1), cs_sm.index(1), x_base, B_base,
+                     B_base, decays, gl.maximum(n_sub - 2, 0) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK,
+                     SUB, BLOCK_P, BLOCK_N, False)
+        async_copy.wait_group(1)
+        _barrier()
+        S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, 0, length,
+                              0.0, gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
+                              BLOCK_P, BLOCK_N, 0, True)
+        for i0 in range(1, n_sub, 3):
+            async_copy.wait_group(1)  # this step's rows have landed (the next step's may not have)
+            S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])  # the last product read wx and its stage
+            _barrier()
+            S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i0,
+                                  length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 1, False)
+            if i0 + 1 < n_sub:
+                async_copy.wait_group(1)
+                S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
+                _barrier()
+                S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
+                                      i0 + 1, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 2,
+                                      False)
+            if i0 + 2 < n_sub:
+                async_copy.wait_group(1)
+                S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
+                _barrier()
+                S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
+                                      i0 + 2, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 0,
+                                      False)
+        async_copy.wait_group(0)
+        S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
+        _barrier()  # every thread is done with the stages before the output sweep loads into them
+        return S, after
+
+    @gluon.jit
+    def _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i, length, after, S,
+                   stride_x_t, stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr,
+                   BLOCK_N: gl.constexpr, ST: gl.constexpr, FIRST: gl.constexpr):
+        """Step i of `_own_state3` (stage ST = i % 3, its rows landed; the stage of step i - 1 and wx free): the rows
+        of step i + 2 into that free stage, then S + B^T (w x) issued."""
+        acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                      instr_shape=[16, BLOCK_P, 16])
+        rows: gl.constexpr = gl.SliceLayout(1, acc)
+        dtype: gl.constexpr = x_base.dtype.element_ty
+        AHEAD: gl.constexpr = (ST + 2) % 3
+        if AHEAD == 2:
+            _issue_loads(xw_sm, C_sm.index(0), C_sm.index(0), dt_sm.index(2), cs_sm.index(2), x_base, B_base, B_base,
+                         decays, gl.maximum(n_sub - i - 3, 0) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK,
+                         SUB, BLOCK_P, BLOCK_N, False)
+        else:
+            _issue_loads(x_sm.index(AHEAD), B_sm.index(AHEAD), B_sm.index(AHEAD), dt_sm.index(AHEAD),
+                         cs_sm.index(AHEAD), x_base, B_base, B_base, decays, gl.maximum(n_sub - i - 3, 0) * SUB, length,
+                         stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+        last = _last_cumsum(cs_sm, ST, SUB)
+        dt_r = dt_sm.index(ST).load(rows)
+        cs_r = cs_sm.index(ST).load(rows)
+        if ST == 2:
+            x_r = xw_sm.load(acc).to(gl.float32)
+        else:
+            x_r = x_sm.index(ST).load(acc).to(gl.float32)
+        wx_sm.store((x_r * (gl.exp(after + last - cs_r) * dt_r)[:, None]).to(dtype))
+        hopper.fence_async_shared()
+        _barrier()
+        if ST == 2:
+            S = hopper.warpgroup_mma(C_sm.index(0).permute((1, 0)), wx_sm, S, use_acc=not FIRST, is_async=True)
+        else:
+            S = hopper.warpgroup_mma(B_sm.index(ST).permute((1, 0)), wx_sm, S, use_acc=not FIRST, is_async=True)
+        return S, after + last
+
+    @gluon.jit
     def _last_cumsum(cs_sm, st, SUB: gl.constexpr):
         """The last cumsum of stage st's sub-chunk, a scalar: its entry SUB - 1 (`_issue_loads` repeats the last one
         past the span's end), read by every thread. (A load from global memory here shared a scoreboard with the
@@ -186,6 +269,7 @@ if gluon is not None:
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
+        OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
     ):
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
@@ -230,11 +314,22 @@ if gluon is not None:
         H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
         # dt and the dt A cumsums of each stage's sub-chunk: from global memory, their latency was a quarter of the
         # warps' stalls (ncu, 1x128K). 113 KB in all, H100's most for two programs an SM (the compile test checks)
-        dt_sm = gl.allocate_shared_memory(gl.float32, [2, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-        cs_sm = gl.allocate_shared_memory(gl.float32, [2, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
+        # any, one per head, added in the products' layout), by hand through xw_sm; else in fp32 by convert_layout (a
+        # 64x64 fp32 tile takes its 8 KB of scratch in two rounds, each with its barriers: 5 % at 8x4K). The same
+        # bits either way. Without that scratch there is room for a third stage of dt and the cumsums, which the
+        # early form's own-state sweep takes (`_own_state3`)
+        MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
+        OWN_STAGES: gl.constexpr = 3 if (MOVE_16 and OWN3) else 2
+        dt_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        cs_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
         if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
-            S, total = _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t,
-                                  stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+            if OWN_STAGES == 3:
+                S, total = _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, H_sm.slice(0, SUB), x_base, B_base,
+                                       decays, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+            else:
+                S, total = _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t,
+                                      stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
                      C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
 
@@ -264,10 +359,6 @@ if gluon is not None:
         zero = gl.zeros([SUB, BLOCK_P], gl.float32, acc)
         t_o = gl.arange(0, SUB, layout=gl.SliceLayout(1, out_l))
         p_o = gl.arange(0, BLOCK_P, layout=gl.SliceLayout(0, out_l))
-        # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
-        # any, one per head, added in the products' layout), else in fp32 (a 64x64 fp32 tile takes the move's scratch
-        # in two rounds, each with its barriers: 5 % at 8x4K). The same bits either way.
-        MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
         if HAS_D:
             if D_HEAD:
                 D = gl.load(D_ptr + h * stride_D_h).to(gl.float32)
@@ -324,6 +415,10 @@ if gluon is not None:
             y = hopper.warpgroup_mma(gl.convert_layout(m_hi, op_a), x_s, y, is_async=True)
             y = hopper.warpgroup_mma(gl.convert_layout(m_lo, op_a), x_s, y, is_async=True)
             y, H = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[y, upd])
+            if MOVE_16:  # y, rounded, into w x's buffer (the update that read it is done), read back after the barrier
+                if HAS_D:
+                    y += x_s.load(acc).to(gl.float32) * D
+                xw_sm.store(y.to(dtype))
             # the next sub-chunk's C.B^T runs while this one's state and output are written
             async_copy.wait_group(0)
             _barrier()
@@ -334,10 +429,8 @@ if gluon is not None:
             t = s0 + t_o
             mask_t = (t < length)[:, None]
             offs = t[:, None] * stride_y_t + p_o[None, :]
-            if MOVE_16:
-                if HAS_D:
-                    y += x_s.load(acc).to(gl.float32) * D
-                gl.store(y_ptr + y_off + offs, gl.convert_layout(y.to(dtype), out_l), mask=mask_t)
+            if MOVE_16:  # (the next iteration writes w x there after its first barrier)
+                gl.store(y_ptr + y_off + offs, xw_sm.load(out_l), mask=mask_t)
             else:
                 y = gl.convert_layout(y, out_l)
                 if HAS_D:

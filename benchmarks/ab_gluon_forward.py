@@ -62,7 +62,7 @@ def main():
         if args.move32 and inp.get("D") is not None and inp["D"].dim() == 1:
             inp32 = {**inp, "D": inp["D"][:, None].expand(-1, dims.headdim)}
             fns["gluon-move32"] = lambda: forward.launch(dims, **inp32, config=cfg)[0]
-            same = f", move32 same bits: {torch.equal(fns['gluon'](), fns['gluon-move32']())}"
+            same += f", move32 same bits: {torch.equal(fns['gluon'](), fns['gluon-move32']())}"
         times = {k: [] for k in fns}
         for _ in range(args.rounds):
             for k, fn in fns.items():

@@ -132,15 +132,19 @@ if gluon is not None:
                              gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
                              BLOCK_P, BLOCK_N, True)
         for it in range(1, n_sub):
-            async_copy.wait_group(0)
-            S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])  # the last product read xw and the other stage
-            _barrier()
+            S = _own_wait(S, 0)
             S, after = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it, it % 2,
                                  length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
-        async_copy.wait_group(0)
+        return _own_wait(S, 0), after  # every thread is done with the stages before the output sweep loads into them
+
+    @gluon.jit
+    def _own_wait(S, PENDING: gl.constexpr):
+        """Before an own-state step: its rows have landed (at most PENDING later cp.async groups still in flight), the
+        product in flight, which read w x and a stage, is done, and so is every thread's part of the previous step."""
+        async_copy.wait_group(PENDING)
         S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
-        _barrier()  # every thread is done with the stages before the output sweep loads into them
-        return S, after
+        _barrier()
+        return S
 
     @gluon.jit
     def _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, stride_x_t,
@@ -189,30 +193,21 @@ if gluon is not None:
         S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, 0, length,
                               0.0, gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
                               BLOCK_P, BLOCK_N, 0, True)
-        for i0 in range(1, n_sub, 3):
-            async_copy.wait_group(1)  # this step's rows have landed (the next step's may not have)
-            S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])  # the last product read wx and its stage
-            _barrier()
+        for i0 in range(1, n_sub, 3):  # (the next step's rows may still be in flight at each wait)
+            S = _own_wait(S, 1)
             S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i0,
                                   length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 1, False)
             if i0 + 1 < n_sub:
-                async_copy.wait_group(1)
-                S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
-                _barrier()
+                S = _own_wait(S, 1)
                 S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
                                       i0 + 1, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 2,
                                       False)
             if i0 + 2 < n_sub:
-                async_copy.wait_group(1)
-                S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
-                _barrier()
+                S = _own_wait(S, 1)
                 S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
                                       i0 + 2, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 0,
                                       False)
-        async_copy.wait_group(0)
-        S = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[S])
-        _barrier()  # every thread is done with the stages before the output sweep loads into them
-        return S, after
+        return _own_wait(S, 0), after  # every thread is done with the stages before the output sweep loads into them
 
     @gluon.jit
     def _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i, length, after, S,
@@ -312,13 +307,14 @@ if gluon is not None:
         C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
         xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
         H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
-        # dt and the dt A cumsums of each stage's sub-chunk: from global memory, their latency was a quarter of the
-        # warps' stalls (ncu, 1x128K). 113 KB in all, H100's most for two programs an SM (the compile test checks)
+        # dt and the dt A cumsums of each stage's sub-chunk (from global memory, their latency was a quarter of the
+        # warps' stalls: ncu, 1x128K).
         # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
         # any, one per head, added in the products' layout), by hand through xw_sm; else in fp32 by convert_layout (a
         # 64x64 fp32 tile takes its 8 KB of scratch in two rounds, each with its barriers: 5 % at 8x4K). The same
-        # bits either way. Without that scratch there is room for a third stage of dt and the cumsums, which the
-        # early form's own-state sweep takes (`_own_state3`)
+        # bits either way. Without that scratch (106 KB in all) there is room for a third stage of dt and the cumsums,
+        # which the early form's own-state sweep takes (`_own_state3`); with it, 113 KB, H100's most for two programs
+        # an SM (the compile test checks)
         MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
         OWN_STAGES: gl.constexpr = 3 if (MOVE_16 and OWN3) else 2
         dt_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))

@@ -4,6 +4,7 @@ The interpreter flag must be set before any flashssm kernel module is imported (
 reads it when a kernel is defined), so it is set here, at collection, before the tests import.
 """
 
+import dataclasses
 import os
 import random
 import zlib
@@ -14,6 +15,26 @@ import torch
 HAS_GPU = torch.cuda.is_available()
 if not HAS_GPU:
     os.environ["TRITON_INTERPRET"] = "1"
+
+
+def _interpreter_without_overflow_checks():
+    """Triton's interpreter checks every 32-bit integer add, sub and mul for overflow (a GPU build does only in debug
+    mode). At the tests' shapes no index comes near 2^31, so the check cannot fire for the package's index arithmetic,
+    and it costs about a third of a kernel test's time (ssd_scan's forward case: 0.77 -> 0.51 s). Offsets past 2^31
+    are checked on the GPU (benchmarks/check_huge.py). FLASHSSM_OVERFLOW_CHECKS=1 keeps the checks."""
+    if HAS_GPU or os.environ.get("FLASHSSM_OVERFLOW_CHECKS", "") not in ("", "0"):
+        return
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if options is not None and dataclasses.is_dataclass(options) and hasattr(options, "sanitize_overflow"):
+        builder.options = dataclasses.replace(options, sanitize_overflow=False)
+
+
+_interpreter_without_overflow_checks()
 os.environ["FLASHSSM_POISON_OUTPUTS"] = "1"  # kernel outputs start as NaN: an unwritten element fails
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
@@ -28,17 +49,36 @@ def pytest_sessionstart(session):
             pytest.exit(f"the kernel tests need Triton's interpreter: {why}", returncode=4)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true",
+                     help="on the CPU, also run the cases marked `full` (a GPU run always takes them)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: real shapes on a CUDA GPU (skipped without one; select with -m gpu)")
+    config.addinivalue_line(
+        "markers", "full: a further case of a cross product whose other cases the default run covers (more tuning "
+                   "forms, layouts or option sets of the same kernel path); on the CPU only with --full or "
+                   "FLASHSSM_FULL_TESTS=1, on a GPU always")
+
+
+def full_run(config) -> bool:
+    """Whether the run takes the `full` cases: always on a GPU (they cost seconds there), on the CPU when asked (the
+    interpreter takes ~10 more minutes on two cores)."""
+    return HAS_GPU or config.getoption("--full") or os.environ.get("FLASHSSM_FULL_TESTS", "") not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
     if HAS_GPU:
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    skip_full = pytest.mark.skip(reason="a further case of a cross product the default run covers: --full runs it")
+    full = full_run(config)
     for item in items:
         if "gpu" in item.keywords:
-            item.add_marker(skip)
+            item.add_marker(skip_gpu)
+        elif "full" in item.keywords and not full:
+            item.add_marker(skip_full)
 
 
 @pytest.fixture

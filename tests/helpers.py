@@ -4,7 +4,38 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import torch
+
+# A further case of a cross product whose other cases the default run covers: on the CPU only with --full (the
+# interpreter's time), on a GPU always (tests/conftest.py).
+FULL = pytest.mark.full
+
+
+def full(*values, id=None):
+    """A parametrize case that the default CPU run leaves to --full."""
+    return pytest.param(*values, marks=FULL, id=id)
+
+
+def cases(rows, ids, *, full_ids=()):
+    """Parametrize cases (tuples of argument values) with these ids; the ones named in full_ids marked `full`."""
+    assert set(full_ids) <= set(ids), set(full_ids) - set(ids)
+    return [pytest.param(*row, marks=FULL if i in full_ids else (), id=i) for row, i in zip(rows, ids)]
+
+
+def spread(cases, variants, case_ids, variant_ids=None):
+    """Every case (a tuple of argument values) with every variant, as parametrize cases of (*case, variant). The
+    default CPU run takes a diagonal: case i with variant i mod len(variants) (and variant j with case j mod
+    len(cases) where the variants outnumber the cases), so that every case and every variant runs; the other pairs
+    are marked `full`."""
+    variant_ids = variant_ids or [str(v) for v in variants]
+    n, m = len(cases), len(variants)
+    out = []
+    for i, case in enumerate(cases):
+        for j, variant in enumerate(variants):
+            core = j == i % m or (j >= n and i == j % n)
+            out.append(pytest.param(*case, variant, marks=() if core else FULL, id=f"{case_ids[i]}-{variant_ids[j]}"))
+    return out
 
 # ‖out − ref‖ / ‖ref‖ allowed against a float64 reference, by the dtype of the computation's
 # inputs and outputs. fp32: fp32 accumulation (tf32 dots on a GPU); fp16/bf16: dominated by

@@ -8,7 +8,7 @@ import torch
 import flashssm
 from flashssm.ops.conv1d import reference as ref
 from tests.conftest import HAS_GPU
-from tests.helpers import VARLEN_IDS, VARLEN_PACKS, assert_close, to_float64
+from tests.helpers import VARLEN_IDS, VARLEN_PACKS, assert_close, spread, to_float64
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
 
@@ -56,9 +56,9 @@ def check_forward_backward(kw, dtype, *, activation, cu_seqlens=None, final=True
         assert_close(leaves[name].grad, leaves64[name].grad, dtype, f"d{name} {what}")
 
 
-@pytest.mark.parametrize("layout", ["channels", "tokens"])
-@pytest.mark.parametrize("width", [2, 3, 4])
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "B{}-D{}-L{}".format(*s))
+@pytest.mark.parametrize("shape,width,layout", spread(
+    [(s, w) for s in SHAPES for w in (2, 3, 4)], ["channels", "tokens"],
+    ["B{}-D{}-L{}-{}".format(*s, w) for s in SHAPES for w in (2, 3, 4)]))
 def test_conv1d(shape, width, layout, device):
     kw = conv_inputs(*shape, width, device=device, layout=layout, initial_states=True)
     check_forward_backward(kw, torch.float32, activation="silu", what=f"{shape} W{width} {layout}")
@@ -88,8 +88,7 @@ def test_conv1d_varlen(lengths, device):
     check_forward_backward(kw, torch.float32, activation="silu", cu_seqlens=cu)
 
 
-@pytest.mark.parametrize("layout", ["channels", "tokens"])
-@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("width,layout", spread([(2,), (4,)], ["channels", "tokens"], ["2", "4"]))
 def test_conv1d_backward_layouts(layout, width, device):
     """The backward's rolling window in both layouts (one coalesced load per row with the channels
     contiguous, [channels, T] vectors split into rows with the tokens contiguous): packed sequences of

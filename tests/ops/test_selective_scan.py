@@ -16,7 +16,7 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckpt_layout, ckpt_states, scan_backward,
                                               scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import TOLERANCES, assert_close, filled_allocations, rel_err, scan_inputs
+from tests.helpers import TOLERANCES, assert_close, cases, filled_allocations, rel_err, scan_inputs, spread
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -99,8 +99,9 @@ def test_forward_and_gradients_several_chunks(shape, device):
 FWD_LAYOUTS = [(1, 2, 0), (2, 4, 0), (4, 8, 64), (8, 1, 0)]
 
 
-@pytest.mark.parametrize("lanes,tile,prefetch", FWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-pf{c}" for a, b, c in FWD_LAYOUTS])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("lanes,tile,prefetch,dtype", spread(
+    FWD_LAYOUTS, [torch.float32, torch.bfloat16, torch.float16], [f"lanes{a}-tile{b}-pf{c}" for a, b, c in FWD_LAYOUTS],
+    ["fp32", "bf16", "fp16"]))
 def test_forward_layouts(lanes, tile, prefetch, dtype, device):
     """The forward with every split of the states across lanes and every tile, against float64: y,
     the last states and the states kept for the backward, with shared and grouped B and C, packed
@@ -130,10 +131,13 @@ def test_forward_layouts(lanes, tile, prefetch, dtype, device):
 # slots by forward lanes that divide the runs' count (STEP 4, 2 and 1 slot apart) and slot by slot otherwise (4
 # lanes at dstate 8, runs of 3); read back by backward lanes other than the runs' count too. dstate 12 at one lane
 # both ways: the last state and dA, in natural order, stored four slots at a time (three groups a channel)
+# (the default CPU run: slot by slot, STEP 4 and 2, dstate 12 at one lane; the rest with --full)
 LANE_RUNS = [(8, 1, 2), (8, 2, 1), (8, 4, 4), (16, 1, 4), (16, 2, 2), (16, 4, 8), (12, 2, 4), (12, 1, 1)]
 
 
-@pytest.mark.parametrize("dstate,fwd_lanes,bwd_lanes", LANE_RUNS, ids=[f"n{a}-fwd{b}-bwd{c}" for a, b, c in LANE_RUNS])
+@pytest.mark.parametrize("dstate,fwd_lanes,bwd_lanes", cases(
+    LANE_RUNS, [f"n{a}-fwd{b}-bwd{c}" for a, b, c in LANE_RUNS],
+    full_ids=("n8-fwd1-bwd2", "n8-fwd2-bwd1", "n16-fwd4-bwd8", "n12-fwd2-bwd4")))
 def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
     """The backward's stored states ordered by the backward's lanes: each stored state (back in natural order)
     against float64, the last state, and every gradient of a backward reading them, with a channel block cut by
@@ -158,7 +162,7 @@ def test_states_stored_in_lane_runs(dstate, fwd_lanes, bwd_lanes, device):
     _check_grads(grads, g_ref, torch.float32)
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", cases([(torch.bfloat16,), (torch.float16,)], ["bf16", "fp16"], full_ids=("bf16",)))
 def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
     """The forward reads B and C from tiles in their own 16-bit dtype (`BC_INPUT_DTYPE`) above dstate 16 and where it
     stores the backward's states, 8 tokens a 16-byte load: y, the last state and the stored states bit-identical to
@@ -188,7 +192,9 @@ def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
 BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8)]
 
 
-@pytest.mark.parametrize("lanes,tile,chunk", BWD_LAYOUTS, ids=[f"lanes{a}-tile{b}-chunk{c}" for a, b, c in BWD_LAYOUTS])
+@pytest.mark.parametrize("lanes,tile,chunk", cases(
+    BWD_LAYOUTS, [f"lanes{a}-tile{b}-chunk{c}" for a, b, c in BWD_LAYOUTS],
+    full_ids=("lanes2-tile8-chunk16", "lanes8-tile2-chunk8")))
 def test_backward_layouts(lanes, tile, chunk, device):
     """The backward with every split of the states across lanes, tiles and chunks, against float64:
     every gradient, with shared and grouped B and C, packed sequences (empty and one-token ones, a

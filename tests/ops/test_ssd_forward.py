@@ -371,6 +371,28 @@ def test_launch_config_rejects_bad_group(group):
         LaunchConfig(64, 64, 4, 2, group=group)
 
 
+def test_span_rule_cached_and_switched(monkeypatch):
+    """pick_config's spans (chunks a program) for an H100's 264 resident programs, 2.7B shape: four waves of programs
+    at least, at most 8192 tokens with few chains (early publish), 2048 with many (late); cached, yet following the
+    resident count and the module's switches that A/B scripts and tests change."""
+    from flashssm.ops.checks import SSDDims
+    from flashssm.ops.ssd import forward
+
+    def pick(batch, seqlen):
+        dims = SSDDims(batch, seqlen, 80, 64, 1, 128, batch, 256, None, (0.0, math.inf))
+        cfg = pick_config(dims, torch.bfloat16, torch.device("cpu"))
+        return cfg.group, cfg.early_publish
+
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 264)
+    assert [pick(1, n) for n in (2048, 8192, 32768, 131072)] == [(1, True), (2, True), (8, True), (32, True)]
+    assert pick(8, 4096) == (8, False) and pick(32, 2048) == (8, False)
+    assert pick(1, 131072) is not None and forward._config_for.cache_info().hits > 0
+    monkeypatch.setattr(forward, "MAX_GROUP_TOKENS_EARLY", 4096)
+    assert pick(1, 131072) == (16, True)
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 2)
+    assert pick(1, 131072) == (8, False)  # 80 chains for 2 programs: many, late, spans of 2048 tokens
+
+
 @pytest.mark.parametrize("maxnreg", [0, -1, 8, 256, 128.0])
 def test_launch_config_rejects_bad_register_cap(maxnreg):
     with pytest.raises(ValueError, match="maxnreg"):

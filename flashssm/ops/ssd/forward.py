@@ -425,12 +425,19 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     more independent chains than that, a chain's serial hand-over never holds anything up, and
     the state is published after the output sweep instead (one pass over the chunk, not two).
     Measured on an H100 (benchmarks/notes/ssd_forward.md): 4 warps and 2 stages beat 8 warps,
-    more stages and register caps on the 2.7B shape.
+    more stages and register caps on the 2.7B shape. Cached (a 1x2K call is host-bound: 11 -> 1.5 us a call on this
+    project's CPU machine) under a key of everything the choice reads, this module's switches included.
     """
-    many = many_chains(dims, device)
+    return _config_for(dims, dtype.itemsize, _resident_programs(device),
+                       (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES))
+
+
+@functools.lru_cache(maxsize=1024)
+def _config_for(dims: SSDDims, itemsize: int, resident: int, switches: tuple) -> LaunchConfig:
+    many = _many_chains(dims, resident)
     longest = MAX_GROUP_TOKENS if many or dims.cu_seqlens is not None else MAX_GROUP_TOKENS_EARLY
-    group = _group(dims, _resident_programs(device), longest)
-    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, dtype.itemsize, many)
+    group = _group(dims, resident, longest)
+    cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, itemsize, many)
     if PRE_DECAYS:
         cfg = dataclasses.replace(cfg, pre_decays=True)
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
@@ -447,7 +454,11 @@ def many_chains(dims: SSDDims, device: torch.device) -> bool:
     GPU runs at once, so that a chain's next program takes its ticket about a round after its predecessor, which has
     finished by then. Where this holds the forward publishes late, and so do the backward's state recompute and its
     gradient chain (not packed); the chain form's sweeps publish early where it does not."""
-    return dims.num_seqs * dims.nheads >= 2 * _resident_programs(device)
+    return _many_chains(dims, _resident_programs(device))
+
+
+def _many_chains(dims: SSDDims, resident: int) -> bool:
+    return dims.num_seqs * dims.nheads >= 2 * resident
 
 
 def _group(dims: SSDDims, resident: int, longest: int | None = None) -> int:

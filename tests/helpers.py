@@ -23,6 +23,16 @@ def cases(rows, ids, *, full_ids=()):
     return [pytest.param(*row, marks=FULL if i in full_ids else (), id=i) for row, i in zip(rows, ids)]
 
 
+def pairs_of_four(options, ids):
+    """Parametrize cases of one argument, a tuple of four two-valued options (each option's first value in `options`
+    taken as 0): the default CPU run takes the five that hold every pair of values of every two options (0000, 0111,
+    1011, 1101, 1110), --full and a GPU run all of them."""
+    firsts = options[0]
+    core = {(0, 0, 0, 0), (0, 1, 1, 1), (1, 0, 1, 1), (1, 1, 0, 1), (1, 1, 1, 0)}
+    return cases([(o,) for o in options], ids, full_ids=[
+        i for o, i in zip(options, ids) if tuple(int(v != f) for v, f in zip(o, firsts)) not in core])
+
+
 def spread(cases, variants, case_ids, variant_ids=None):
     """Every case (a tuple of argument values) with every variant, as parametrize cases of (*case, variant). The
     default CPU run takes a diagonal: case i with variant i mod len(variants) (and variant j with case j mod

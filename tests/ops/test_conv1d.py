@@ -8,7 +8,7 @@ import torch
 import flashssm
 from flashssm.ops.conv1d import reference as ref
 from tests.conftest import HAS_GPU
-from tests.helpers import VARLEN_IDS, VARLEN_PACKS, assert_close, spread, to_float64
+from tests.helpers import VARLEN_IDS, VARLEN_PACKS, assert_close, pairs_of_four, spread, to_float64
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
 
@@ -67,8 +67,8 @@ def test_conv1d(shape, width, layout, device):
 OPTIONS = list(itertools.product([False, True], [None, "silu"], [False, True], [False, True]))
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=[f"bias{int(b)}-{a}-init{int(i)}-final{int(f)}"
-                                                  for b, a, i, f in OPTIONS])
+@pytest.mark.parametrize("options", pairs_of_four(OPTIONS, [f"bias{int(b)}-{a}-init{int(i)}-final{int(f)}"
+                                                             for b, a, i, f in OPTIONS]))
 def test_conv1d_options(options, device):
     bias, activation, init, final = options
     kw = conv_inputs(2, 12, 21, 4, device=device, bias=bias, initial_states=init)

@@ -16,7 +16,8 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckpt_layout, ckpt_states, scan_backward,
                                               scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import TOLERANCES, assert_close, cases, filled_allocations, rel_err, scan_inputs, spread
+from tests.helpers import (TOLERANCES, assert_close, cases, filled_allocations, pairs_of_four, rel_err, scan_inputs,
+                           spread)
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -374,7 +375,7 @@ def test_backward_16bit(dtype, device):
     _check_grads(grads, g_ref, dtype)
 
 
-@pytest.mark.parametrize("opts", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("opts", pairs_of_four(OPTIONS, OPTION_IDS))
 def test_every_option_through_autograd(opts, device):
     """The public function: forward, last state and every gradient, each option on and off."""
     kw = _inputs((2, 3, 29, 4, None), torch.float32, device, opts)

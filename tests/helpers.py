@@ -33,19 +33,20 @@ def pairs_of_four(options, ids):
         i for o, i in zip(options, ids) if tuple(int(v != f) for v, f in zip(o, firsts)) not in core])
 
 
-def spread(cases, variants, case_ids, variant_ids=None):
-    """Every case (a tuple of argument values) with every variant, as parametrize cases of (*case, variant). The
-    default CPU run takes a diagonal: case i with variant i mod len(variants) (and variant j with case j mod
-    len(cases) where the variants outnumber the cases), so that every case and every variant runs; the other pairs
-    are marked `full`."""
+def spread(rows, variants, case_ids, variant_ids=None):
+    """Every case (a tuple of argument values in `rows`) with every variant, as parametrize cases of (*case,
+    variant). The default CPU run takes a diagonal: case i with variant i mod len(variants) (and variant j with case
+    j mod len(rows) where the variants outnumber the cases), so that every case and every variant runs; the other
+    pairs are marked `full`."""
     variant_ids = variant_ids or [str(v) for v in variants]
-    n, m = len(cases), len(variants)
+    n, m = len(rows), len(variants)
     out = []
-    for i, case in enumerate(cases):
+    for i, case in enumerate(rows):
         for j, variant in enumerate(variants):
             core = j == i % m or (j >= n and i == j % n)
             out.append(pytest.param(*case, variant, marks=() if core else FULL, id=f"{case_ids[i]}-{variant_ids[j]}"))
     return out
+
 
 # ‖out − ref‖ / ‖ref‖ allowed against a float64 reference, by the dtype of the computation's
 # inputs and outputs. fp32: fp32 accumulation (tf32 dots on a GPU); fp16/bf16: dominated by

@@ -64,7 +64,7 @@ def pytest_configure(config):
 
 def full_run(config) -> bool:
     """Whether the run takes the `full` cases: always on a GPU (they cost seconds there), on the CPU when asked (the
-    interpreter takes ~10 more minutes on two cores)."""
+    interpreter takes ~6 more minutes on two cores)."""
     return HAS_GPU or config.getoption("--full") or os.environ.get("FLASHSSM_FULL_TESTS", "") not in ("", "0")
 
 

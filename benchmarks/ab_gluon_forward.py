@@ -6,10 +6,12 @@ Both through `forward.launch` with the package's configuration for the shape (`L
 Triton kernel), alternating, medians of `rounds` do_bench medians; y's largest difference between the two is printed
 beside (late publish: the same arithmetic, 0 or a few rounding flips; early: other roundings of the own state).
 `--groups`: the Gluon kernel (and with `--triton-groups` the Triton kernel) also at other spans (chunks a program)
-than the package's table picks. `--move32`: the
+than the package's table picks, as constexprs. Where the Gluon kernel takes a run-time span (`LaunchConfig.gluon_group`,
+one wave at batch 1), also the rule's spans (gluon-rule) and the same span as a constexpr (gluon-G*, the same bits). `--move32`: the
 Gluon kernel also with its per-head D given as a (heads, headdim) view (stride 0 along headdim), which takes the
 epilogue that moves y to the stores' layout in fp32 (the kernel before the thirty-first session): the same bits.
-`--before FILE`: the Gluon kernel also from another version of forward_gluon.py (e.g. `git show
+`--graph`: each call timed as replays of a CUDA graph (do_bench_cudagraph), without the host's launch time, which
+sets a 1x2K call's time and moves it by 2x between runs. `--before FILE`: the Gluon kernel also from another version of forward_gluon.py (e.g. `git show
 REV:flashssm/ops/ssd/forward_gluon.py > before.py`), launched through Triton's own launcher with the constexprs it
 does not know left out.
 """
@@ -20,7 +22,7 @@ import os
 
 import torch
 
-from triton.testing import do_bench
+from triton.testing import do_bench, do_bench_cudagraph
 
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.checks import check_ssd_scan
@@ -34,6 +36,8 @@ def main():
     parser.add_argument("--groups", default="", help="also time the Gluon kernel at these chunks a program, e.g. 2,4")
     parser.add_argument("--triton-groups", action="store_true", help="time the Triton kernel at --groups too")
     parser.add_argument("--move32", action="store_true", help="also time the Gluon kernel's fp32 move of y")
+    parser.add_argument("--graph", action="store_true",
+                        help="time each call replayed from a CUDA graph (no host time: for launch-bound shapes)")
     parser.add_argument("--before", action="append", default=[],
                         help="also time the Gluon kernel of this forward_gluon.py (repeatable)")
     args = parser.parse_args()
@@ -47,9 +51,12 @@ def main():
             print(f"{name}: the Gluon kernel does not take it ({why})")
             continue
         calls = {"triton": dataclasses.replace(cfg, gluon=False), "gluon": cfg}
+        if cfg.gluon_group is not None:  # the run-time span's one wave: also the rule's spans, and its span a constexpr
+            calls["gluon-rule"] = dataclasses.replace(cfg, gluon_group=None)
+            calls[f"gluon-G{cfg.gluon_group}"] = dataclasses.replace(cfg, group=cfg.gluon_group, gluon_group=None)
         for g in (int(v) for v in args.groups.split(",") if v):
             if g != cfg.group:
-                calls[f"gluon-G{g}"] = dataclasses.replace(cfg, group=g)
+                calls[f"gluon-G{g}"] = dataclasses.replace(cfg, group=g, gluon_group=None)
                 if args.triton_groups:
                     calls[f"triton-G{g}"] = dataclasses.replace(cfg, group=g, gluon=False)
         fns = {k: (lambda c: lambda: forward.launch(dims, **inp, config=c)[0])(c) for k, c in calls.items()}
@@ -64,11 +71,15 @@ def main():
             fns["gluon-move32"] = lambda: forward.launch(dims, **inp32, config=cfg)[0]
             same += f", move32 same bits: {torch.equal(fns['gluon'](), fns['gluon-move32']())}"
         times = {k: [] for k in fns}
+        bench = (lambda fn: do_bench_cudagraph(fn, rep=200, return_mode="median")) if args.graph else \
+            (lambda fn: do_bench(fn, warmup=25, rep=200, return_mode="median"))
         for _ in range(args.rounds):
             for k, fn in fns.items():
-                times[k].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+                times[k].append(bench(fn))
         med = {k: sorted(t)[len(t) // 2] for k, t in times.items()}
-        print(f"{name} (group {cfg.group}): triton {med['triton']:.4f} ms, gluon {med['gluon']:.4f} ms "
+        if cfg.gluon_group is not None:
+            same += f", same bits as gluon-G{cfg.gluon_group}: {torch.equal(fns['gluon'](), fns[f'gluon-G{cfg.gluon_group}']())}"
+        print(f"{name} (group {cfg.group}, Gluon's {cfg.gluon_group or cfg.group}): triton {med['triton']:.4f} ms, gluon {med['gluon']:.4f} ms "
               f"({med['gluon'] / med['triton'] - 1:+.1%}), max |diff| {diff:.1e}"
               + "".join(f", {k} {med[k]:.4f}" for k in med if k.startswith(("gluon-", "triton-"))) + same, flush=True)
 

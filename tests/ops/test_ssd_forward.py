@@ -369,6 +369,8 @@ def test_prefetch_path_compiles_for_hopper():
 def test_launch_config_rejects_bad_group(group):
     with pytest.raises(ValueError, match="group"):
         LaunchConfig(64, 64, 4, 2, group=group)
+    with pytest.raises(ValueError, match="gluon_group"):
+        LaunchConfig(64, 64, 4, 2, gluon_group=group)
 
 
 def test_span_rule_cached_and_switched(monkeypatch):
@@ -391,6 +393,69 @@ def test_span_rule_cached_and_switched(monkeypatch):
     assert pick(1, 131072) == (16, True)
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 2)
     assert pick(1, 131072) == (8, False)  # 80 chains for 2 programs: many, late, spans of 2048 tokens
+
+
+def test_one_wave_spans(monkeypatch):
+    """The Gluon kernel's early publish in one wave (`gluon_group`, chunks a program as a run-time span), for an
+    H100's 264 resident programs: three even spans a sequence at batch 1 of the 2.7B shape (240 programs), as many as
+    the wave holds for fewer heads, none where the wave would fill under ONE_WAVE_FILL of the GPU, for many chains or
+    packed sequences, or with the switch off; and the span the kernel takes (`gluon_span`): the run-time span with its
+    power-of-two ceiling as CHUNK, the constexpr span where a stride would take an offset within it past 2^31."""
+    from flashssm.ops.checks import SSDDims
+    from flashssm.ops.ssd import forward
+
+    def dims(batch, seqlen, nheads=80, headdim=64, cu_seqlens=None):
+        return SSDDims(batch, seqlen, nheads, headdim, 1, 128, batch if cu_seqlens is None else len(cu_seqlens) - 1,
+                       256, cu_seqlens, (0.0, math.inf))
+
+    def wave(d):
+        return pick_config(d, torch.bfloat16, torch.device("cpu")).gluon_group
+
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 264)
+    assert [wave(dims(1, n)) for n in (2048, 8192, 32768, 131072, 5000)] == [3, 11, 43, 171, 7]
+    assert wave(dims(1, 32768, nheads=48)) == 26  # 5 spans a head: 240 programs
+    assert wave(dims(1, 32768, nheads=24)) == 12  # 11 spans: 264
+    assert wave(dims(1, 32768, headdim=128)) is None  # two headdim blocks, 160 chains: one span each leaves 104 idle
+    assert wave(dims(2, 8192)) is None and wave(dims(8, 4096)) is None  # 160 chains; many (late publish)
+    assert wave(dims(1, 512)) is None  # two chunks: 160 programs
+    assert wave(dims(1, 32768, cu_seqlens=(0, 10000, 32768))) is None
+    monkeypatch.setattr(forward, "ONE_WAVE", False)
+    assert wave(dims(1, 32768)) is None
+    monkeypatch.setattr(forward, "ONE_WAVE", True)
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 2 * 114)  # an H100 PCIe: 114 SMs
+    assert wave(dims(1, 32768)) is None  # 2 spans of 64 chunks: 160 programs of 228 (70 %)
+
+    x = torch.empty(1, 1, 80, 64)
+    cfg = LaunchConfig(64, 64, 4, 2, group=32, gluon_group=171)
+    assert forward.gluon_span(dims(1, 131072), cfg, x, None) == (171 * 256, 256 * 256)
+    assert forward.gluon_span(dims(1, 131072), dataclasses.replace(cfg, gluon_group=16), x) == (4096, 4096)
+    assert forward.gluon_span(dims(1, 131072), dataclasses.replace(cfg, gluon_group=None), x) == (8192, 8192)
+    assert forward.gluon_span(dims(1, 131072), dataclasses.replace(cfg, early_publish=False), x) == (8192, 8192)
+    wide = torch.empty(3, 50000).t()  # a stride of 50000 along its dimension 1, as x's along seqlen in a wide input
+    assert forward.gluon_span(dims(1, 1 << 20), dataclasses.replace(cfg, gluon_group=1366), x) == (1366 * 256,
+                                                                                                  2048 * 256)
+    assert forward.gluon_span(dims(1, 1 << 20), dataclasses.replace(cfg, gluon_group=1366), x, wide) == (8192, 8192)
+
+
+def test_preparation_in_run_time_spans():
+    """The preparation launch with a run-time span (the Gluon kernel's one wave): each span row's dt and cumsums,
+    ragged last span and sub-chunk included, are those of the launch whose span is the constexpr, in rows laid out by
+    the power-of-two ceiling."""
+    from flashssm.ops.ssd import forward
+
+    for batch, seqlen, nheads, group in ((2, 1000, 3, 3), (1, 700, 40, 5), (3, 64, 2, 2)):
+        kw = ssd_inputs(batch, seqlen, nheads, 16, 16, 1, dtype=torch.float32, device="cuda" if HAS_GPU else "cpu",
+                        dt_bias=True, dt_softplus=True)
+        dims = check_ssd_scan(**kw, chunk_size=64, dt_limit=(1e-3, 2.0))
+        span, ceiling = 64 * group, 64 * forward._runtime.next_power_of_2(group)
+        rows = forward._chunk_rows(dims, span)
+        args = (kw["x"], kw["dt"], kw["A"], kw["dt_bias"], True)
+        fixed = forward._decays(dims, 32, span, rows, *args)
+        given = forward._decays(dims, 32, ceiling, rows, *args, span=span)
+        assert given.shape == (rows, nheads, 2, ceiling)
+        for r in range(rows):
+            n = -(-min(span, seqlen - (r // batch) * span) // 32) * 32  # written up to the ragged sub-chunk's end
+            assert torch.equal(given[r, :, :, :n], fixed[r, :, :, :n]), (batch, seqlen, group, r)
 
 
 @pytest.mark.parametrize("maxnreg", [0, -1, 8, 256, 128.0])
@@ -468,9 +533,9 @@ _COMPILE_GLUON_FOR_HOPPER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.offline_ssd_forward import compile_gluon_forward, ptxas_usage
-for early in (False, True):
-    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True)):  # y moved in fp32; in 16 bits
-        k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head})
+for early, span_given in ((False, False), (True, False), (True, True)):  # (a run-time span: early, 16-bit move only)
+    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[span_given:]:  # y moved in fp32; 16 bits
+        k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head, "SPAN_GIVEN": span_given})
         assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert len(k.asm["cubin"]) > 0
         # ptxas serialises every wgmma of a kernel where it finds an accumulator read while its product may be in
@@ -561,6 +626,46 @@ def test_gpu_gluon_forward(case, opts, state_dtype, early):
     assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
 
 
+GLUON_SPAN_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, gluon_group (chunks a program)
+    (1, 9000, 2, 64, 128, 1, 256, 13),  # spans of 13, 13 and 10 chunks (a ragged last one); CHUNK 16 chunks
+    (2, 777, 6, 128, 64, 3, 128, 3),    # two headdim blocks, dstate 64, grouped B/C; CHUNK 4 chunks
+    (3, 1000, 4, 64, 128, 1, 64, 5),    # spans of 320 tokens in a CHUNK of 512
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", ["none", "all"])
+@pytest.mark.parametrize("case", GLUON_SPAN_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-S{c[7]}" for c in GLUON_SPAN_CASES])
+def test_gpu_gluon_run_time_span(case, opts):
+    """The Gluon kernel's early publish with its span a run-time value (`gluon_group`; CHUNK its power-of-two
+    ceiling): the same bits as the kernel whose span of the same chunks is the constexpr, and y and the final states
+    against float64."""
+    from flashssm.ops.ssd import forward
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
+    extra = {} if opts == "none" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
+    state_dtype = torch.float32 if opts == "none" else torch.float16
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
+    dims = check_ssd_scan(**kw, chunk_size=chunk)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, True, pre_decays=True,
+                       gluon_group=group)
+    span, ceiling = forward.gluon_span(dims, cfg, kw["x"])
+    assert (span, ceiling) == (chunk * group, chunk * forward._runtime.next_power_of_2(group))
+    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
+                                  store_ypre=True)
+    assert _on_gluon(compiled)
+    fixed = dataclasses.replace(cfg, group=group, gluon_group=None)
+    y_c, h_c, ypre_c, _ = launch(dims, **kw, return_final_states=True, config=fixed, state_dtype=state_dtype,
+                                 store_ypre=True)
+    assert torch.equal(y, y_c) and torch.equal(h, h_c), "the run-time span's bits differ from the constexpr's"
+    if "z" in kw:
+        assert torch.equal(ypre, ypre_c)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+
+
 @pytest.mark.gpu
 def test_gpu_gluon_public_path_early():
     """flashssm.ssd_scan takes the Gluon kernel with an early publish where chains are few (one sequence x 80 heads,
@@ -573,6 +678,8 @@ def test_gpu_gluon_public_path_early():
     dims = check_ssd_scan(**kw, chunk_size=256)
     cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
     assert cfg.early_publish and forward.gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is None
+    if forward._runtime.sm_count(kw["x"].device, on_cpu=0) == 132:  # H100 SXM, H200: one wave of spans of 7, 7 and 6 chunks
+        assert forward.gluon_span(dims, cfg, kw["x"]) == (7 * 256, 8 * 256)
     y, h = flashssm.ssd_scan(**kw, chunk_size=256, return_final_states=True)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
     assert_close(y, y_ref, torch.bfloat16, "y")

@@ -80,18 +80,25 @@ def _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias,
 @triton.jit
 def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
                        batch, seqlen, nheads, n_subs, row_stride, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
-                       CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
+                       span, CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
                        HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr,
-                       STORE_DT: tl.constexpr = True):
+                       STORE_DT: tl.constexpr = True, SPAN_GIVEN: tl.constexpr = False):
     """The preparation launch: for sub-chunk j of span row `rest` and a block of heads, dt (processed) and the
     inclusive cumsum of dt A within the sub-chunk, into row (rest, h) of out, rows `row_stride` apart: dt at the
     span's token, cs CHUNK further on (fp32); STORE_DT False: cs alone, at the token (the backward's tiles, whose dt
     is processed already). Tokens past the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end,
-    so that exp(cs_i - cs_j) of a padding token i never overflows (times its zero operand that would be NaN)."""
+    so that exp(cs_i - cs_j) of a padding token i never overflows (times its zero operand that would be NaN).
+    SPAN_GIVEN (not packed): the rows are spans of the run-time `span` tokens, at most CHUNK (the Gluon kernel's spans
+    of any number of chunks: CHUNK only lays the row out)."""
     pid = tl.program_id(0)
     j = pid % n_subs
     rest = pid // n_subs
-    b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    if SPAN_GIVEN:
+        b = rest % batch
+        start = ((rest // batch) * span).to(tl.int64)
+        length = tl.minimum(seqlen - (rest // batch) * span, span)
+    else:
+        b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     t = j * SUB + tl.arange(0, SUB)
     if j * SUB < length:
         offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
@@ -408,10 +415,14 @@ class LaunchConfig:
                                 # publish, the states-only sweep): one product a step; None: `sub`
     gluon: bool = True          # on Hopper: the Gluon kernel (late or early publish) where it covers the call
                                 # (forward_gluon.blocker); False: always this module's Triton kernel
+    gluon_group: int | None = None  # the Gluon kernel's early publish: chunks a program where not `group` (a run-time
+                                # span, `_one_wave_group`: one wave of programs); None: `group`
 
     def __post_init__(self):
-        if not isinstance(self.group, int) or self.group < 1:
-            raise ValueError(f"LaunchConfig.group must be an int >= 1 (chunks per program), got {self.group!r}")
+        for name in ("group", "gluon_group"):
+            value = getattr(self, name)
+            if (value is not None or name == "group") and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"LaunchConfig.{name} must be an int >= 1 (chunks per program), got {value!r}")
         check_register_cap("LaunchConfig", self.maxnreg)
         if self.sub_a is not None and (not isinstance(self.sub_a, int) or self.sub_a < 16
                                        or self.sub_a & (self.sub_a - 1)):
@@ -429,18 +440,47 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     project's CPU machine) under a key of everything the choice reads, this module's switches included.
     """
     return _config_for(dims, dtype.itemsize, _resident_programs(device),
-                       (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES))
+                       (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL))
 
 
 @functools.lru_cache(maxsize=1024)
 def _config_for(dims: SSDDims, itemsize: int, resident: int, switches: tuple) -> LaunchConfig:
+    # (`switches` holds the module switches read below, only so that the cache sees a change of them)
     many = _many_chains(dims, resident)
     longest = MAX_GROUP_TOKENS if many or dims.cu_seqlens is not None else MAX_GROUP_TOKENS_EARLY
     group = _group(dims, resident, longest)
     cfg = _pick_config(dims.headdim, dims.dstate, dims.chunk_size * group, itemsize, many)
     if PRE_DECAYS:
         cfg = dataclasses.replace(cfg, pre_decays=True)
+    if ONE_WAVE and not many and dims.cu_seqlens is None:
+        cfg = dataclasses.replace(cfg, gluon_group=_one_wave_group(dims, resident))
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
+
+
+def _one_wave_group(dims: SSDDims, resident: int) -> int | None:
+    """The Gluon kernel's early publish: chunks a program such that one wave of programs covers the launch, as many
+    even spans a sequence as the resident programs hold for every (sequence, head, headdim block of 64) chain, at least
+    two, and the wave filling at least ONE_WAVE_FILL of them. Every program then runs at once (the own-state sweeps
+    together, the short chain of hand-overs, the output sweeps together) with no second wave and no tail. None where
+    no such span fills the GPU (too many chains or too few chunks)."""
+    chains = dims.batch * dims.nheads * _runtime.cdiv(dims.headdim, forward_gluon.BLOCK_P)
+    spans = resident // chains
+    chunks = _runtime.cdiv(dims.seqlen, dims.chunk_size)
+    if spans < 2 or chunks < 2:
+        return None
+    group = _runtime.cdiv(chunks, spans)
+    if _runtime.cdiv(chunks, group) * chains < ONE_WAVE_FILL * resident:
+        return None
+    return group
+
+
+# The Gluon kernel's early publish in one wave of even spans (H100, 2.7B shape, thirty-second session, the span a
+# constexpr: three spans a sequence, 240 programs for 264 slots: 1x8K 0.197 -> 0.177 ms, 1x32K 0.664 -> 0.638, 1x128K
+# 2.647 -> 2.570; four spans, 320 programs, a second wave: 0.244, 0.894, 3.471). The span is a run-time value there,
+# the kernel compiled for its power-of-two ceiling (`_run_gluon`). The Triton kernel keeps the waves rule (its span a
+# constexpr: a compile each). False: the Gluon kernel takes `group` too (A/B).
+ONE_WAVE = True
+ONE_WAVE_FILL = 0.85
 
 
 # The preparation launch (dt and its cumsums loaded by the sweeps): H100, 2.7B shape, early publish 1x2K 0.093 -> 0.088
@@ -743,18 +783,35 @@ def gluon_blocker(dims: SSDDims, x, B, C, z, states=None) -> str | None:
                                  stores_states=states is not None, capability=capability)
 
 
+def gluon_span(dims: SSDDims, cfg: LaunchConfig, *tensors) -> tuple[int, int]:
+    """(tokens a program, the kernel's CHUNK) of the Gluon kernel: `group` chunks, a constexpr, or where cfg has a
+    `gluon_group` (early publish, not packed) that many chunks as a run-time span, CHUNK its power-of-two ceiling (a
+    compile for each doubling, not for each span), unless the span times a stride along seqlen of `tensors` (None:
+    absent) passes 2^31 (offsets within a span are 32-bit)."""
+    chunk = dims.chunk_size * cfg.group
+    if cfg.gluon_group is None or not cfg.early_publish or dims.cu_seqlens is not None:
+        return chunk, chunk
+    span = dims.chunk_size * cfg.gluon_group
+    if span * max(t.stride(1) for t in tensors if t is not None) >= 2**31:
+        return chunk, chunk
+    ceiling = dims.chunk_size * _runtime.next_power_of_2(cfg.gluon_group)
+    return span, ceiling
+
+
 def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre, final):
     """The forward by the Gluon kernel, publishing late or early as `cfg` says: the same preparation launch (its
     sub-chunks of 64), tickets, flags and slots (of its headdim blocks of 64) as the Triton kernel's."""
     device = x.device
     block_n = dims.dstate
     n_pblocks = dims.headdim // forward_gluon.BLOCK_P
-    chunk = dims.chunk_size * cfg.group
-    n_rows = _chunk_rows(dims, chunk)
+    span, chunk = gluon_span(dims, cfg, x, dt, B, C, y, z, ypre)
+    given = span != chunk
+    n_rows = _chunk_rows(dims, span)
     n_programs = n_rows * dims.nheads * n_pblocks
     counter, flags, slots = workspace(device).get(dims.batch * dims.nheads * n_pblocks,
                                                   forward_gluon.BLOCK_P * block_n, state_dtype)
-    decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, x, dt, A, dt_bias, dt_softplus)
+    decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, x, dt, A, dt_bias, dt_softplus,
+                     span=span if given else None)
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
     init_arg, init_strides = init_operand(initial_states, y)
@@ -765,29 +822,30 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             decays, counter, flags, slots,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
-            *init_strides, *final_strides), device,
+            *init_strides, *final_strides, span), device,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
-            num_warps=4)
+            SPAN_GIVEN=given, num_warps=4)
 
 
-def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None):
+def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None):
     """The preparation launch: (span rows, nheads, 2, chunk) fp32, dt and its cumsums within steps of `sub` tokens.
     With `out` (fp32, rows of `chunk` for (span row, head)), the cumsums alone go there, of a dt processed already
-    (dt_bias None, no softplus, no clamp)."""
+    (dt_bias None, no softplus, no clamp). `span` (not packed): the rows' spans are that many tokens, at most `chunk`,
+    which then only lays the rows out."""
     store_dt = out is None
     lo, hi = dims.dt_limit if store_dt else (-math.inf, math.inf)
     if store_dt:
         out = _runtime.buffer((n_rows, dims.nheads, 2, chunk), torch.float32, dt.device)
-    n_subs = chunk // sub
+    n_subs = (span or chunk) // sub
     block_h = min(32, max(2, _runtime.next_power_of_2(dims.nheads)))
     _runtime.launch(_ssd_decays_kernel, (n_rows * n_subs, _runtime.cdiv(dims.nheads, block_h)), (
         dt, A, dt_bias if dt_bias is not None else A, table, out,
         dims.batch, dims.seqlen, dims.nheads, n_subs, chunk * (2 if store_dt else 1), *dt.stride(),
-        float(lo), float(hi)), dt.device,
+        float(lo), float(hi), span or chunk), dt.device,
         CHUNK=chunk, SUB=sub, BLOCK_H=block_h, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-        IS_VARLEN=dims.cu_seqlens is not None, STORE_DT=store_dt, num_warps=4)
+        IS_VARLEN=dims.cu_seqlens is not None, STORE_DT=store_dt, SPAN_GIVEN=span is not None, num_warps=4)
     return out
 
 

@@ -260,12 +260,16 @@ if gluon is not None:
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
         stride_init_s, stride_init_h, stride_init_p, stride_init_n,
-        stride_final_s, stride_final_h, stride_final_p, stride_final_n,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span,
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
+        SPAN_GIVEN: gl.constexpr = False,
     ):
+        """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
+        or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
+        compiled kernel for spans of any number of chunks up to CHUNK (`forward._one_wave_span`)."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
@@ -288,9 +292,14 @@ if gluon is not None:
         b = rest % batch
         k = rest // batch
         g = h // heads_per_group
-        start = (k * CHUNK).to(gl.int64)
-        length = gl.minimum(seqlen - k * CHUNK, CHUNK)
-        n_chunks = gl.cdiv(seqlen, CHUNK)
+        if SPAN_GIVEN:
+            start = (k * span).to(gl.int64)
+            length = gl.minimum(seqlen - k * span, span)
+            n_chunks = gl.cdiv(seqlen, span)
+        else:
+            start = (k * CHUNK).to(gl.int64)
+            length = gl.minimum(seqlen - k * CHUNK, CHUNK)
+            n_chunks = gl.cdiv(seqlen, CHUNK)
         chain = (b * nheads + h) * n_pblocks + pb
         p0 = pb * BLOCK_P
 

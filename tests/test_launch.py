@@ -102,6 +102,25 @@ def test_a_constexpr_left_to_its_default_keeps_triton_launching(clean_cache):
     assert len(kernel.compiles) == 2
 
 
+def test_a_constexpr_left_to_a_default_it_has_is_launched_directly(clean_cache):
+    """A constexpr the call leaves out takes its declared default, in the compiled launcher's arguments as in
+    Triton's compile: the kernel is still launched directly (the Gluon forward's OWN3 was not, every call)."""
+    class _Param:
+        def __init__(self, name, default=None):
+            self.name, self.has_default, self.default = name, default is not None, default
+
+    class _Defaulted(_Jit):
+        arg_names = _Jit.arg_names + ["FLAG"]
+        params = [_Param(n) for n in _Jit.arg_names] + [_Param("FLAG", True)]
+
+    kernel = _Defaulted()
+    x, y = torch.zeros(64), torch.zeros(64)
+    first = _launch(kernel, x, y)
+    again = _launch(kernel, x, y)
+    assert again is first and len(kernel.compiles) == 1
+    assert first.launches[-1][1][2:] == (64, 1e-5, 32, True)
+
+
 def test_interpreter_results_are_not_cached(clean_cache):
     class _Interpreted(_Jit):
         def __getitem__(self, grid):

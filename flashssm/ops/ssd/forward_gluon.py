@@ -110,6 +110,13 @@ if gluon is not None:
         async_copy.commit_group()
 
     @gluon.jit
+    def _own_loads(x_st, B_st, dt_st, cs_st, x_base, B_base, decays, s0, length, stride_x_t, stride_B_t,
+                   CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+        """`_issue_loads` for an own-state step: the sub-chunk at s0's x and B rows, dt and cumsums (no C)."""
+        _issue_loads(x_st, B_st, B_st, dt_st, cs_st, x_base, B_base, B_base, decays, s0, length, stride_x_t, stride_B_t,
+                     stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+
+    @gluon.jit
     def _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t,
                    CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
         """The span's own state (from a zero state at its start), [BLOCK_N, BLOCK_P] in the products' layout, and the
@@ -122,9 +129,8 @@ if gluon is not None:
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         n_sub = gl.cdiv(length, SUB)
-        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
-                     B_base, decays, (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P,
-                     BLOCK_N, False)
+        _own_loads(x_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base, decays,
+                   (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         # the last sub-chunk, from a zero state; then the others, each product accumulating on the previous one
         async_copy.wait_group(0)
         _barrier()
@@ -158,9 +164,8 @@ if gluon is not None:
         rows: gl.constexpr = gl.SliceLayout(1, acc)
         dtype: gl.constexpr = x_base.dtype.element_ty
         s0 = sub * SUB
-        _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), B_sm.index(1 - st), dt_sm.index(1 - st),
-                     cs_sm.index(1 - st), x_base, B_base, B_base, decays, gl.maximum(s0 - SUB, 0), length, stride_x_t,
-                     stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+        _own_loads(x_sm.index(1 - st), B_sm.index(1 - st), dt_sm.index(1 - st), cs_sm.index(1 - st), x_base, B_base,
+                   decays, gl.maximum(s0 - SUB, 0), length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         last = _last_cumsum(cs_sm, st, SUB)
         dt_r = dt_sm.index(st).load(rows)
         cs_r = cs_sm.index(st).load(rows)
@@ -182,12 +187,10 @@ if gluon is not None:
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         n_sub = gl.cdiv(length, SUB)
-        _issue_loads(x_sm.index(0), B_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
-                     B_base, decays, (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P,
-                     BLOCK_N, False)
-        _issue_loads(x_sm.index(1), B_sm.index(1), B_sm.index(1), dt_sm.index(1), cs_sm.index(1), x_base, B_base,
-                     B_base, decays, gl.maximum(n_sub - 2, 0) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK,
-                     SUB, BLOCK_P, BLOCK_N, False)
+        _own_loads(x_sm.index(0), B_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base, decays,
+                   (n_sub - 1) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+        _own_loads(x_sm.index(1), B_sm.index(1), dt_sm.index(1), cs_sm.index(1), x_base, B_base, decays,
+                   gl.maximum(n_sub - 2, 0) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         async_copy.wait_group(1)
         _barrier()
         S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, 0, length,
@@ -221,13 +224,12 @@ if gluon is not None:
         dtype: gl.constexpr = x_base.dtype.element_ty
         AHEAD: gl.constexpr = (ST + 2) % 3
         if AHEAD == 2:
-            _issue_loads(xw_sm, C_sm.index(0), C_sm.index(0), dt_sm.index(2), cs_sm.index(2), x_base, B_base, B_base,
-                         decays, gl.maximum(n_sub - i - 3, 0) * SUB, length, stride_x_t, stride_B_t, stride_B_t, CHUNK,
-                         SUB, BLOCK_P, BLOCK_N, False)
+            _own_loads(xw_sm, C_sm.index(0), dt_sm.index(2), cs_sm.index(2), x_base, B_base, decays,
+                       gl.maximum(n_sub - i - 3, 0) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         else:
-            _issue_loads(x_sm.index(AHEAD), B_sm.index(AHEAD), B_sm.index(AHEAD), dt_sm.index(AHEAD),
-                         cs_sm.index(AHEAD), x_base, B_base, B_base, decays, gl.maximum(n_sub - i - 3, 0) * SUB, length,
-                         stride_x_t, stride_B_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+            _own_loads(x_sm.index(AHEAD), B_sm.index(AHEAD), dt_sm.index(AHEAD), cs_sm.index(AHEAD), x_base, B_base,
+                       decays, gl.maximum(n_sub - i - 3, 0) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P,
+                       BLOCK_N)
         last = _last_cumsum(cs_sm, ST, SUB)
         dt_r = dt_sm.index(ST).load(rows)
         cs_r = cs_sm.index(ST).load(rows)

@@ -95,8 +95,9 @@ def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
     rest = pid // n_subs
     if SPAN_GIVEN:
         b = rest % batch
-        start = ((rest // batch) * span).to(tl.int64)
-        length = tl.minimum(seqlen - (rest // batch) * span, span)
+        k = rest // batch
+        start = (k * span).to(tl.int64)
+        length = tl.minimum(seqlen - k * span, span)
     else:
         b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     t = j * SUB + tl.arange(0, SUB)
@@ -477,7 +478,7 @@ def _one_wave_group(dims: SSDDims, resident: int) -> int | None:
 # The Gluon kernel's early publish in one wave of even spans (H100, 2.7B shape, thirty-second session, the span a
 # constexpr: three spans a sequence, 240 programs for 264 slots: 1x8K 0.197 -> 0.177 ms, 1x32K 0.664 -> 0.638, 1x128K
 # 2.647 -> 2.570; four spans, 320 programs, a second wave: 0.244, 0.894, 3.471). The span is a run-time value there,
-# the kernel compiled for its power-of-two ceiling (`_run_gluon`). The Triton kernel keeps the waves rule (its span a
+# the kernel compiled for its power-of-two ceiling (`gluon_span`). The Triton kernel keeps the waves rule (its span a
 # constexpr: a compile each). False: the Gluon kernel takes `group` too (A/B).
 ONE_WAVE = True
 ONE_WAVE_FILL = 0.85

@@ -271,7 +271,7 @@ if gluon is not None:
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
-        compiled kernel for spans of any number of chunks up to CHUNK (`forward._one_wave_span`)."""
+        compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`)."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)

@@ -1,5 +1,6 @@
 """ssd_scan's fused backward against the float64 reference's autograd (interpreter on the CPU, GPU)."""
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -310,6 +311,54 @@ def test_states_from_forward(case, device, monkeypatch):
         check_gradients(kw, torch.float32, chunk_size=16,
                         state_dtype=torch.float16 if case == "batch-fp16-states" else None)
     assert bool(recomputed) == (case == "over-the-cap"), f"recompute launches: {len(recomputed)}"
+
+
+TILES_STATES_CASES = {  # inputs, ssd_scan's chunk, the tiles' chunk, the forward's config (early, group, sub)
+    "late-spans": (dict(batch=2, seqlen=150, headdim=32, dstate=16, dtype=torch.float32, D="h", dt_bias=True,
+                        dt_softplus=True, initial_states=True), 64, 32, (False, 2, 32)),
+    "early-spans": (dict(batch=1, seqlen=200, headdim=32, dstate=16, dtype=torch.float32, initial_states=True),
+                    32, 32, (True, 3, 32)),
+    "fp16": (dict(batch=2, seqlen=70, headdim=32, dstate=16, dtype=torch.float16, D="h"), 32, 32, None),
+    "with-z": (dict(batch=2, seqlen=70, headdim=32, dstate=16, dtype=torch.float32, z=True), 32, 32, None),
+    "states-above-x": (dict(batch=2, seqlen=70, headdim=16, dstate=32, dtype=torch.float32), 16, 16, None),
+}
+
+
+@pytest.mark.parametrize("case", list(TILES_STATES_CASES))
+def test_tiles_states_from_forward(case, device, monkeypatch):
+    """The tiles backward takes the states that the forward's output sweep stored at the tiles' chunks (no recompute
+    launch; `backward_chain.tiles_states`), late and early publish, spans of chunks, tiles' chunks smaller than the
+    forward's, initial states, a final-state gradient: gradients against float64. With z, or states larger than x, the
+    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them."""
+    from flashssm.ops.ssd import backward, backward_chain, forward
+
+    inputs, chunk, tiles_chunk, config = TILES_STATES_CASES[case]
+    monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "tiles_chunk", lambda dims, device: tiles_chunk)
+    if config is not None:
+        real_pick = forward.pick_config
+        early, group, sub = config
+        monkeypatch.setattr(forward, "pick_config", lambda *a: dataclasses.replace(
+            real_pick(*a), early_publish=early, group=group, sub=sub, gluon_group=None))
+    recomputed, stored = [], []
+    real_entering, real_launch = backward_chain.entering_states, forward.launch
+    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
+    monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
+    inputs = dict(inputs)
+    kw = ssd_inputs(inputs.pop("batch"), inputs.pop("seqlen"), 4, inputs.pop("headdim"), inputs.pop("dstate"), 2,
+                    device=device, **inputs)
+    check_gradients(kw, kw["x"].dtype, chunk_size=chunk)
+    expect = case not in ("with-z", "states-above-x")
+    assert stored == [tiles_chunk if expect else None], f"forward launches' state chunks: {stored}"
+    assert bool(recomputed) != expect, f"recompute launches: {len(recomputed)}"
+    if expect and kw["x"].dtype == torch.float32:  # fp32: the recompute's gradients, to a few units of roundoff
+        dy = torch.randn_like(kw["x"])
+        got = gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=chunk)[2]
+        monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)
+        want = gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=chunk)[2]
+        for k in got:
+            assert rel_err(got[k], want[k]) < 1e-5, f"d{k}: stored and recomputed states' gradients differ"
 
 
 def test_half_inputs(device):
@@ -784,6 +833,7 @@ def test_early_halves(case, device, monkeypatch):
     from flashssm.ops.ssd import backward_chain, forward
 
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)  # (without z the forward would store them)
     if case.endswith("default"):
         monkeypatch.setattr(backward_chain, "HALVES_STATES_CHUNKS", 2)
     else:

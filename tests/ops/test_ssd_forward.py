@@ -250,6 +250,44 @@ def test_entering_states(late, sub_a, pre_decays, device):
         assert_close(got, want, torch.float32, f"state entering chunk {k}")
 
 
+SWEEP_STATES_CASES = [  # batch, seqlen, chunk, state chunk, early publish, chunks a program, sub-chunk, state dtype
+    (2, 150, 64, 32, False, 2, 32, None),        # late spans of 128 tokens, states every 32, a ragged end
+    (1, 200, 64, 64, True, 2, 64, torch.float16),  # early spans (the own state first), fp16 hand-overs
+    (3, 64, 16, 16, True, 1, 16, None),          # a program a chunk, the sequence a whole number of chunks
+]
+
+
+@pytest.mark.parametrize("case", SWEEP_STATES_CASES, ids=["late-spans", "early-spans", "a-chunk-a-program"])
+def test_sweep_states(case, device):
+    """A forward launch with `states` and `state_chunk` stores, as its output sweep runs, the state entering every
+    chunk of state_chunk tokens: the rows the recompute (`entering_states` at those chunks) gives, each of them written
+    (the buffer starts as NaN), late and early publish, spans of several chunks, initial states and dt options, and y
+    unchanged. Calls it cannot serve say so."""
+    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+
+    batch, seqlen, chunk, state_chunk, early, group, sub, state_dtype = case
+    kw = ssd_inputs(batch, seqlen, 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", dt_bias=True,
+                    dt_softplus=True, initial_states=True)
+    dims = check_ssd_scan(**kw, chunk_size=chunk)
+    cfg = dataclasses.replace(pick_config(dims, torch.float32, kw["x"].device), early_publish=early, group=group,
+                              sub=sub, gluon_group=None)
+    sdims = dataclasses.replace(dims, chunk_size=state_chunk)
+    states = torch.full(states_shape(sdims), float("nan"), device=device)
+    y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, states=states,
+                        state_chunk=state_chunk)
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_bias=kw["dt_bias"], dt_softplus=True,
+                           initial_states=kw["initial_states"], state_dtype=state_dtype)
+    assert states.shape[0] == math.ceil(seqlen / state_chunk) * batch
+    assert not states.isnan().any(), "a state not stored"
+    # (fp32: the same math summed in another order; fp16 hand-overs: rounded at other tokens)
+    assert rel_err(states, want) < (TOLERANCES[state_dtype] if state_dtype else 1e-5), "stored states"
+    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype)
+    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+    assert not sweep_states(dims, dataclasses.replace(cfg, sub=chunk), kw["x"], kw["B"], kw["C"], None, chunk // 2)
+    with pytest.raises(ValueError, match="cannot store"):
+        launch(dims, **kw, config=cfg, states=states, state_chunk=chunk * 2)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("prefetch", [False, True], ids=["", "prefetch"])
 @pytest.mark.parametrize("group", [1, 2])
@@ -535,7 +573,9 @@ sys.path.insert(0, sys.argv[1])
 from benchmarks.offline_ssd_forward import compile_gluon_forward, ptxas_usage
 for early, span_given in ((False, False), (True, False), (True, True)):  # (a run-time span: early, 16-bit move only)
     for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[span_given:]:  # y moved in fp32; 16 bits
-        k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head, "SPAN_GIVEN": span_given})
+        # (the states stored for the tiles backward, which runs without z)
+        k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head, "SPAN_GIVEN": span_given,
+                                                  "STORE_STATES": not z, "STATE_CHUNK": 128})
         assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert len(k.asm["cubin"]) > 0
         # ptxas serialises every wgmma of a kernel where it finds an accumulator read while its product may be in
@@ -664,6 +704,42 @@ def test_gpu_gluon_run_time_span(case, opts):
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk)
     assert_close(y, y_ref, torch.bfloat16, "y")
     assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+
+
+GLUON_STATES_CASES = [  # batch, seqlen, nheads, headdim, dstate, chunk, chunks a program, run-time span, early,
+    # state chunk
+    (2, 1500, 4, 64, 128, 256, 2, False, False, 128),  # late spans of 512 tokens, states every 128 (8x4K's form)
+    (1, 3000, 4, 128, 64, 256, 3, True, True, 256),     # early, a run-time span of 3 chunks, two headdim blocks
+    (3, 700, 2, 64, 128, 128, 1, False, True, 64),      # early, a program a chunk, states every sub-chunk
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GLUON_STATES_CASES, ids=["late-spans", "early-run-time-span", "early-a-chunk"])
+def test_gpu_gluon_sweep_states(case):
+    """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it, 16
+    bits): every row written, within bf16 rounding of the recompute's, and y the same bits as without storing."""
+    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+
+    batch, seqlen, nheads, headdim, dstate, chunk, group, given, early, state_chunk = case
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=torch.bfloat16, device="cuda", D="h",
+                    dt_softplus=True, initial_states=True)
+    dims = check_ssd_scan(**kw, chunk_size=chunk)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True,
+                       group=1 if given else group, gluon_group=group if given else None, prefetch=not early)
+    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
+    sdims = dataclasses.replace(dims, chunk_size=state_chunk)
+    states = torch.full(states_shape(sdims), float("nan"), device="cuda", dtype=torch.bfloat16)
+    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states,
+                               state_chunk=state_chunk)
+    assert _on_gluon(compiled)
+    assert not states.isnan().any(), "a state not stored"
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_softplus=True,
+                           initial_states=kw["initial_states"], store_dtype=torch.bfloat16)
+    assert rel_err(states.float(), want.float()) < TOLERANCES[torch.bfloat16], "stored states"
+    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
 
 
 @pytest.mark.gpu

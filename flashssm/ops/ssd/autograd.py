@@ -137,11 +137,13 @@ class SSDScanFunction(torch.autograd.Function):
         from flashssm.ops.ssd.forward import launch, pick_config
 
         cfg = pick_config(dims, x.dtype, x.device)
-        # small calls: the forward also stores the states entering the chunks, which the backward would recompute
-        states = forward_states(dims, x, state_dtype, cfg)
+        # the forward also stores the states entering the chunks, which the backward would recompute (small calls,
+        # and the tiles where that holds no more memory than mamba_ssm's autograd: `forward_states`)
+        states, state_chunk = forward_states(dims, x, B, C, z, state_dtype, cfg) or (None, None)
         y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                    initial_states=initial_states, return_final_states=return_final_states,
-                                   state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states)
+                                   state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states,
+                                   state_chunk=state_chunk)
         # (the states through save_for_backward too, an intermediate tensor: freed once the backward has run)
         ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus

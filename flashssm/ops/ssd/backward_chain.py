@@ -65,7 +65,7 @@ from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, t
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
                                       init_operand, many_chains, states_block_p, states_shape, stores_states,
-                                      varlen_table)
+                                      sweep_states, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -794,7 +794,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
-    recompute launch (the sweeps only). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
+    recompute launch (the sweeps; the tiles where its layout and dtype are theirs and the states are not in place). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
     where they run), the same launches with each sum in a slot of its own, summed in a fixed order. `chunk`: the
     chunk size the backward runs in (default: `tiles_chunk`'s with the atomic tiles, and in the deterministic mode with
     the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
@@ -857,8 +857,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if prepared:
         dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
-    if tiles:  # (states stored by the forward serve the sweeps only: the tiles' are in another dtype and layout)
-        states = None
+    if tiles and states is not None and (in_place or tuple(states.shape) != states_shape(dims)
+                                         or states.dtype != states_dtype):
+        states = None  # (stored by the forward for a backward in sweeps, or for the tiles' other chunks or mode)
 
     def recompute(carry=None, out=None):
         return entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
@@ -1005,32 +1006,63 @@ TILES = True
 TILES_MODE = ROUND
 
 
-def forward_states(dims: SSDDims, x: torch.Tensor, state_dtype: torch.dtype | None, cfg) -> torch.Tensor | None:
-    """A buffer for the forward launch of `cfg` to store the state entering every chunk in, for this backward, or None
-    where the backward recomputes them. Only for calls that the backward runs in sweeps (few chunks: there the call is
-    host-bound, and this saves the recompute launch and its host work) and not in the deterministic mode (the
-    parallel form). The cost is memory held from the forward to the backward: at 1x2K of the 2.7B shape 21 MB of fp32
-    states a layer (the saved inputs are ~11 MB); at most 8 x SMs (chunk, head) states, 34 MB on an H100 at that
-    shape, since the tiles take over above that. A call's peak is unchanged: the recompute allocated the same buffer
-    in the backward."""
+def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
+                   state_dtype: torch.dtype | None, cfg) -> tuple[torch.Tensor, int | None] | None:
+    """(a buffer, its chunk) for the forward launch of `cfg` to store the state entering every chunk in, for this
+    backward (`forward.launch(states=, state_chunk=)`), or None where the backward recomputes them. Never in the
+    deterministic mode (the tiles there recompute the states into their gradients' buffer, one buffer for both).
+    - A backward in sweeps (few chunks: the call is host-bound, and this saves the recompute launch and its host
+      work): the forward's chunks, stored before each chunk's sweep (chunk None), up to STATES_FROM_FORWARD_BYTES
+      (at 1x2K of the 2.7B shape 21 MB of fp32 states a layer; at most 8 x SMs (chunk, head) states, 34 MB on an H100
+      at that shape, since the tiles take over above that).
+    - The tiles (`tiles_states`): the tiles' chunks, stored as the output sweep runs.
+    The cost is memory held from the forward to the backward; a call's peak is unchanged (the recompute allocated the
+    same buffer in the backward)."""
     from flashssm.ops.ssd import backward
 
     if (not STATES_FROM_FORWARD or backward.DEFAULT_FORM != "chain" or x.dtype == torch.float64
-            or torch.are_deterministic_algorithms_enabled() or (TILES and use_tiles(dims, x.device))
-            or not stores_states(dims, cfg)):
+            or torch.are_deterministic_algorithms_enabled()):
+        return None
+    if TILES and use_tiles(dims, x.device):
+        return tiles_states(dims, x, B, C, z, state_dtype, cfg)
+    if not stores_states(dims, cfg):
         return None
     shape = states_shape(dims)
     dtype = state_dtype or torch.float32
     if math.prod(shape) * dtype.itemsize > STATES_FROM_FORWARD_BYTES:
         return None
-    return _runtime.buffer(shape, dtype, x.device)
+    return _runtime.buffer(shape, dtype, x.device), None
 
 
-# The forward stores the entering states for a backward in sweeps, up to this size (the tiles run where the chunks
-# fill the GPU several times over: there the recompute is cheap against the call, and the states would be kept alive
-# from the forward to the backward). False: always recomputed (A/B).
+def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
+                 state_dtype: torch.dtype | None, cfg) -> tuple[torch.Tensor, int] | None:
+    """The buffer of `forward_states` for the tiles backward (the atomic mode), with the tiles' chunk (`tiles_chunk`),
+    in the dtype and layout the tiles read (the input dtype with 16-bit inputs: TILES_MODE rounds them to it anyway).
+    The forward's output sweep holds the state entering each of those chunks, so storing it costs the forward a write
+    of the states and spares the backward the recompute launch, which reads x, B and dt again (benchmarks/notes/
+    ssd_backward.md, thirty-fourth session). Only where it holds no more memory than mamba_ssm's autograd does: that
+    saves the output y (an x-sized tensor) for its backward, which flashssm's does not, unless z gates it (both then
+    keep y before the gate); so without z and with the states no larger than x (dstate <= the tiles' chunk: 2.7B
+    shape, 8x4K in chunks of 128, as many bytes as x). Not packed, and where the forward launch can write the layout
+    (`forward.sweep_states`)."""
+    if not TILES_STATES_FROM_FORWARD or z is not None or dims.cu_seqlens is not None:
+        return None
+    chunk = tiles_chunk(dims, x.device)
+    shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))
+    dtype = x.dtype if TILES_MODE == ROUND and x.dtype in (torch.float16, torch.bfloat16) else (
+        state_dtype or torch.float32)
+    if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size():
+        return None
+    if not sweep_states(dims, cfg, x, B, C, z, chunk):
+        return None
+    return _runtime.empty(shape, dtype, x.device), chunk  # (NaN-filled when the tests poison outputs)
+
+
+# The forward stores the entering states for a backward in sweeps, up to this size, and for the tiles where
+# `tiles_states` says so. False: always recomputed (A/B).
 STATES_FROM_FORWARD = True
 STATES_FROM_FORWARD_BYTES = 64 << 20
+TILES_STATES_FROM_FORWARD = True
 
 
 def use_tiles(dims: SSDDims, device: torch.device) -> bool:

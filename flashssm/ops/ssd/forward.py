@@ -167,6 +167,7 @@ def _ssd_fwd_kernel(
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
     STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64, PRE_DECAYS: tl.constexpr = False,
     PRE_SUB: tl.constexpr = 64, CARRY: tl.constexpr = False, HALVES: tl.constexpr = False,
+    SWEEP_STATES: tl.constexpr = False,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -236,7 +237,8 @@ def _ssd_fwd_kernel(
             _store_state(states_ptr, carry_ptr, (2 * k + 1) * batch + b, nheads, h, n_pblocks, pb, H_mid, BLOCK_N,
                          BLOCK_P, CARRY)
     else:
-        if STORE_STATES and EARLY_PUBLISH:  # for the backward: the state entering every chunk, [BLOCK_N, BLOCK_P]
+        if STORE_STATES and EARLY_PUBLISH and not SWEEP_STATES:  # for the backward in sweeps: the state entering
+            # every chunk, [BLOCK_N, BLOCK_P]
             _store_state(states_ptr, carry_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
         if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
             _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
@@ -254,6 +256,11 @@ def _ssd_fwd_kernel(
             mask_t = t < length
             mask_tp = mask_t[:, None] & mask_p[None, :]
             mask_tn = mask_t[:, None] & mask_n[None, :]
+            if SWEEP_STATES:  # for the tiles backward: the state entering each of its chunks (STATE_CHUNK tokens, a
+                # divisor of CHUNK; not varlen), as this sweep runs it
+                if s0 % STATE_CHUNK == 0:
+                    row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
+                    _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, False)
             if PREFETCH:  # the next sub-chunk's rows into L2: its loads, issued at the end of this
                 # iteration and waited for at the top of the next, then come from L2, not DRAM
                 _prefetch_rows(tl.minimum(t + SUB, length - 1), pb * BLOCK_P, headdim, dstate,
@@ -603,23 +610,43 @@ def init_operand(initial_states, filler):
 
 def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False, initial_states=None,
            return_final_states=False, state_dtype=None, config: LaunchConfig | None = None, store_ypre=False,
-           states=None):
+           states=None, state_chunk=None):
     """`ssd_forward` with an explicit launch configuration (for tuning). Returns (y, final states or
     None, y before the gate or None, the compiled kernel, whose n_regs, n_spills and metadata.shared
     are its resource report). y before the gate is written only with `store_ypre` and z. `states`: a buffer that
     receives the state entering every chunk as `entering_states` gives it (only where `stores_states` says the
-    launch can)."""
+    launch can); with `state_chunk`, every chunk of that many tokens instead, as the output sweep runs it, in
+    `entering_states`' layout for chunks of state_chunk (where `sweep_states` says the launch can)."""
     cfg = config or pick_config(dims, x.dtype, x.device)
     y = _runtime.empty(x.shape, x.dtype, x.device)
     ypre = _runtime.empty(x.shape, x.dtype, x.device) if store_ypre and z is not None else None
     state_dtype = state_dtype or torch.float32
     final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, x.device)
              if return_final_states else None)
-    if states is not None and not stores_states(dims, cfg):
+    if states is not None and state_chunk is not None:
+        shape = states_shape(dataclasses.replace(dims, chunk_size=state_chunk))
+        if not sweep_states(dims, cfg, x, B, C, z, state_chunk):
+            raise ValueError(f"forward.launch: this launch cannot store the states entering chunks of {state_chunk}")
+        if tuple(states.shape) != shape or not states.is_contiguous():
+            raise ValueError(f"forward.launch: states must be a contiguous {shape} tensor, got {tuple(states.shape)}")
+    elif states is not None and not stores_states(dims, cfg):
         raise ValueError("forward.launch: this launch configuration cannot store the entering states")
     compiled = _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
-                    y=y, ypre=ypre, final=final, states=states)
+                    y=y, ypre=ypre, final=final, states=states, state_chunk=state_chunk)
     return y, final, ypre, compiled
+
+
+def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int) -> bool:
+    """Whether a forward launch of `cfg` with output can also store, as its output sweep runs, the state entering
+    every chunk of `state_chunk` tokens in `entering_states`' layout for those chunks (`launch(states=...,
+    state_chunk=...)`): not packed, chunks that divide the forward's, and a kernel that writes that layout whole (the
+    Gluon kernel where it takes the call: headdim and dstate without padding; the Triton one: one headdim block)."""
+    if dims.cu_seqlens is not None or dims.chunk_size % state_chunk or state_chunk % cfg.sub:
+        return False
+    if cfg.gluon and x.is_cuda and gluon_blocker(dims, x, B, C, z) is None:
+        return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
+                and dims.headdim == states_block_p(dims.headdim))
+    return cfg.block_p == states_block_p(dims.headdim)
 
 
 def stores_states(dims: SSDDims, cfg: LaunchConfig) -> bool:
@@ -714,19 +741,20 @@ def _chunk_rows(dims: SSDDims, q: int) -> int:
 
 
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,
-         final=None, states=None, varlen=None, carry=None):
+         final=None, states=None, varlen=None, carry=None, state_chunk=None):
     device = x.device
     # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
-    if (cfg.gluon and y is not None and x.is_cuda and states is None
+    if (cfg.gluon and y is not None and x.is_cuda and (states is None or state_chunk is not None)
             and gluon_blocker(dims, x, B, C, z) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
-                          final)
+                          final, states, state_chunk)
     block_n = _block_n(dims.dstate)
     n_pblocks = _runtime.cdiv(dims.headdim, cfg.block_p)
     chunk = dims.chunk_size * cfg.group  # (states: a late-publish program stores every chunk's on the way)
     # an early-publish program storing states over two chunks: each half's own state, both stored after the wait
     halves = cfg.early_publish and states is not None and y is None and cfg.group == 2
-    if cfg.early_publish and states is not None and cfg.group > 1 and not (halves and dims.cu_seqlens is None):
+    if (cfg.early_publish and states is not None and state_chunk is None and cfg.group > 1
+            and not (halves and dims.cu_seqlens is None)):
         raise ValueError(f"an early-publish launch stores the states entering spans of 1 chunk, or (no output, not "
                          f"varlen) 2, not {cfg.group}")
     if dims.cu_seqlens is not None:
@@ -769,8 +797,9 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
-            PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=dims.chunk_size,
+            PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=state_chunk or dims.chunk_size,
             SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
+            SWEEP_STATES=state_chunk is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 
@@ -799,9 +828,11 @@ def gluon_span(dims: SSDDims, cfg: LaunchConfig, *tensors) -> tuple[int, int]:
     return span, ceiling
 
 
-def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre, final):
+def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre, final,
+               states=None, state_chunk=None):
     """The forward by the Gluon kernel, publishing late or early as `cfg` says: the same preparation launch (its
-    sub-chunks of 64), tickets, flags and slots (of its headdim blocks of 64) as the Triton kernel's."""
+    sub-chunks of 64), tickets, flags and slots (of its headdim blocks of 64) as the Triton kernel's; with `states`,
+    the state entering every chunk of `state_chunk` tokens stored on the way (`sweep_states`)."""
     device = x.device
     block_n = dims.dstate
     n_pblocks = dims.headdim // forward_gluon.BLOCK_P
@@ -820,14 +851,16 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     with _runtime.on_device(device):
         return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
-            decays, counter, flags, slots,
+            decays, counter, flags, slots, states if states is not None else y,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
             *init_strides, *final_strides, span), device,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
-            SPAN_GIVEN=given, num_warps=4)
+            SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
+            STATES_AT=forward_gluon.STATES_AT,
+            num_warps=4)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None):
@@ -875,5 +908,5 @@ def _capability(index: int | None) -> tuple[int, int]:
     return torch.cuda.get_device_capability(index)
 
 
-__all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "states_shape", "chunk_rows", "pick_config",
-           "supported", "LaunchConfig"]
+__all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "sweep_states", "states_shape", "chunk_rows",
+           "pick_config", "supported", "LaunchConfig"]

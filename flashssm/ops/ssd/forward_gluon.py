@@ -24,8 +24,9 @@ so the late sweep gives its bits; the early own state weights each token to the 
 of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16) x, B and C with unit inner
 strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, not packed; D, z (and y before
 the gate), dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype.
-Everything else (fp16 inputs, packed sequences, the backward's stored states), and any GPU without wgmma, takes the
-Triton kernel. `blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and
+Everything else (fp16 inputs, packed sequences, the states a backward in sweeps takes), and any GPU without wgmma,
+takes the Triton kernel. With STORE_STATES it also stores the state entering every chunk of the tiles backward
+(`forward.sweep_states`), which that backward then need not recompute. `blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and
 the offline compile (no wgmma serialised by ptxas); the GPU tests compare this kernel with the Triton one and with
 float64.
 """
@@ -47,6 +48,11 @@ except ImportError:  # a Triton without Gluon: the Triton kernel serves every ca
 # Off with FLASHSSM_GLUON=0 (every call then takes the Triton kernel).
 ENABLED = os.environ.get("FLASHSSM_GLUON", "1") != "0"
 
+# Where in the sweep's iteration the entering state is stored (STORE_STATES): 0 at its top, 1 once C.H is issued, 2
+# after the wait for all products. H100, 2.7B shape, the forward alone against storing none (benchmarks/notes/
+# ssd_backward.md, thirty-fourth session): 8x4K +17.3 / +17.4 / +22.9 %, 1x32K +12.3 / +4.1 / +13.0 %.
+STATES_AT = 1
+
 SUB = 64       # tokens a sub-chunk
 BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
@@ -64,7 +70,7 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
     if torch.compiler.is_compiling():
         return "inside a torch.compile trace"
     if not output or stores_states:
-        return "no output, or the backward's states stored: the Triton kernel's forms"
+        return "no output, or the states entering each chunk stored before its sweep: the Triton kernel's forms"
     if dims.cu_seqlens is not None:
         return "packed sequences"
     if not (x.dtype == B.dtype == C.dtype == torch.bfloat16):
@@ -257,7 +263,7 @@ if gluon is not None:
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
         x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
-        slot_ptr,
+        slot_ptr, states_ptr,
         batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
@@ -267,11 +273,14 @@ if gluon is not None:
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
-        SPAN_GIVEN: gl.constexpr = False,
+        SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
+        STATES_AT: gl.constexpr = 0,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
-        compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`)."""
+        compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`). STORE_STATES: the state
+        entering every STATE_CHUNK tokens (the running state, as the sweep used it) into states_ptr, the backward's
+        (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`)."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
@@ -384,6 +393,10 @@ if gluon is not None:
             # every thread is done with the previous iteration: H_sm (written at its end) is whole, and nobody reads
             # its stage any more (its dt and cumsums, and D's x, were read from it after the last barrier)
             _barrier()
+            if STORE_STATES and STATES_AT == 0:  # (spans start at multiples of STATE_CHUNK)
+                if s0 % STATE_CHUNK == 0:
+                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
+                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
             # reads
             nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
@@ -402,6 +415,10 @@ if gluon is not None:
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
             H = H * gl.exp(last)
             y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
+            if STORE_STATES and STATES_AT == 1:
+                if s0 % STATE_CHUNK == 0:
+                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
+                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             dt_c = dt_sm.index(st).load(cols)
             cs_c = cs_sm.index(st).load(cols)
             dt_r = dt_sm.index(st).load(rows)
@@ -422,6 +439,10 @@ if gluon is not None:
             y = hopper.warpgroup_mma(gl.convert_layout(m_hi, op_a), x_s, y, is_async=True)
             y = hopper.warpgroup_mma(gl.convert_layout(m_lo, op_a), x_s, y, is_async=True)
             y, H = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[y, upd])
+            if STORE_STATES and STATES_AT == 2:  # (H_sm still holds the state entering the sub-chunk)
+                if s0 % STATE_CHUNK == 0:
+                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
+                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             if MOVE_16:  # y, rounded, into w x's buffer (the update that read it is done), read back after the barrier
                 if HAS_D:
                     y += x_s.load(acc).to(gl.float32) * D
@@ -460,6 +481,21 @@ if gluon is not None:
         else:
             _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,
                      p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
+
+    @gluon.jit
+    def _store_entering(H_sm, states_ptr, row, nheads, n_pblocks, h, p0, BLOCK_N: gl.constexpr, BLOCK_P: gl.constexpr):
+        """The state entering chunk row `row` (position-major), as the sweep holds it in H_sm (16 bits, whole: after a
+        barrier), into the backward's states at (row, h, :, p0 : p0 + BLOCK_P), rows of n_pblocks x BLOCK_P: 16-byte
+        stores, half of the state's rows at a time (few registers)."""
+        HALF: gl.constexpr = BLOCK_N // 2
+        ld: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
+        n = gl.arange(0, HALF, layout=gl.SliceLayout(1, ld))
+        p = gl.arange(0, BLOCK_P, layout=gl.SliceLayout(0, ld))
+        width = n_pblocks * BLOCK_P
+        base = states_ptr + (row * nheads + h) * (BLOCK_N * width) + p0
+        for half in gl.static_range(2):
+            v = H_sm.slice(half * HALF, HALF).load(ld)
+            gl.store(base + (half * HALF + n)[:, None] * width + p[None, :], v.to(states_ptr.dtype.element_ty))
 
     @gluon.jit
     def _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,

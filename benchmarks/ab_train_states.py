@@ -28,6 +28,8 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--options", action="store_true")
+    parser.add_argument("--tiles-chunk", type=int, default=0, help="also time the training call (states from the "
+                        "forward) with the tiles in chunks of this many tokens (backward_chain.tiles_chunk)")
     parser.add_argument("--at", default="", help="also time the forward storing at these places of the Gluon "
                         "kernel's iteration (forward_gluon.STATES_AT), e.g. 1,2")
     a = parser.parse_args()
@@ -65,6 +67,20 @@ def main():
                 backward_chain.TILES_STATES_FROM_FORWARD = on
                 times[f"train {'on' if on else 'off'}"].append(do_bench(step, warmup=10, rep=60))
                 times[f"forward {'storing' if on else 'plain'}"].append(do_bench(lambda: fwd(on), warmup=10, rep=60))
+                if on and a.tiles_chunk:
+                    real_chunk = backward_chain.tiles_chunk
+                    backward_chain.tiles_chunk = lambda dims, device: a.tiles_chunk
+                    try:
+                        times.setdefault("train on, tiles chunk", []).append(do_bench(step, warmup=10, rep=60))
+                        if r == 0:
+                            torch.cuda.synchronize()
+                            base = torch.cuda.memory_allocated()
+                            torch.cuda.reset_peak_memory_stats()
+                            step()
+                            torch.cuda.synchronize()
+                            peaks["tiles chunk"] = (torch.cuda.max_memory_allocated() - base) / 2**20
+                    finally:
+                        backward_chain.tiles_chunk = real_chunk
                 if on:
                     for p in places:
                         forward_gluon.STATES_AT = p
@@ -86,6 +102,11 @@ def main():
               + " ".join(f"{u:.3f}/{v:.3f}" for u, v in zip(times['train off'], times['train on'])))
         print(f"  forward: plain {med['forward plain']:.4f} ms, storing {med['forward storing']:.4f} ms "
               f"({(med['forward storing'] / med['forward plain'] - 1) * 100:+.1f} %)")
+        if a.tiles_chunk:
+            t = med["train on, tiles chunk"]
+            print(f"  train, from the forward, tiles in chunks of {a.tiles_chunk}: {t:.4f} ms "
+                  f"({(t / med['train on'] - 1) * 100:+.1f} % against the default), peak above the inputs "
+                  f"{peaks['tiles chunk']:.0f} MiB")
         for p in places:
             t = med[f"forward storing at {p}"]
             print(f"  forward storing at {p}: {t:.4f} ms ({(t / med['forward plain'] - 1) * 100:+.1f} %)")

@@ -321,6 +321,10 @@ TILES_STATES_CASES = {  # inputs, ssd_scan's chunk, the tiles' chunk, the forwar
     "fp16": (dict(batch=2, seqlen=70, headdim=32, dstate=16, dtype=torch.float16, D="h"), 32, 32, None),
     "with-z": (dict(batch=2, seqlen=70, headdim=32, dstate=16, dtype=torch.float32, z=True), 32, 32, None),
     "states-above-x": (dict(batch=2, seqlen=70, headdim=16, dstate=32, dtype=torch.float32), 16, 16, None),
+    "deterministic": (dict(batch=2, seqlen=100, headdim=32, dstate=16, dtype=torch.float32, D="h",
+                           initial_states=True), 32, 32, None),
+    "deterministic-smaller-chunks": (dict(batch=2, seqlen=100, headdim=32, dstate=16, dtype=torch.float32), 64, 32,
+                                     None),
 }
 
 
@@ -329,7 +333,9 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     """The tiles backward takes the states that the forward's output sweep stored at the tiles' chunks (no recompute
     launch; `backward_chain.tiles_states`), late and early publish, spans of chunks, tiles' chunks smaller than the
     forward's, initial states, a final-state gradient: gradients against float64. With z, or states larger than x, the
-    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them."""
+    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them. The
+    deterministic mode takes them where its tiles run in the forward's chunks (two buffers, no recompute in place),
+    and recomputes them over their gradients where it runs in smaller ones."""
     from flashssm.ops.ssd import backward, backward_chain, forward
 
     inputs, chunk, tiles_chunk, config = TILES_STATES_CASES[case]
@@ -348,11 +354,12 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     inputs = dict(inputs)
     kw = ssd_inputs(inputs.pop("batch"), inputs.pop("seqlen"), 4, inputs.pop("headdim"), inputs.pop("dstate"), 2,
                     device=device, **inputs)
-    check_gradients(kw, kw["x"].dtype, chunk_size=chunk)
-    expect = case not in ("with-z", "states-above-x")
+    deterministic = case.startswith("deterministic")
+    check_gradients(kw, kw["x"].dtype, chunk_size=chunk, deterministic=deterministic)
+    expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks")
     assert stored == [tiles_chunk if expect else None], f"forward launches' state chunks: {stored}"
     assert bool(recomputed) != expect, f"recompute launches: {len(recomputed)}"
-    if expect and kw["x"].dtype == torch.float32:  # fp32: the recompute's gradients, to a few units of roundoff
+    if expect and kw["x"].dtype == torch.float32 and not deterministic:  # fp32: the recompute's gradients, to a few units of roundoff
         dy = torch.randn_like(kw["x"])
         got = gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=chunk)[2]
         monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)

@@ -827,8 +827,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     # one buffer for the states and their gradients (the chain's dH first, the states recomputed over it later), where
     # the tiles have their paths launch and both are stored alike
-    if in_place is None:
-        in_place = deterministic and IN_PLACE_STATES
+    if in_place is None:  # (not where the forward stored the states: `forward_states`)
+        in_place = deterministic and IN_PLACE_STATES and states is None
     if in_place and tiles:
         from flashssm.ops.ssd.backward_tiles import paths_launch
 
@@ -1009,8 +1009,9 @@ TILES_MODE = ROUND
 def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
                    state_dtype: torch.dtype | None, cfg) -> tuple[torch.Tensor, int | None] | None:
     """(a buffer, its chunk) for the forward launch of `cfg` to store the state entering every chunk in, for this
-    backward (`forward.launch(states=, state_chunk=)`), or None where the backward recomputes them. Never in the
-    deterministic mode (the tiles there recompute the states into their gradients' buffer, one buffer for both).
+    backward (`forward.launch(states=, state_chunk=)`), or None where the backward recomputes them. In the
+    deterministic mode only where its tiles run in the forward's chunks (elsewhere they recompute the states into their
+    gradients' buffer, one buffer for both).
     - A backward in sweeps (few chunks: the call is host-bound, and this saves the recompute launch and its host
       work): the forward's chunks, stored before each chunk's sweep (chunk None), up to STATES_FROM_FORWARD_BYTES
       (at 1x2K of the 2.7B shape 21 MB of fp32 states a layer; at most 8 x SMs (chunk, head) states, 34 MB on an H100
@@ -1020,8 +1021,14 @@ def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Ten
     same buffer in the backward)."""
     from flashssm.ops.ssd import backward
 
-    if (not STATES_FROM_FORWARD or backward.DEFAULT_FORM != "chain" or x.dtype == torch.float64
-            or torch.are_deterministic_algorithms_enabled()):
+    if not STATES_FROM_FORWARD or backward.DEFAULT_FORM != "chain" or x.dtype == torch.float64:
+        return None
+    if torch.are_deterministic_algorithms_enabled():
+        # the deterministic tiles recompute their states into their gradients' buffer (one buffer for both), where
+        # they run in smaller chunks than the forward's (two buffers there pass mamba_ssm's peak); in the forward's
+        # chunks they take two buffers anyway (1x32K of the 2.7B shape: 1266 MiB against mamba_ssm's 1386)
+        if backward.deterministic_tiles(dims, x) and tiles_chunk(dims, x.device) == dims.chunk_size:
+            return tiles_states(dims, x, B, C, z, state_dtype, cfg)
         return None
     if TILES and use_tiles(dims, x.device):
         return tiles_states(dims, x, B, C, z, state_dtype, cfg)

@@ -1,12 +1,13 @@
 """A/B of the training call of ssd_scan: the tiles backward with the states that the forward stored as its output sweep
 ran (`backward_chain.TILES_STATES_FROM_FORWARD`, on) against the states recomputed by the backward's own launch (off).
 
-    PYTHONPATH=. python3 benchmarks/ab_train_states.py [--workload 8x4K ...] [--rounds 5] [--options] [--at 1,2]
+    PYTHONPATH=. python3 benchmarks/ab_train_states.py [--workload 8x4K ...] [--rounds 5] [--options] [--tiles-chunk 128]
 
 Per workload (the 2.7B mixer shape, bf16, as the bench's train-* workloads; `--options`: with D, dt_bias and softplus
 too), alternating in one process, medians of `rounds` do_bench medians (ms):
 - train: forward + backward through autograd (the bench's call);
 - forward: the forward launch alone, storing the states or not (what storing costs it);
+- with --tiles-chunk, the training call with the tiles in chunks of that many tokens too;
 - the peak memory of a training call above the inputs (MiB), and each gradient's largest difference between the two
   variants relative to its largest value (the states differ by rounding: bf16 copies of the same math).
 """
@@ -19,7 +20,7 @@ from triton.testing import do_bench
 
 import flashssm
 from flashssm.ops.checks import check_ssd_scan
-from flashssm.ops.ssd import backward_chain, forward, forward_gluon
+from flashssm.ops.ssd import backward_chain, forward
 from benchmarks.train_harness import train_leaves
 
 
@@ -30,8 +31,6 @@ def main():
     parser.add_argument("--options", action="store_true")
     parser.add_argument("--tiles-chunk", type=int, default=0, help="also time the training call (states from the "
                         "forward) with the tiles in chunks of this many tokens (backward_chain.tiles_chunk)")
-    parser.add_argument("--at", default="", help="also time the forward storing at these places of the Gluon "
-                        "kernel's iteration (forward_gluon.STATES_AT), e.g. 1,2")
     a = parser.parse_args()
     for spec in a.workload or ["8x4K", "1x32K", "32x2K"]:
         batch, seqlen = spec.lower().replace("k", "").split("x")
@@ -57,10 +56,7 @@ def main():
             return forward.launch(dims, **det, **{k: v for k, v in opts.items() if k != "chunk_size"}, config=cfg,
                                   states=states if store else None, state_chunk=chunk if store else None)
 
-        places = [int(v) for v in a.at.split(",") if v]
-        default_at = forward_gluon.STATES_AT
-        times = {k: [] for k in ("train off", "train on", "forward plain", "forward storing")
-                 + tuple(f"forward storing at {p}" for p in places)}
+        times = {k: [] for k in ("train off", "train on", "forward plain", "forward storing")}
         grads, peaks = {}, {}
         for r in range(a.rounds):
             for on in (False, True):
@@ -81,11 +77,6 @@ def main():
                             peaks["tiles chunk"] = (torch.cuda.max_memory_allocated() - base) / 2**20
                     finally:
                         backward_chain.tiles_chunk = real_chunk
-                if on:
-                    for p in places:
-                        forward_gluon.STATES_AT = p
-                        times[f"forward storing at {p}"].append(do_bench(lambda: fwd(True), warmup=10, rep=60))
-                    forward_gluon.STATES_AT = default_at
                 if r == 0:
                     torch.cuda.synchronize()
                     base = torch.cuda.memory_allocated()
@@ -107,9 +98,6 @@ def main():
             print(f"  train, from the forward, tiles in chunks of {a.tiles_chunk}: {t:.4f} ms "
                   f"({(t / med['train on'] - 1) * 100:+.1f} % against the default), peak above the inputs "
                   f"{peaks['tiles chunk']:.0f} MiB")
-        for p in places:
-            t = med[f"forward storing at {p}"]
-            print(f"  forward storing at {p}: {t:.4f} ms ({(t / med['forward plain'] - 1) * 100:+.1f} %)")
         print(f"  peak above the inputs: {peaks[False]:.0f} MiB recomputed, {peaks[True]:.0f} MiB from the forward")
         diffs = {k: float((g1.float() - g0.float()).abs().max() / g0.float().abs().max().clamp_min(1e-30))
                  for k, g0, g1 in zip(names, grads[False], grads[True])}

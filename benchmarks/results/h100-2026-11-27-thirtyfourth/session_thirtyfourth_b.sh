@@ -8,6 +8,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
   && export PYTHONPATH=/tmp/site
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/env.txt"
+# (--at and forward_gluon.STATES_AT were removed after this call, the store kept where --at 1 put it)
 timeout 100 python3 benchmarks/ab_train_states.py --workload 8x4K --workload 1x32K --rounds 3 --at 1,2 \
   2>&1 | grep -v Warn | tee "$OUT/call2-ab-at.txt"
 timeout 170 python3 -m flashssm bench --json "$OUT/call2-bench-train.json" -w train-2.7b-8x4K -w train-2.7b-1x32K \

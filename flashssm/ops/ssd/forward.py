@@ -859,7 +859,6 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
-            STATES_AT=forward_gluon.STATES_AT,
             num_warps=4)
 
 

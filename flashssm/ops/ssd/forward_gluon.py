@@ -48,11 +48,6 @@ except ImportError:  # a Triton without Gluon: the Triton kernel serves every ca
 # Off with FLASHSSM_GLUON=0 (every call then takes the Triton kernel).
 ENABLED = os.environ.get("FLASHSSM_GLUON", "1") != "0"
 
-# Where in the sweep's iteration the entering state is stored (STORE_STATES): 0 at its top, 1 once C.H is issued, 2
-# after the wait for all products. H100, 2.7B shape, the forward alone against storing none (benchmarks/notes/
-# ssd_backward.md, thirty-fourth session): 8x4K +17.3 / +17.4 / +22.9 %, 1x32K +12.3 / +4.1 / +13.0 %.
-STATES_AT = 1
-
 SUB = 64       # tokens a sub-chunk
 BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
@@ -274,7 +269,6 @@ if gluon is not None:
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
-        STATES_AT: gl.constexpr = 0,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
@@ -393,10 +387,6 @@ if gluon is not None:
             # every thread is done with the previous iteration: H_sm (written at its end) is whole, and nobody reads
             # its stage any more (its dt and cumsums, and D's x, were read from it after the last barrier)
             _barrier()
-            if STORE_STATES and STATES_AT == 0:  # (spans start at multiples of STATE_CHUNK)
-                if s0 % STATE_CHUNK == 0:
-                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
-                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
             # reads
             nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
@@ -415,7 +405,10 @@ if gluon is not None:
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
             H = H * gl.exp(last)
             y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
-            if STORE_STATES and STATES_AT == 1:
+            # the state entering the sub-chunk, at the start of each of the backward's chunks (spans start at multiples
+            # of STATE_CHUNK), while C.H runs: at 1x32K the forward +4 % against +12 % at the iteration's top (H100;
+            # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
+            if STORE_STATES:
                 if s0 % STATE_CHUNK == 0:
                     _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
                                     n_pblocks, h, p0, BLOCK_N, BLOCK_P)
@@ -439,10 +432,6 @@ if gluon is not None:
             y = hopper.warpgroup_mma(gl.convert_layout(m_hi, op_a), x_s, y, is_async=True)
             y = hopper.warpgroup_mma(gl.convert_layout(m_lo, op_a), x_s, y, is_async=True)
             y, H = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[y, upd])
-            if STORE_STATES and STATES_AT == 2:  # (H_sm still holds the state entering the sub-chunk)
-                if s0 % STATE_CHUNK == 0:
-                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
-                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             if MOVE_16:  # y, rounded, into w x's buffer (the update that read it is done), read back after the barrier
                 if HAS_D:
                     y += x_s.load(acc).to(gl.float32) * D

@@ -1,7 +1,8 @@
 """A/B of the training call of ssd_scan: the tiles backward with the states that the forward stored as its output sweep
 ran (`backward_chain.TILES_STATES_FROM_FORWARD`, on) against the states recomputed by the backward's own launch (off).
 
-    PYTHONPATH=. python3 benchmarks/ab_train_states.py [--workload 8x4K ...] [--rounds 5] [--options] [--tiles-chunk 128]
+    PYTHONPATH=. python3 benchmarks/ab_train_states.py [--workload 8x4K ...] [--rounds 5] [--options]
+        [--tiles-chunk 128]
 
 Per workload (the 2.7B mixer shape, bf16, as the bench's train-* workloads; `--options`: with D, dt_bias and softplus
 too), alternating in one process, medians of `rounds` do_bench medians (ms):

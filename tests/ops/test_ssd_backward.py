@@ -349,7 +349,8 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
             real_pick(*a), early_publish=early, group=group, sub=sub, gluon_group=None))
     recomputed, stored = [], []
     real_entering, real_launch = backward_chain.entering_states, forward.launch
-    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
+    monkeypatch.setattr(backward_chain, "entering_states",
+                        lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
     monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
     inputs = dict(inputs)
     kw = ssd_inputs(inputs.pop("batch"), inputs.pop("seqlen"), 4, inputs.pop("headdim"), inputs.pop("dstate"), 2,
@@ -359,7 +360,8 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks")
     assert stored == [tiles_chunk if expect else None], f"forward launches' state chunks: {stored}"
     assert bool(recomputed) != expect, f"recompute launches: {len(recomputed)}"
-    if expect and kw["x"].dtype == torch.float32 and not deterministic:  # fp32: the recompute's gradients, to a few units of roundoff
+    # fp32: the recompute's gradients, to a few units of roundoff
+    if expect and kw["x"].dtype == torch.float32 and not deterministic:
         dy = torch.randn_like(kw["x"])
         got = gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=chunk)[2]
         monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)

@@ -794,11 +794,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     one for dD with D where there is no third. Either way two small elementwise ones with dt_bias, softplus or
     dt_limit (dt processed ahead, its gradient taken back after), and a few small sums (dB/dC casts, per-head
     shares). `states`: the state entering every chunk, stored by the forward (`forward_states`), in place of the
-    recompute launch (the sweeps; the tiles where its layout and dtype are theirs and the states are not in place). `deterministic`: the tiles without float atomics (`deterministic_tiles` says
-    where they run), the same launches with each sum in a slot of its own, summed in a fixed order. `chunk`: the
-    chunk size the backward runs in (default: `tiles_chunk`'s with the atomic tiles, and in the deterministic mode with
-    the states in place; else the forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES; only
-    where the tiles have their paths launch): the states are recomputed after the launches that read the state
+    recompute launch (the sweeps; the tiles where its layout and dtype are theirs and they run not in place).
+    `deterministic`: the tiles without float atomics (`deterministic_tiles` says where they run), the same launches
+    with each sum in a slot of its own, summed in a fixed order. `chunk`: the chunk size the backward runs in
+    (default: `tiles_chunk`'s with the atomic tiles, and in the deterministic mode with the states in place; else the
+    forward's). `in_place` (default: in the deterministic mode, IN_PLACE_STATES, unless the forward stored the states;
+    only where the tiles have their paths launch): the states are recomputed after the launches that read the state
     gradients, into their buffer (one buffer of chunk states instead of two). k_halves (for tuning): the tiles
     kernel's pair products in two halves of their tokens (default TILES_K_HALVES). cols_from_bracket (for tuning): the
     decay gradient's column sums from the tiles kernel's bracket . x rather than the pair launch (default

@@ -25,10 +25,10 @@ of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (b
 strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, not packed; D, z (and y before
 the gate), dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype.
 Everything else (fp16 inputs, packed sequences, the states a backward in sweeps takes), and any GPU without wgmma,
-takes the Triton kernel. With STORE_STATES it also stores the state entering every chunk of the tiles backward
-(`forward.sweep_states`), which that backward then need not recompute. `blocker` says which applies. The interpreter cannot run Gluon, so CPU tests cover the dispatch and
-the offline compile (no wgmma serialised by ptxas); the GPU tests compare this kernel with the Triton one and with
-float64.
+takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every chunk
+of the tiles backward (`forward.sweep_states`), which that backward then need not recompute. The interpreter cannot
+run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
+compare this kernel with the Triton one and with float64.
 """
 
 from __future__ import annotations

@@ -370,6 +370,23 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
             assert rel_err(got[k], want[k]) < 1e-5, f"d{k}: stored and recomputed states' gradients differ"
 
 
+def test_store_states_switch():
+    """FLASHSSM_STORE_STATES=0 (read at import) turns the tiles' states from the forward off; unset, they are on."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from flashssm.ops.ssd import backward_chain as b; print(b.TILES_STATES_FROM_FORWARD)"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for value, want in (("0", "False"), ("1", "True"), (None, "True")):
+        env = {k: v for k, v in os.environ.items() if k != "FLASHSSM_STORE_STATES"}
+        env["PYTHONPATH"] = root
+        if value is not None:
+            env["FLASHSSM_STORE_STATES"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert out.stdout.strip().splitlines()[-1:] == [want], (value, out.stdout, out.stderr[-500:])
+
+
 def test_half_inputs(device):
     kw = ssd_inputs(2, 70, 4, 32, 16, 2, dtype=torch.float16, device=device, D="h", z=True, dt_softplus=True,
                     initial_states=True)

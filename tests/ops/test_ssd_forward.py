@@ -286,6 +286,9 @@ def test_sweep_states(case, device):
     assert not sweep_states(dims, dataclasses.replace(cfg, sub=chunk), kw["x"], kw["B"], kw["C"], None, chunk // 2)
     with pytest.raises(ValueError, match="cannot store"):
         launch(dims, **kw, config=cfg, states=states, state_chunk=chunk * 2)
+    for bad in (dict(state_chunk=state_chunk), dict(states=states, state_chunk=0)):  # (no buffer; no chunk)
+        with pytest.raises(ValueError, match="state_chunk"):
+            launch(dims, **kw, config=cfg, **bad)
 
 
 @pytest.mark.gpu

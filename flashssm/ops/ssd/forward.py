@@ -623,6 +623,8 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
     state_dtype = state_dtype or torch.float32
     final = (_runtime.empty((dims.num_seqs, dims.nheads, dims.headdim, dims.dstate), state_dtype, x.device)
              if return_final_states else None)
+    if state_chunk is not None and (states is None or not isinstance(state_chunk, int) or state_chunk < 1):
+        raise ValueError(f"forward.launch: state_chunk needs `states` and must be an int >= 1, got {state_chunk!r}")
     if states is not None and state_chunk is not None:
         shape = states_shape(dataclasses.replace(dims, chunk_size=state_chunk))
         if not sweep_states(dims, cfg, x, B, C, z, state_chunk):
@@ -799,7 +801,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=state_chunk or dims.chunk_size,
             SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
-            SWEEP_STATES=state_chunk is not None,
+            SWEEP_STATES=states is not None and state_chunk is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 

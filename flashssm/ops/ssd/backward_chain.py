@@ -1247,7 +1247,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             device, CHUNK=q, T=pt, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
             NEED_DB=dB_arg is not None, NEED_DC=dC_arg is not None, DET=deterministic, SIDES=sides,
-            CARRY=carry_here, num_warps=paths_warps or bt.PATHS_WARPS,
+            CARRY=carry_here, AHEAD=bt.PATHS_AHEAD, num_warps=paths_warps or bt.PATHS_WARPS,
             num_stages=paths_stages or (bt.PATHS_STAGES if x.element_size() <= 2 else bt.PATHS_STAGES_FP32),
             **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
         if deterministic:

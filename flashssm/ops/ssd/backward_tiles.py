@@ -269,7 +269,7 @@ def _tiles_paths_kernel(
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
     SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
-    DET: tl.constexpr = False, SIDES: tl.constexpr = 2, CARRY: tl.constexpr = True,
+    DET: tl.constexpr = False, SIDES: tl.constexpr = 2, CARRY: tl.constexpr = True, AHEAD: tl.constexpr = True,
 ):
     """Program (chunk row, group, block b, block of heads, side): the block's paths out of the chunk (side 0) or into
     it from before (side 1), for each of the heads: dB's state part dt_j exp(cs_L - cs_j) x_j dH^T, or dC's
@@ -283,7 +283,8 @@ def _tiles_paths_kernel(
     atomics through L2). The two sides are programs of their own, so that each holds one accumulator. cs as the tiles
     kernel left it in the scratch (no chunk-long reductions a head). DET (the deterministic mode): no atomics; the
     block of heads hb stores its sums into slot hb of dB's and dC's partial buffers (slots `slot_elems` apart), which
-    the caller sums in a fixed order."""
+    the caller sums in a fixed order. AHEAD: each head's dt and cs are loaded during the head before it (plain loads,
+    which the pipeline's stages do not cover)."""
     N_BLK: tl.constexpr = CHUNK // T
     pid = tl.program_id(0)
     if SIDES == 2:
@@ -319,11 +320,15 @@ def _tiles_paths_kernel(
         if side == 0:
             if NEED_DB:
                 acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+                dt_n, cs_n, total_n = _paths_decays_of(dt_ptr, scratch_ptr, b64, h_first, rest, nheads, start,
+                                                       stride_dt_b, stride_dt_t, stride_dt_h, tb, mask_b, length,
+                                                       plane, CHUNK)
                 for hh in range(0, n_h):
                     h64 = (h_first + hh).to(tl.int64)
                     prog64 = rest.to(tl.int64) * nheads + h64  # the (chunk row, head) row of dH, H and the scratch
-                    dt_b, cs_b, total = _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b,
-                                                      stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+                    dt_b, cs_b, total, dt_n, cs_n, total_n = _paths_decays_next(
+                        dt_ptr, scratch_ptr, b64, h_first, hh, n_h, rest, nheads, start, stride_dt_b, stride_dt_t,
+                        stride_dt_h, tb, mask_b, length, plane, dt_n, cs_n, total_n, CHUNK, AHEAD)
                     x_b = _operand(tl.load(x_ptr + b64 * stride_x_b + h64 * stride_x_h
                                            + (start + tb[:, None]) * stride_x_t + offs_p[None, :] * stride_x_p,
                                            mask=mask_bp, other=0.0))
@@ -339,11 +344,15 @@ def _tiles_paths_kernel(
                                            + (start + tb[:, None]) * stride_C_t + offs_n[None, :] * stride_C_n,
                                            mask=mask_bn, other=0.0))
                 acc = tl.zeros((T, BLOCK_N), dtype=tl.float32)
+                dt_n, cs_n, total_n = _paths_decays_of(dt_ptr, scratch_ptr, b64, h_first, rest, nheads, start,
+                                                       stride_dt_b, stride_dt_t, stride_dt_h, tb, mask_b, length,
+                                                       plane, CHUNK)
                 for hh in range(0, n_h):
                     h64 = (h_first + hh).to(tl.int64)
                     prog64 = rest.to(tl.int64) * nheads + h64
-                    dt_b, cs_b, total = _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b,
-                                                      stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+                    dt_b, cs_b, total, dt_n, cs_n, total_n = _paths_decays_next(
+                        dt_ptr, scratch_ptr, b64, h_first, hh, n_h, rest, nheads, start, stride_dt_b, stride_dt_t,
+                        stride_dt_h, tb, mask_b, length, plane, dt_n, cs_n, total_n, CHUNK, AHEAD)
                     H = tl.load(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
                     if HAS_INIT:
                         if k == 0:  # exact, whatever the states' dtype
@@ -379,6 +388,33 @@ def _paths_decays(dt_ptr, scratch_ptr, b64, h64, prog64, start, stride_dt_b, str
     dt_b = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + (start + tb) * stride_dt_t, mask=mask_b,
                    other=0.0).to(tl.float32)
     return dt_b, tl.load(cs + tb, mask=mask_b, other=0.0), tl.load(cs + length - 1)
+
+
+@triton.jit
+def _paths_decays_of(dt_ptr, scratch_ptr, b64, h, rest, nheads, start, stride_dt_b, stride_dt_t, stride_dt_h, tb,
+                     mask_b, length, plane, CHUNK: tl.constexpr):
+    """_paths_decays of head h of the program's chunk row `rest`."""
+    h64 = h.to(tl.int64)
+    return _paths_decays(dt_ptr, scratch_ptr, b64, h64, rest.to(tl.int64) * nheads + h64, start, stride_dt_b,
+                         stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+
+
+@triton.jit
+def _paths_decays_next(dt_ptr, scratch_ptr, b64, h_first, hh, n_h, rest, nheads, start, stride_dt_b, stride_dt_t,
+                       stride_dt_h, tb, mask_b, length, plane, dt_n, cs_n, total_n, CHUNK: tl.constexpr,
+                       AHEAD: tl.constexpr):
+    """(dt, cs, total) of head h_first + hh, and what the next iteration takes for its own: with AHEAD, the values
+    loaded an iteration earlier (dt_n, cs_n, total_n) and the next head's (the last head's again at the last), else
+    the head's own loaded now and the given values passed on."""
+    if AHEAD:
+        dt_b, cs_b, total = dt_n, cs_n, total_n
+        dt_n, cs_n, total_n = _paths_decays_of(dt_ptr, scratch_ptr, b64, h_first + tl.minimum(hh + 1, n_h - 1), rest,
+                                               nheads, start, stride_dt_b, stride_dt_t, stride_dt_h, tb, mask_b,
+                                               length, plane, CHUNK)
+    else:
+        dt_b, cs_b, total = _paths_decays_of(dt_ptr, scratch_ptr, b64, h_first + hh, rest, nheads, start,
+                                             stride_dt_b, stride_dt_t, stride_dt_h, tb, mask_b, length, plane, CHUNK)
+    return dt_b, cs_b, total, dt_n, cs_n, total_n
 
 
 @triton.jit
@@ -629,6 +665,9 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
+# The paths launch loads each head's dt and cs during the head before it (notes/ssd_backward.md, thirty-fifth
+# session). False: each head's own at its start (A/B).
+PATHS_AHEAD = True
 # The decay gradient's column sums of the pairs, cols_j = sum_i P_ij, from the tiles kernel: dt_j bracket_j . x_j is
 # cols_j + edge_j, and both bracket . x and edge are there already; the pair launch then sums rows only (one cross-warp
 # sum and one atomic a head and tile pair instead of two). The rows and columns must sum the same pairs to cancel in

@@ -1,0 +1,91 @@
+"""A/B of a module switch of the SSD kernels over ssd_scan's training call, alternating in one process.
+
+    PYTHONPATH=. python3 benchmarks/ab_train_flag.py flashssm.ops.ssd.backward_tiles.PATHS_AHEAD \
+        [--value False --value True] [--workload 8x4K ...] [--rounds 5] [--options] [--kernel _tiles_paths_kernel]
+
+The switch is a module attribute read when a launch is made (a constexpr or a Python choice), given as
+MODULE.NAME; --value (repeated) gives its values as Python literals (default False, True), each compared with the
+first. Per workload (2.7B mixer shape, bf16, the bench's train-* inputs; --options: with D, dt_bias and softplus),
+medians over rounds of:
+- the training call (forward + backward through autograd, do_bench's median, ms);
+- each --kernel's GPU time a call by the profiler (default: the kernels that differ by more than 1 %, and the sum);
+and each gradient's largest difference from the first value's, relative to its largest value.
+"""
+
+import argparse
+import ast
+import importlib
+import statistics
+
+import torch
+from triton.testing import do_bench
+
+import flashssm
+from benchmarks.train_harness import train_leaves
+from benchmarks.tune_ssd_backward import kernel_times
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("switch", help="MODULE.NAME, e.g. flashssm.ops.ssd.backward_tiles.PATHS_AHEAD")
+    parser.add_argument("--value", action="append", help="a value as a Python literal (repeat; default False, True)")
+    parser.add_argument("--workload", action="append")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--options", action="store_true")
+    parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
+    a = parser.parse_args()
+    module_name, attr = a.switch.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    values = [ast.literal_eval(v) for v in a.value] if a.value else [False, True]
+    missing = object()
+    original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
+    try:
+        for spec in a.workload or ["8x4K", "1x32K"]:
+            batch, seqlen = spec.lower().replace("k", "").split("x")
+            leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", a.options)
+            leaves.pop("z", None)
+            names = list(leaves)
+
+            def step():
+                y = flashssm.ssd_scan(**leaves, **opts)
+                return torch.autograd.grad(y, [leaves[k] for k in names], dy)
+
+            grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
+            for v in values:  # compiled and warm before timing; the gradients of each value
+                setattr(module, attr, v)
+                grads[repr(v)] = [g.float() for g in step()]
+            for _ in range(a.rounds):
+                for v in values:
+                    setattr(module, attr, v)
+                    calls[repr(v)].append(do_bench(step, warmup=50, rep=300))
+                    times, total = kernel_times(step, calls=5)
+                    times["(sum of kernels)"] = total
+                    for k, t in times.items():
+                        kernels[repr(v)].setdefault(k, []).append(t)
+            base = repr(values[0])
+            med = {v: {k: statistics.median(ts) for k, ts in kernels[v].items()} for v in kernels}
+            shown = a.kernel or sorted(
+                (k for k in med[base] if any(abs(med[v].get(k, 0) - med[base][k]) > 0.01 * med[base][k]
+                                             for v in med)), key=lambda k: -med[base][k])
+            shown = [k for k in shown if k != "(sum of kernels)"] + ["(sum of kernels)"]
+            print(f"{spec}{' (D, dt_bias, softplus)' if a.options else ''}, {a.switch}, medians of {a.rounds}:")
+            for v in map(repr, values):
+                t = statistics.median(calls[v])
+                rel = "" if v == base else f" ({t / statistics.median(calls[base]) - 1:+.1%})"
+                diffs = "" if v == base else "  grads vs first: " + " ".join(
+                    f"{n} {((g - g0).abs().max() / g0.abs().max().clamp_min(1e-30)).item():.1e}"
+                    for n, g, g0 in zip(names, grads[v], grads[base]))
+                print(f"  {v:>8}: call {t:.3f} ms{rel}{diffs}")
+                for k in shown:
+                    kt = med[v].get(k, float("nan"))
+                    krel = "" if v == base else f" ({kt / med[base][k] - 1:+.1%})"
+                    print(f"            {kt:8.4f} ms{krel}  {k[:80]}")
+    finally:
+        if original is missing:
+            delattr(module, attr)
+        else:
+            setattr(module, attr, original)
+
+
+if __name__ == "__main__":
+    main()

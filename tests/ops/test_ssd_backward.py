@@ -880,6 +880,44 @@ def test_early_halves(case, device, monkeypatch):
     assert halves == {"_ssd_fwd_kernel": {(True, 128)}, "_dstates_kernel": {chain}}, halves
 
 
+@pytest.mark.parametrize("form", ["early", "late", "halves", full("recomputed"), full("fp16-late")])
+def test_chain_carry(form, device, monkeypatch):
+    """The decay gradient's carry <dH, H> per (chunk, head) computed by the chain launch as it stores dH (the states
+    in memory before it: stored by the forward, or recomputed first), in each of its forms: a program a chunk
+    (early), spans of 4 chunks swept backwards (late), two chunks a program (halves); the paths launch then computes
+    none. D, dt_bias, softplus, a final-state gradient and a ragged end (180 tokens in chunks of 32: a last chunk of
+    20 tokens, a last span of 2 chunks, a last pair with a short second half). Against float64, with a spy on the
+    launches' CARRY. Fails if a late span's carry pairs dH with the state of the chunk before it, or a pair's second
+    carry takes the first half's state (checked: ddt 1.2e-2 and 6.1e-3 off against a bound of 2e-3)."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain, backward_tiles
+
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    knobs = dict(form="chain", tiles=True)
+    if form == "recomputed":
+        monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)
+    if form in ("late", "fp16-late"):
+        knobs.update(dstates_span=4)
+    elif form == "halves":
+        knobs.update(halves=True)
+    else:
+        knobs.update(dstates_span=0)
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, **knobs))
+    carries = {}
+    real_launch = _runtime.launch
+    spied = {backward_chain._dstates_kernel: "chain", backward_tiles._tiles_paths_kernel: "paths"}
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        carries.setdefault(spied[kernel], set()).add((k["CARRY"], k.get("LATE", False), k.get("HALVES", False)))
+        if kernel in spied else None) or real_launch(kernel, *a, **k))
+    dtype = torch.float16 if form == "fp16-late" else torch.float32
+    kw = ssd_inputs(2, 180, 4, 32, 16, 2, dtype=dtype, device=device, D="h", dt_bias=True, dt_softplus=True)
+    check_gradients(kw, dtype, chunk_size=32, what=form)
+    late, halves = form in ("late", "fp16-late"), form == "halves"
+    assert carries == {"chain": {(True, late, halves)}, "paths": {(False, False, False)}}, carries
+
+
 def force_chain_handover(monkeypatch, handover):
     """Make the chain form hand the state gradient between chunks one way: "dstates" (the gradient chain as a
     launch of its own), "early" or "late" (inside the gradient kernel, published before or after its sweeps)."""

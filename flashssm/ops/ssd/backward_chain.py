@@ -392,6 +392,7 @@ def _operand(v):
 def _dstates_kernel(
     dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
     dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, x_ptr, dd_ptr,
+    states_ptr, carry_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_C_b, stride_C_t, stride_C_g, stride_C_n,
@@ -406,7 +407,7 @@ def _dstates_kernel(
     IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
     NEED_DD: tl.constexpr = False, LATE: tl.constexpr = False, STATE_CHUNK: tl.constexpr = 1,
-    HALVES: tl.constexpr = False,
+    HALVES: tl.constexpr = False, CARRY: tl.constexpr = False,
 ):
     """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
     Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
@@ -419,7 +420,10 @@ def _dstates_kernel(
     apart, and stores dH after each (the rows of the caller's chunks) once dH after the second has come.
     STORE_DY False: dy is not written; ROUND_DY: the products take dy rounded to the input dtype, as the chain
     form's sweeps do; NEED_DD: the program's share of D's gradient, sum of dy * x (fp32 dy), to dd (rows, nheads,
-    BLOCK_P)."""
+    BLOCK_P). CARRY (the states already in memory, `states_ptr`, in dH's rows): with each dH stored, the decay
+    gradient's carry <dH, H> of its row (dH as stored, unscaled: the tiles' dA launch scales it by exp(cs_L)), which
+    the paths launch would otherwise compute, reading dH a second time; the state is loaded before the sub-chunk's
+    products that the store follows (the late form) or after the hand-over (the others)."""
     h, rest, b, seq, k, start, length, n_chunks, chain, g = _reverse_program(
         counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows, CHUNK, IS_VARLEN)
 
@@ -466,6 +470,12 @@ def _dstates_kernel(
         t = s0 + offs_s
         mask_t = t < length
         mask_tp = mask_t[:, None] & mask_p[None, :]
+        if LATE:  # (the last sub-chunk of a chunk: dH after that chunk is stored, and its carry)
+            stores = ((s0 + SUB) % STATE_CHUNK == 0) | (s0 + SUB >= n_sub * SUB)  # (i == 0: the span's last)
+            store_row = ((k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b).to(tl.int64) * nheads + h64
+            if CARRY:  # (a load masked off where this sub-chunk stores nothing: no traffic)
+                H_c = tl.load(states_ptr + store_row * (BLOCK_N * BLOCK_P) + tile,
+                              mask=tile < stores.to(tl.int32) * (BLOCK_N * BLOCK_P), other=0.0)
         dt, cs, last = _chunk_decays(dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo, dt_hi,
                                      HAS_DT_BIAS, DT_SOFTPLUS)
         C_s = _operand(tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
@@ -491,10 +501,11 @@ def _dstates_kernel(
         if ROUND_DY:  # the chain form's rounding: its sweeps see this dy too
             dy = dy.to(dy_ptr.dtype.element_ty).to(tl.float32)
         if LATE:
-            if i == 0 or (s0 + SUB) % STATE_CHUNK == 0:  # the last sub-chunk of a chunk: dH after that chunk
-                chunk_row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
-                tl.store(dstates_ptr + (chunk_row.to(tl.int64) * nheads + h64) * (BLOCK_N * BLOCK_P) + tile,
-                         run.to(dstates_ptr.dtype.element_ty))
+            if stores:  # the last sub-chunk of a chunk: dH after that chunk
+                dH_st = run.to(dstates_ptr.dtype.element_ty)
+                tl.store(dstates_ptr + store_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                if CARRY:
+                    _store_carry(carry_ptr + store_row, H_c, dH_st)
             run = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], run * tl.exp(last), MODE, DOT_PRECISION)
         else:
             if HALVES:
@@ -521,15 +532,33 @@ def _dstates_kernel(
             _hand_back(dH_mid * tl.exp(total1) + run1, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks,
                        NEED_DINIT)
             row = (2 * k * batch + b).to(tl.int64) * nheads + h64
-            tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_mid.to(dstates_ptr.dtype.element_ty))
+            dH_st = dH_mid.to(dstates_ptr.dtype.element_ty)
+            tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+            if CARRY:
+                _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
             if length > STATE_CHUNK:
                 row += batch * nheads
-                tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
+                dH_st = dH.to(dstates_ptr.dtype.element_ty)
+                tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                if CARRY:
+                    _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
         else:
             _hand_back(dH * tl.exp(total) + run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-            tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH.to(dstates_ptr.dtype.element_ty))
+            dH_st = dH.to(dstates_ptr.dtype.element_ty)
+            tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+            if CARRY:
+                _store_carry(carry_ptr + prog_row, states_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
     if NEED_DD:
         tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
+
+
+@triton.jit
+def _store_carry(carry_at, H, dH):
+    """The decay gradient's carry of a (chunk, head), <dH, H> in fp32, to carry_at; H the state, or where to load it
+    (the forms that hand over before they store: loaded after the hand-over, off the chain's path)."""
+    if H.dtype.is_ptr():
+        H = tl.load(H)
+    tl.store(carry_at, tl.sum(tl.sum(H.to(tl.float32) * dH.to(tl.float32), axis=1), axis=0))
 
 
 @triton.jit
@@ -905,6 +934,14 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dd_in_kernel = DD_IN_KERNEL if dd_in_kernel is None else dd_in_kernel
     dH_buf = dy_buf = None
     fused_dd = False
+    # the decay gradient's carry <dH, H> per (chunk, head) from the chain launch, where the states are in memory before
+    # it (from the forward, or recomputed first) and the paths launch would read dH again for it (not with initial
+    # states: the paths take chunk 0's state exactly from them)
+    from flashssm.ops.ssd.backward_tiles import paths_launch
+
+    chain_carry = bool(tiles and states is not None and (need["A"] or want_ddt) and initial_states is None
+                       and (paths if paths is not None else paths_launch(*states_shape(dims)[2:])) and CHAIN_CARRY)
+    carry = _runtime.empty((n_rows, h), torch.float32, device) if chain_carry else None  # (every row written)
     global last_compiled
     with _runtime.on_device(device):
         if dstates:
@@ -922,7 +959,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             _runtime.launch(_dstates_kernel, (chain_rows * h,), (
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
                 _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, table, x,
-                dd_part if fused_dd else dH_buf,
+                dd_part if fused_dd else dH_buf, _or(states, dH_buf), _or(carry, dH_buf),
                 dims.batch, dims.seqlen, h, p, n, r, chain_rows, chain_rows * h,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
@@ -933,7 +970,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
                 IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
-                NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size, HALVES=halves_chain,
+                NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size, HALVES=halves_chain, CARRY=chain_carry,
                 num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
@@ -943,7 +980,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
                                     paths_tile, bc_stages, deterministic,
                                     recompute=recompute if in_place else None, k_halves=k_halves,
-                                    cols_from_bracket=cols_from_bracket)
+                                    cols_from_bracket=cols_from_bracket, carry=carry)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1006,6 +1043,9 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
+# The decay gradient's carry <dH, H> from the chain launch as it stores dH, where the states are in memory before it,
+# instead of the paths launch reading dH again (notes/ssd_backward.md, thirty-fifth session). False: the paths' (A/B).
+CHAIN_CARRY = True
 
 
 def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
@@ -1147,7 +1187,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None, cols_from_bracket=None):
+                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
@@ -1179,7 +1219,9 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     plane = n_rows * h * q
     # per (chunk, head) and token, fp32: bracket . x, the suffix-summed terms, the edge terms, cs
     scratch = _runtime.buffer((4, n_rows, h, q), torch.float32, device) if need_da or need_bc else None
-    carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
+    carry_given = carry is not None
+    if not carry_given:
+        carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
     D_arg, stride_D, init_arg, init_strides = placeholders
     filler = _or(scratch, dH)
     precision = _dot_precision(x.dtype)
@@ -1254,7 +1296,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)
 
     if paths_hb and not split:
-        run_paths(2, dB_buf, dC_buf, True)
+        run_paths(2, dB_buf, dC_buf, not carry_given)
     elif paths_hb and dB_buf is not None:  # (split: the dB side now, the dC side after the recompute)
         run_paths(0, dB_buf, None, False)
     if deterministic:  # the pair launch's slots (the paths' are summed and freed)

@@ -20,8 +20,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-import flashssm
-from benchmarks.train_harness import train_leaves
+from benchmarks.train_harness import training_call
 from benchmarks.tune_ssd_backward import kernel_times
 
 
@@ -41,15 +40,7 @@ def main():
     original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
     try:
         for spec in a.workload or ["8x4K", "1x32K"]:
-            batch, seqlen = spec.lower().replace("k", "").split("x")
-            leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", a.options)
-            leaves.pop("z", None)
-            names = list(leaves)
-
-            def step():
-                y = flashssm.ssd_scan(**leaves, **opts)
-                return torch.autograd.grad(y, [leaves[k] for k in names], dy)
-
+            step, names = training_call(spec, a.options)
             grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
             for v in values:  # compiled and warm before timing; the gradients of each value
                 setattr(module, attr, v)

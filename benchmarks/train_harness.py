@@ -1,12 +1,13 @@
 """What the benchmark scripts of small ssd_scan training calls share: their inputs (the bench's SSD workload inputs,
-2.7B mixer shape, bf16, on the GPU, as leaves that require grad, with D, z and dt_bias added for `options`), and the
-host time of a call with every kernel launch stubbed out."""
+2.7B mixer shape, bf16, on the GPU, as leaves that require grad, with D, z and dt_bias added for `options`), the
+training call of a workload, and the host time of a call with every kernel launch stubbed out."""
 
 import contextlib
 import time
 
 import torch
 
+import flashssm
 from flashssm import _runtime
 from flashssm.bench.workloads import SSDWorkload
 
@@ -22,6 +23,21 @@ def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
     names = ("x", "dt", "A", "B", "C") + (("D", "z", "dt_bias") if options else ())
     leaves = {k: (inp[k] if k in inp else extra[k]).detach().clone().requires_grad_() for k in names}
     return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
+
+
+def training_call(spec: str, options: bool):
+    """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
+    gradients of its leaves `names` (no z: with z the forward stores no states for the backward) through autograd."""
+    batch, seqlen = spec.lower().replace("k", "").split("x")
+    leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
+    leaves.pop("z", None)
+    names = list(leaves)
+
+    def step():
+        y = flashssm.ssd_scan(**leaves, **opts)
+        return torch.autograd.grad(y, [leaves[k] for k in names], dy)
+
+    return step, names
 
 
 @contextlib.contextmanager

@@ -9,8 +9,7 @@ import argparse
 
 import torch
 
-import flashssm
-from benchmarks.train_harness import train_leaves
+from benchmarks.train_harness import training_call
 from benchmarks.tune_ssd_backward import kernel_times
 
 
@@ -20,15 +19,7 @@ def main():
     parser.add_argument("--options", action="store_true", help="with D, dt_bias and softplus (no z)")
     a = parser.parse_args()
     for spec in a.workload or ["8x4K", "1x32K"]:
-        batch, seqlen = spec.lower().replace("k", "").split("x")
-        leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", a.options)
-        leaves.pop("z", None)
-        names = list(leaves)
-
-        def step():
-            y = flashssm.ssd_scan(**leaves, **opts)
-            return torch.autograd.grad(y, [leaves[k] for k in names], dy)
-
+        step, _ = training_call(spec, a.options)
         times, total = kernel_times(step, calls=10)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()

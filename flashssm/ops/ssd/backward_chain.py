@@ -856,15 +856,16 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
     states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
+    if tiles and paths is None:  # (whether the tiles' state paths run as a launch of their own, decided once here)
+        from flashssm.ops.ssd.backward_tiles import paths_launch
+
+        paths = paths_launch(*states_shape(dims)[2:])
     # one buffer for the states and their gradients (the chain's dH first, the states recomputed over it later), where
     # the tiles have their paths launch and both are stored alike
     if in_place is None:  # (not where the forward stored the states: `forward_states`)
         in_place = deterministic and IN_PLACE_STATES and states is None
     if in_place and tiles:
-        from flashssm.ops.ssd.backward_tiles import paths_launch
-
-        in_place = bool(states_dtype == dH_dtype
-                        and (paths if paths is not None else paths_launch(*states_shape(dims)[2:])))
+        in_place = bool(states_dtype == dH_dtype and paths)
     else:
         in_place = False
     # (the deterministic mode takes the smaller chunks with one buffer only: with two its peak is above mamba_ssm's)
@@ -937,10 +938,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     # the decay gradient's carry <dH, H> per (chunk, head) from the chain launch, where the states are in memory before
     # it (from the forward, or recomputed first) and the paths launch would read dH again for it (not with initial
     # states: the paths take chunk 0's state exactly from them)
-    from flashssm.ops.ssd.backward_tiles import paths_launch
-
-    chain_carry = bool(tiles and states is not None and (need["A"] or want_ddt) and initial_states is None
-                       and (paths if paths is not None else paths_launch(*states_shape(dims)[2:])) and CHAIN_CARRY)
+    chain_carry = bool(tiles and states is not None and (need["A"] or want_ddt) and initial_states is None and paths
+                       and CHAIN_CARRY)
     carry = _runtime.empty((n_rows, h), torch.float32, device) if chain_carry else None  # (every row written)
     global last_compiled
     with _runtime.on_device(device):

@@ -5,11 +5,12 @@
 
 The switch is a module attribute read when a launch is made (a constexpr or a Python choice), given as
 MODULE.NAME; --value (repeated) gives its values as Python literals (default False, True), each compared with the
-first. Per workload (2.7B mixer shape, bf16, the bench's train-* inputs; --options: with D, dt_bias and softplus),
-medians over rounds of:
+first. Per workload (2.7B mixer shape, bf16, the bench's train-* inputs; --options: with D, dt_bias and softplus,
+--z: and z), medians over rounds of:
 - the training call (forward + backward through autograd, do_bench's median, ms);
 - each --kernel's GPU time a call by the profiler (default: the kernels that differ by more than 1 %, and the sum);
-and each gradient's largest difference from the first value's, relative to its largest value.
+and each gradient's largest difference from the first value's, relative to its largest value; --peak: a call's peak
+memory above what was allocated before it (MiB, as `flashssm bench` reports it).
 """
 
 import argparse
@@ -21,6 +22,7 @@ import torch
 from triton.testing import do_bench
 
 from benchmarks.train_harness import training_call
+from flashssm.bench.run import peak_extra_mb
 from benchmarks.tune_ssd_backward import kernel_times
 
 
@@ -31,6 +33,8 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--options", action="store_true")
+    parser.add_argument("--z", action="store_true", help="with --options: z too")
+    parser.add_argument("--peak", action="store_true")
     parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
     a = parser.parse_args()
     module_name, attr = a.switch.rsplit(".", 1)
@@ -40,11 +44,14 @@ def main():
     original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
     try:
         for spec in a.workload or ["8x4K", "1x32K"]:
-            step, names = training_call(spec, a.options)
+            step, names = training_call(spec, a.options, a.z)
             grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
+            peaks = {}
             for v in values:  # compiled and warm before timing; the gradients of each value
                 setattr(module, attr, v)
                 grads[repr(v)] = [g.float() for g in step()]
+                if a.peak:
+                    peaks[repr(v)] = peak_extra_mb(step, torch.device("cuda"))
             for _ in range(a.rounds):
                 for v in values:
                     setattr(module, attr, v)
@@ -59,14 +66,16 @@ def main():
                 (k for k in med[base] if any(abs(med[v].get(k, 0) - med[base][k]) > 0.01 * med[base][k]
                                              for v in med)), key=lambda k: -med[base][k])
             shown = [k for k in shown if k != "(sum of kernels)"] + ["(sum of kernels)"]
-            print(f"{spec}{' (D, dt_bias, softplus)' if a.options else ''}, {a.switch}, medians of {a.rounds}:")
+            opts = " (D, dt_bias, softplus, z)" if a.options and a.z else " (D, dt_bias, softplus)" if a.options else ""
+            print(f"{spec}{opts}, {a.switch}, medians of {a.rounds}:")
             for v in map(repr, values):
                 t = statistics.median(calls[v])
                 rel = "" if v == base else f" ({t / statistics.median(calls[base]) - 1:+.1%})"
                 diffs = "" if v == base else "  grads vs first: " + " ".join(
                     f"{n} {((g - g0).abs().max() / g0.abs().max().clamp_min(1e-30)).item():.1e}"
                     for n, g, g0 in zip(names, grads[v], grads[base]))
-                print(f"  {v:>8}: call {t:.3f} ms{rel}{diffs}")
+                peak = f", peak {peaks[v]:.0f} MiB" if v in peaks else ""
+                print(f"  {v:>8}: call {t:.3f} ms{rel}{peak}{diffs}")
                 for k in shown:
                     kt = med[v].get(k, float("nan"))
                     krel = "" if v == base else f" ({kt / med[base][k] - 1:+.1%})"

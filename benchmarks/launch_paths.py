@@ -1,7 +1,7 @@
 """Which of the package's kernels take Triton's own launch on every call (`_runtime._layouts` -1: a call outside the
 layout the direct launch keys, or a parameter it cannot fill) after a round of public calls on the GPU: the SSD
-forward (batch 1 and many chains, with options), its training call, the decoding steps, selective_scan with its
-backward, causal conv1d and the gated RMSNorm.
+forward (batch 1 and many chains, with options), its training call (the sweeps at 1x2K, the tiles at 1x8K), the
+decoding steps, selective_scan with its backward, causal conv1d and the gated RMSNorm.
 
     PYTHONPATH=. python3 benchmarks/launch_paths.py
 """
@@ -16,8 +16,8 @@ from flashssm.bench.workloads import WORKLOADS
 def main():
     from flashssm.bench.impls import IMPLS
 
-    small = ("2.7b-1x2K", "2.7b-8x4K", "train-2.7b-1x2K", "step-2.7b-b1", "m1step-2.8b-b128", "m1-2.8b-8x2K",
-             "m1-2.8b-1x32K", "m1train-130m-1x8K", "conv-2.7b-8x4K", "norm-2.7b-8x4K")
+    small = ("2.7b-1x2K", "2.7b-8x4K", "train-2.7b-1x2K", "train-2.7b-1x8K", "step-2.7b-b1", "m1step-2.8b-b128",
+             "m1-2.8b-8x2K", "m1-2.8b-1x32K", "m1train-130m-1x8K", "conv-2.7b-8x4K", "norm-2.7b-8x4K")
     for name in small:
         w = WORKLOADS[name]
         fn = IMPLS[w.op]["flashssm"].setup(w, w.make_inputs("cuda"))

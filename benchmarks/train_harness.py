@@ -25,12 +25,14 @@ def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
     return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
 
 
-def training_call(spec: str, options: bool):
+def training_call(spec: str, options: bool, z: bool = False):
     """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
-    gradients of its leaves `names` (no z: with z the forward stores no states for the backward) through autograd."""
+    gradients of its leaves `names` through autograd; without z unless asked (with z the forward stores no states for
+    the backward), z with the options alone."""
     batch, seqlen = spec.lower().replace("k", "").split("x")
     leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
-    leaves.pop("z", None)
+    if not (z and options):
+        leaves.pop("z", None)
     names = list(leaves)
 
     def step():

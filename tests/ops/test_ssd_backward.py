@@ -1050,13 +1050,23 @@ def test_tiles_pair_products_in_halves(k_halves, tile, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=128, what=f"halves {k_halves} T {tile}")
 
 
-@pytest.mark.parametrize("own_cs", [False, True], ids=["cs-launch", "own-cs"])
-def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
+@pytest.mark.parametrize("own_cs,tile", [(False, 64), (True, 64), (False, 32)],
+                         ids=["cs-launch", "own-cs", "cs-launch-later-blocks"])
+def test_tiles_steep_decays_ragged_end(own_cs, tile, device, monkeypatch):
     """Decays that fall below exp(-88) inside a chunk that ends early (63 of 64 tokens, then 40): a padding token's
-    cs must not make exp(cs_i - cs_j) overflow, which times its zero operand would be NaN."""
+    cs must not make exp(cs_i - cs_j) overflow, which times its zero operand would be NaN. Also with tiles of 32 in
+    chunks of 128 (103 tokens: four blocks, the last ragged), where the decays of pairs across blocks underflow, and
+    the pair launch's programs sum all heads (each head's decays loaded during the head before it). (A form taking
+    those decays as an outer product exp(cs_i - c) exp(c - cs_j) was tried: with c outside [cs of i's block's start,
+    cs of j's block's end] one factor overflows here, and this case caught it; benchmarks/notes/ssd_backward.md,
+    thirty-sixth session.)"""
+    from flashssm import _runtime
     from flashssm.ops.ssd import backward, backward_tiles
 
     monkeypatch.setattr(backward_tiles, "PRE_CS", not own_cs)
+    monkeypatch.setattr(backward_tiles, "TILE", tile)
+    if tile < 64:
+        monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu: 1)
     monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain", tiles=True))
     kw = ssd_inputs(2, 103, 4, 32, 16, 1, dtype=torch.float32, device=device, D="h", initial_states=True)
     # dt A = -3 a token in every head: cs passes -88 within 30 tokens. (A constant dt of 3 gave dt A down to -36 where
@@ -1064,7 +1074,7 @@ def test_tiles_steep_decays_ragged_end(own_cs, device, monkeypatch):
     # alone put it 5e-2 off on some draws, and it needed 16x the tolerance. With dt A = -3 the worst of 25 draws was
     # 2.8e-4: benchmarks/notes/ssd_backward.md, seventeenth session.)
     kw["dt"] = (3.0 / kw["A"].abs()).expand_as(kw["dt"]).contiguous()
-    check_gradients(kw, torch.float32, chunk_size=64, what="steep decays")
+    check_gradients(kw, torch.float32, chunk_size=64 if tile == 64 else 128, what="steep decays")
 
 
 @pytest.mark.parametrize("form", ["tiles", "sweeps"])

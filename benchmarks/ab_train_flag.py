@@ -22,8 +22,8 @@ import torch
 from triton.testing import do_bench
 
 from benchmarks.train_harness import training_call
-from flashssm.bench.run import peak_extra_mb
 from benchmarks.tune_ssd_backward import kernel_times
+from flashssm.bench.run import peak_extra_mb
 
 
 def main():
@@ -37,6 +37,8 @@ def main():
     parser.add_argument("--peak", action="store_true")
     parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
     a = parser.parse_args()
+    if a.z and not a.options:
+        parser.error("--z adds z to --options' call: give both")
     module_name, attr = a.switch.rsplit(".", 1)
     module = importlib.import_module(module_name)
     values = [ast.literal_eval(v) for v in a.value] if a.value else [False, True]

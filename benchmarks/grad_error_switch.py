@@ -17,15 +17,7 @@ import torch
 import flashssm
 from flashssm.ops.ssd import reference as ref
 from tests.helpers import rel_err, ssd_inputs
-
-
-def grads(call, kw, dy, dfinal, **opts):
-    leaves = {k: (v.detach().clone().requires_grad_() if torch.is_tensor(v) and v.is_floating_point() else v)
-              for k, v in kw.items()}
-    y, final = call(**leaves, **opts)
-    names = [k for k, v in leaves.items() if torch.is_tensor(v) and v.requires_grad]
-    got = torch.autograd.grad((y, final), [leaves[k] for k in names], (dy.to(y.dtype), dfinal.to(final.dtype)))
-    return dict(zip(names, got))
+from tests.ops.test_ssd_backward import gradients
 
 
 def main():
@@ -48,10 +40,10 @@ def main():
             dy = torch.randn_like(kw["x"], dtype=torch.float32)
             dfinal = torch.randn(batch, 80, 64, 128, device="cuda")
             kw64 = {k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in kw.items()}
-            want = grads(ref.ssd_scan_chunked, kw64, dy.double(), dfinal.double(), chunk_size=256)
+            want = gradients(ref.ssd_scan_chunked, kw64, dy.double(), dfinal.double(), chunk_size=256)[2]
             for text in a.value:
                 setattr(module, attr, ast.literal_eval(text))
-                got = grads(flashssm.ssd_scan, kw, dy, dfinal, chunk_size=256, return_final_states=True)
+                got = gradients(flashssm.ssd_scan, kw, dy, dfinal, chunk_size=256)[2]
                 errs = " ".join(f"d{k} {rel_err(got[k], want[k]):.3e}" for k in want)
                 print(f"seed {seed} {attr}={text}: {errs}", flush=True)
             del want

@@ -145,8 +145,13 @@ def next_power_of_2(n: int) -> int:
 
 
 def poison_outputs() -> bool:
-    """Tests set FLASHSSM_POISON_OUTPUTS=1 so that any output element a kernel fails to write is NaN."""
-    return os.environ.get(_POISON_ENV, "0") == "1"
+    """Tests set FLASHSSM_POISON_OUTPUTS=1 so that any output element a kernel fails to write is NaN. Read once, when
+    this module is imported (the test setup sets it before): every kernel output asks, and an environment lookup a
+    buffer was ~1 us of a small call's host time each (eleven a 1x8K training call)."""
+    return _POISON
+
+
+_POISON = os.environ.get(_POISON_ENV, "0") == "1"
 
 
 def _poisoned(out: torch.Tensor) -> torch.Tensor:
@@ -223,6 +228,10 @@ def on_device(device: torch.device):
 # FLASHSSM_DIRECT_LAUNCH=0 turns the direct path off (every launch through Triton's own), should a Triton
 # version change what a compiled kernel's launcher takes; benchmarks/host_overhead.py compares the two.
 direct_launch = os.environ.get("FLASHSSM_DIRECT_LAUNCH", "1") != "0"
+# A direct launch passes the tensors' addresses (ints) rather than the tensors: the launcher's per-argument data_ptr()
+# call and driver query are skipped (the tensors are CUDA tensors the caller holds, checked by is_cuda; their
+# devices by the validation layer). False: the tensors (A/B).
+POINTER_ADDRESSES = True
 _MAX_COMPILED = 4096  # cached (kernel, specialisation) entries; cleared when full
 _compiled: dict = {}
 _layouts: dict = {}  # id(kernel) -> number of leading pointer arguments, or -1: always Triton's launch
@@ -273,11 +282,12 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
     if n < 0:
         return kernel[grid](*args, **meta)
     ptrs = args[:n]
+    addresses = [t.data_ptr() for t in ptrs]
     # Triton specialises a tensor on its dtype and 16-byte alignment, an int on its value's range,
     # divisibility by 16 and equality to 1: the dtypes, the addresses' low bits and the scalars' values
     # determine all of it
     key = (id(kernel), device_index, tuple(meta.items()), args[n:], tuple([t.dtype for t in ptrs]),
-           tuple([t.data_ptr() & 15 for t in ptrs]))
+           tuple([a & 15 for a in addresses]))
     entry = _compiled.get(key)
     if entry is None:
         compiled = kernel[grid](*args, **meta)
@@ -291,7 +301,12 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
             _compiled[key] = (compiled, tail)
         return compiled
     compiled, tail = entry
-    compiled[(grid + (1, 1))[:3]](*args, *tail, stream=stream)
+    if POINTER_ADDRESSES and all([t.is_cuda for t in ptrs]):
+        # the tensors' addresses as ints: the launcher takes an int as the pointer itself, where for a tensor it calls
+        # data_ptr() and asks the driver about the address (cuPointerGetAttribute), each argument, each launch
+        compiled[(grid + (1, 1))[:3]](*addresses, *args[n:], *tail, stream=stream)
+    else:
+        compiled[(grid + (1, 1))[:3]](*args, *tail, stream=stream)
     return compiled
 
 

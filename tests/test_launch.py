@@ -62,6 +62,36 @@ def test_repeated_call_launches_the_compiled_kernel_directly(clean_cache):
     assert args[0].data_ptr() != x.data_ptr()  # this call's tensors, not the first call's
 
 
+class _CudaLooking(torch.Tensor):
+    """A CPU tensor that says it is a CUDA one (the direct path's addresses are for CUDA tensors only)."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+@pytest.mark.parametrize("addresses", [True, False])
+def test_direct_launch_passes_cuda_tensors_as_addresses(clean_cache, monkeypatch, addresses):
+    """A repeated launch hands the launcher each CUDA tensor's address as an int (it then skips data_ptr() and the
+    driver's pointer query per argument); with POINTER_ADDRESSES off, or for a tensor not on CUDA, the tensor itself."""
+    monkeypatch.setattr(_runtime, "POINTER_ADDRESSES", addresses)
+    kernel = _Jit()
+    x, y = torch.zeros(64).as_subclass(_CudaLooking), torch.zeros(64).as_subclass(_CudaLooking)
+    first = _launch(kernel, x, y)
+    x2, y2 = torch.ones(64).as_subclass(_CudaLooking), torch.ones(64).as_subclass(_CudaLooking)
+    assert _launch(kernel, x2, y2) is first
+    _, args, _ = first.launches[-1]
+    if addresses:
+        assert args[:2] == (x2.data_ptr(), y2.data_ptr()) and all(type(a) is int for a in args[:2])
+    else:
+        assert args[0] is x2 and args[1] is y2
+    assert args[2:] == (64, 1e-5, 32)
+    plain = torch.ones(64)  # (not on CUDA: the tensors, whatever the switch)
+    assert _launch(kernel, x2, plain) is first
+    _, args, _ = first.launches[-1]
+    assert args[0] is x2 and args[1] is plain
+
+
 @pytest.mark.parametrize("change", ["dtype", "alignment", "scalar", "constexpr", "option", "device"])
 def test_a_call_triton_would_specialise_differently_goes_through_triton(clean_cache, change):
     kernel = _Jit()

@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python3 benchmarks/ab_train_flag.py flashssm.ops.ssd.backward_tiles.PATHS_AHEAD \
         [--value False --value True] [--workload 8x4K ...] [--rounds 5] [--options] [--kernel _tiles_paths_kernel]
+        [--set MODULE.NAME=VALUE ...] [--forward]
 
 The switch is a module attribute read when a launch is made (a constexpr or a Python choice), given as
 MODULE.NAME; --value (repeated) gives its values as Python literals (default False, True), each compared with the
@@ -21,7 +22,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-from benchmarks.train_harness import training_call
+from benchmarks.train_harness import forward_call, training_call
 from benchmarks.tune_ssd_backward import kernel_times
 from flashssm.bench.run import peak_extra_mb
 
@@ -35,8 +36,15 @@ def main():
     parser.add_argument("--options", action="store_true")
     parser.add_argument("--z", action="store_true", help="with --options: z too")
     parser.add_argument("--peak", action="store_true")
+    parser.add_argument("--forward", action="store_true", help="also time the forward alone (no gradients)")
     parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="another switch held at this value (a Python literal) for every value compared (repeat)")
     a = parser.parse_args()
+    for item in a.set:  # (for the whole run: a separate process per combination)
+        target, literal = item.split("=", 1)
+        held_module, held_attr = target.rsplit(".", 1)
+        setattr(importlib.import_module(held_module), held_attr, ast.literal_eval(literal))
     if a.z and not a.options:
         parser.error("--z adds z to --options' call: give both")
     module_name, attr = a.switch.rsplit(".", 1)
@@ -47,7 +55,9 @@ def main():
     try:
         for spec in a.workload or ["8x4K", "1x32K"]:
             step, names = training_call(spec, a.options, a.z)
+            fstep = forward_call(spec, a.options, a.z) if a.forward else None
             grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
+            fwd = {v: [] for v in map(repr, values)}
             peaks = {}
             for v in values:  # compiled and warm before timing; the gradients of each value
                 setattr(module, attr, v)
@@ -58,18 +68,22 @@ def main():
                 for v in values:
                     setattr(module, attr, v)
                     calls[repr(v)].append(do_bench(step, warmup=50, rep=300))
+                    if fstep is not None:
+                        fwd[repr(v)].append(do_bench(fstep, warmup=50, rep=300))
                     times, total = kernel_times(step, calls=5)
                     times["(sum of kernels)"] = total
                     for k, t in times.items():
                         kernels[repr(v)].setdefault(k, []).append(t)
             base = repr(values[0])
             med = {v: {k: statistics.median(ts) for k, ts in kernels[v].items()} for v in kernels}
+            every = {k for m in med.values() for k in m}  # (a value may launch a kernel the first does not)
             shown = a.kernel or sorted(
-                (k for k in med[base] if any(abs(med[v].get(k, 0) - med[base][k]) > 0.01 * med[base][k]
-                                             for v in med)), key=lambda k: -med[base][k])
+                (k for k in every if any(abs(med[v].get(k, 0) - med[base].get(k, 0)) > 0.01 * med[base].get(k, 0)
+                                         for v in med)), key=lambda k: -max(m.get(k, 0) for m in med.values()))
             shown = [k for k in shown if k != "(sum of kernels)"] + ["(sum of kernels)"]
             opts = " (D, dt_bias, softplus, z)" if a.options and a.z else " (D, dt_bias, softplus)" if a.options else ""
-            print(f"{spec}{opts}, {a.switch}, medians of {a.rounds}:")
+            held = "".join(f", {item}" for item in a.set)
+            print(f"{spec}{opts}, {a.switch}{held}, medians of {a.rounds}:")
             for v in map(repr, values):
                 t = statistics.median(calls[v])
                 rel = "" if v == base else f" ({t / statistics.median(calls[base]) - 1:+.1%})"
@@ -78,9 +92,13 @@ def main():
                     for n, g, g0 in zip(names, grads[v], grads[base]))
                 peak = f", peak {peaks[v]:.0f} MiB" if v in peaks else ""
                 print(f"  {v:>8}: call {t:.3f} ms{rel}{peak}{diffs}")
-                for k in shown:
+                if fstep is not None:
+                    ft, fb = statistics.median(fwd[v]), statistics.median(fwd[base])
+                    print(f"            forward alone {ft:.4f} ms" + ("" if v == base else f" ({ft / fb - 1:+.1%})"))
+                for k in shown:  # (a kernel that one value does not launch: nan, and no ratio)
                     kt = med[v].get(k, float("nan"))
-                    krel = "" if v == base else f" ({kt / med[base][k] - 1:+.1%})"
+                    kb = med[base].get(k, float("nan"))
+                    krel = "" if v == base or kt != kt or kb != kb else f" ({kt / kb - 1:+.1%})"
                     print(f"            {kt:8.4f} ms{krel}  {k[:80]}")
     finally:
         if original is missing:

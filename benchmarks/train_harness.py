@@ -42,6 +42,16 @@ def training_call(spec: str, options: bool, z: bool = False):
     return step, names
 
 
+def forward_call(spec: str, options: bool, z: bool = False):
+    """training_call's forward alone, on leaves that need no gradient (an inference call of ssd_scan)."""
+    batch, seqlen = spec.lower().replace("k", "").split("x")
+    leaves, opts, _ = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
+    if not (z and options):
+        leaves.pop("z", None)
+    plain = {k: v.detach() for k, v in leaves.items()}
+    return lambda: flashssm.ssd_scan(**plain, **opts)
+
+
 @contextlib.contextmanager
 def launches_stubbed():
     """Every kernel launch of the package replaced by a no-op inside the block: what is left is host work."""

@@ -222,8 +222,12 @@ SEGMENT_LAYOUTS = [((1, 4, 8), (2, 4, 8, 16), False), ((2, 8, 16), (4, 8, 8, 8),
                    ((4, 2, 6), (1, 2, 8, 24), True)]
 
 
-@pytest.mark.parametrize("fwd,bwd,hand_late", SEGMENT_LAYOUTS,
-                         ids=[f"fwd{a}-bwd{b}{'-late' * c}".replace(" ", "") for a, b, c in SEGMENT_LAYOUTS])
+SEGMENT_IDS = [f"fwd{a}-bwd{b}{'-late' * c}".replace(" ", "") for a, b, c in SEGMENT_LAYOUTS]
+
+
+# (the four-lane forward's late hand-over with the one-lane backward, 34 s of the interpreter, runs with --full and on
+# the GPU; the default run keeps one layout of each hand-over)
+@pytest.mark.parametrize("fwd,bwd,hand_late", cases(SEGMENT_LAYOUTS, SEGMENT_IDS, full_ids=(SEGMENT_IDS[2],)))
 def test_segments(fwd, bwd, hand_late, device):
     """The sequence cut into segments, one program each, the state (forward) and its gradient
     (backward) handed between them: y, the last states, the stored states and every gradient against

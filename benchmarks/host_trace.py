@@ -4,9 +4,9 @@ calls of ssd_scan (the bench's train-* call), with the GPU's busy time, its idle
     PYTHONPATH=. python3 benchmarks/host_trace.py [--workload 1x2K ...] [--options] [--calls 5] [--trace DIR]
 
 Per workload: the calls' wall time, the GPU's busy time in that window (union of kernel and memset intervals) and so
-its idle share; the kernels in launch order with their GPU start relative to their host launch (a lag that grows
-from call to call means the GPU is behind: GPU-bound; a lag near zero means the GPU waits for the host); and the host
-ops with the most own time. `--trace DIR` also writes the Chrome trace (open in chrome://tracing or Perfetto).
+its idle share; the last call's GPU activities in order, each with its start (from the first host event) and
+duration, where the gaps between them show the GPU waiting; and the host ops with the most own time. `--trace DIR`
+also writes the Chrome trace (open in chrome://tracing or Perfetto), whose host rows give each launch's time.
 """
 
 import argparse

@@ -25,14 +25,20 @@ def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
     return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
 
 
-def training_call(spec: str, options: bool, z: bool = False):
-    """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
-    gradients of its leaves `names` through autograd; without z unless asked (with z the forward stores no states for
-    the backward), z with the options alone."""
+def _call_leaves(spec: str, options: bool, z: bool):
+    """train_leaves for workload `spec` ("8x4K"-style, K = 1024 tokens), without z unless asked (with the options)."""
     batch, seqlen = spec.lower().replace("k", "").split("x")
     leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
     if not (z and options):
         leaves.pop("z", None)
+    return leaves, opts, dy
+
+
+def training_call(spec: str, options: bool, z: bool = False):
+    """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
+    gradients of its leaves `names` through autograd; without z unless asked (with z the forward stores no states for
+    the backward), z with the options alone."""
+    leaves, opts, dy = _call_leaves(spec, options, z)
     names = list(leaves)
 
     def step():
@@ -44,10 +50,7 @@ def training_call(spec: str, options: bool, z: bool = False):
 
 def forward_call(spec: str, options: bool, z: bool = False):
     """training_call's forward alone, on leaves that need no gradient (an inference call of ssd_scan)."""
-    batch, seqlen = spec.lower().replace("k", "").split("x")
-    leaves, opts, _ = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
-    if not (z and options):
-        leaves.pop("z", None)
+    leaves, opts, _ = _call_leaves(spec, options, z)
     plain = {k: v.detach() for k, v in leaves.items()}
     return lambda: flashssm.ssd_scan(**plain, **opts)
 

@@ -29,6 +29,7 @@ from flashssm.bench.workloads import ScanWorkload, SSDWorkload
 DEVICE = "cuda"  # a dry run on the CPU under the interpreter sets these three
 SSD_SHAPE: dict = {}
 SCAN_SHAPE: dict = {}
+KERNELS = False  # --kernels: each training call's kernels by the profiler
 
 
 def _time(fn, rounds: int) -> float:
@@ -50,6 +51,15 @@ def _time(fn, rounds: int) -> float:
         torch.cuda.synchronize()
         out.append(start.elapsed_time(end) / reps)
     return statistics.median(out)
+
+
+def _print_kernels(train) -> None:
+    """Each kernel's GPU ms a training call (the profiler), largest first."""
+    from benchmarks.tune_ssd_backward import kernel_times
+
+    times, total = kernel_times(train, calls=5)
+    print(f"    kernels {total:.3f} ms: " + ", ".join(f"{k[:28]} {v:.3f}" for k, v in
+                                                  sorted(times.items(), key=lambda kv: -kv[1])[:8]))
 
 
 def ragged_lengths(n: int, total: int, multiple: int, seed: int = 0) -> list[int]:
@@ -116,6 +126,8 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
                 return torch.autograd.grad(y, list(leaves.values()), dy)
 
             both = _time(train, rounds)
+            if KERNELS and impl == "flashssm":
+                _print_kernels(train)
             if name == "dense":
                 base[impl] = (fwd, both)
             ratio = "" if name == "dense" else f"   ({fwd / base[impl][0]:.2f}x, {both / base[impl][1]:.2f}x dense)"
@@ -174,7 +186,10 @@ def main() -> None:
     ap.add_argument("--ssd", action="append", default=None, help="BxL for ssd_scan (default 8x4096)")
     ap.add_argument("--scan", action="append", default=None, help="BxL for selective_scan (default 8x2048)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--kernels", action="store_true", help="each ssd_scan training call's kernels (profiler)")
     args = ap.parse_args()
+    global KERNELS
+    KERNELS = args.kernels
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", __import__("triton").__version__)
     for spec in args.ssd or ["8x4096"]:
         if spec != "none":

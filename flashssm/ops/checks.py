@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -125,13 +126,36 @@ def check_cu_seqlens(cu_seqlens, batch: int, seqlen: int, device) -> tuple[int, 
         raise ValueError(f"cu_seqlens requires batch == 1 (sequences packed along seqlen), got batch {batch}")
     if cu_seqlens.numel() < 2:
         raise ValueError(f"cu_seqlens must hold at least 2 offsets (one sequence), got {cu_seqlens.numel()}")
-    values = tuple(cu_seqlens.tolist())
+    values = _host_values(cu_seqlens)
     if values[0] != 0:
         raise ValueError(f"cu_seqlens must start at 0, got {values[0]}")
     if any(b < a for a, b in zip(values, values[1:])):
         raise ValueError("cu_seqlens must be non-decreasing")
     if values[-1] != seqlen:
         raise ValueError(f"cu_seqlens must end at the total number of tokens (seqlen={seqlen}), got {values[-1]}")
+    return values
+
+
+# id(tensor) -> (weak reference to it, its version counter when read, its values): the host copy of cu_seqlens.
+# Reading a GPU tensor's values waits for the device (a synchronisation a call, and every layer of a model calls
+# with the same offsets, forward and backward). A hit needs the same live tensor object at the same version, so a
+# new tensor at a freed one's address, or an in-place change through PyTorch, reads again.
+_HOST_VALUES: dict[int, tuple] = {}
+
+
+def _host_values(t: torch.Tensor) -> tuple[int, ...]:
+    """t's values as a tuple of ints, read once per (tensor, version) (a CPU tensor's alike: the same rule, tested on
+    the CPU). Inference tensors keep no version counter, so theirs are read every time."""
+    try:
+        version = t._version
+    except RuntimeError:  # an inference tensor: no version counter to trust
+        return tuple(t.tolist())
+    key = id(t)
+    entry = _HOST_VALUES.get(key)
+    if entry is not None and entry[0]() is t and entry[1] == version:
+        return entry[2]
+    values = tuple(t.tolist())
+    _HOST_VALUES[key] = (weakref.ref(t, lambda _ref, key=key: _HOST_VALUES.pop(key, None)), version, values)
     return values
 
 

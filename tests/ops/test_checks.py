@@ -225,3 +225,46 @@ def test_padding_rows_are_valid_indices():
     kw["state_batch_indices"] = torch.tensor([-1, 2, -5])
     y = flashssm.ssd_step(**kw)
     assert (y[[0, 2]] == 0).all()
+
+
+def test_cu_seqlens_values_read_once_per_tensor_and_version():
+    """cu_seqlens' host values are cached per live tensor object and version (a GPU tensor's read is a device
+    synchronisation, and every layer passes the same offsets): a second call reuses them, an in-place change or a new
+    tensor (even at a freed one's address) reads again, and a wrong value is still refused after a cached read."""
+    from flashssm.ops import checks
+
+    reads = []
+    real = torch.Tensor.tolist
+
+    def counting(t):
+        reads.append(t.numel())
+        return real(t)
+
+    cu = _cu(0, 4, 10)
+    torch.Tensor.tolist = counting
+    try:
+        assert checks.check_cu_seqlens(cu, 1, 10, cu.device) == (0, 4, 10)
+        assert checks.check_cu_seqlens(cu, 1, 10, cu.device) == (0, 4, 10)
+        assert len(reads) == 1
+        cu[1] = 6  # in place: a new version
+        assert checks.check_cu_seqlens(cu, 1, 10, cu.device) == (0, 6, 10)
+        assert len(reads) == 2
+        cu[1] = 11  # the cache never lets a bad value through
+        with pytest.raises(ValueError, match="non-decreasing"):
+            checks.check_cu_seqlens(cu, 1, 10, cu.device)
+        del cu
+        other = _cu(0, 2, 10)  # a new object, wherever it lives
+        assert checks.check_cu_seqlens(other, 1, 10, other.device) == (0, 2, 10)
+        assert len(reads) == 4
+        with torch.inference_mode():  # no version counter: read every time
+            inf = _cu(0, 5, 10)
+            assert checks.check_cu_seqlens(inf, 1, 10, inf.device) == (0, 5, 10)
+            inf[1] = 3
+            assert checks.check_cu_seqlens(inf, 1, 10, inf.device) == (0, 3, 10)
+        assert len(reads) == 6
+    finally:
+        torch.Tensor.tolist = real
+    key = id(other)
+    assert key in checks._HOST_VALUES
+    del other  # a dead tensor leaves no entry behind
+    assert key not in checks._HOST_VALUES

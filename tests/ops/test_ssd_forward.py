@@ -550,9 +550,11 @@ def test_gluon_blocker():
     assert "aligned" in fg.blocker(dims, odd, kw["B"], kw["C"], None, **ok)
     assert "z" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], kw["z"].transpose(-1, -2).contiguous().transpose(-1, -2),
                              **ok)
-    packed = check_ssd_scan(**{k: v[:1] if k in ("x", "dt", "B", "C", "z") else v for k, v in kw.items()},
-                            chunk_size=256, cu_seqlens=torch.tensor([0, 100, 300]))
-    assert "packed" in fg.blocker(packed, kw["x"][:1], kw["B"][:1], kw["C"][:1], None, **ok)
+    one_row = {k: v[:1] if k in ("x", "dt", "B", "C", "z") else v for k, v in kw.items() if k != "initial_states"}
+    packed = check_ssd_scan(**one_row, chunk_size=256, cu_seqlens=torch.tensor([0, 100, 300]))
+    assert fg.blocker(packed, kw["x"][:1], kw["B"][:1], kw["C"][:1], None, **ok) is None  # packed: the table's spans
+    empty = check_ssd_scan(**one_row, chunk_size=256, cu_seqlens=torch.tensor([0, 100, 100, 300]))
+    assert "empty" in fg.blocker(empty, kw["x"][:1], kw["B"][:1], kw["C"][:1], None, **ok)
     enabled = fg.ENABLED
     try:
         fg.ENABLED = False
@@ -574,11 +576,14 @@ _COMPILE_GLUON_FOR_HOPPER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.offline_ssd_forward import compile_gluon_forward, ptxas_usage
-for early, span_given in ((False, False), (True, False), (True, True)):  # (a run-time span: early, 16-bit move only)
-    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[span_given:]:  # y moved in fp32; 16 bits
-        # (the states stored for the tiles backward, which runs without z)
+# (a run-time span: early, 16-bit move only; packed: the early form, which reads the table's span twice)
+for early, span_given, varlen in ((False, False, False), (True, False, False), (True, True, False),
+                                  (True, False, True)):
+    # y moved in fp32; in 16 bits (the states stored for the tiles backward, which runs without z, and not packed)
+    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[span_given:2 - varlen]:
         k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head, "SPAN_GIVEN": span_given,
-                                                  "STORE_STATES": not z, "STATE_CHUNK": 128})
+                                                  "STORE_STATES": not z, "STATE_CHUNK": 128, "IS_VARLEN": varlen},
+                                  sizes={"batch": 1} if varlen else None)
         assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert len(k.asm["cubin"]) > 0
         # ptxas serialises every wgmma of a kernel where it finds an accumulator read while its product may be in
@@ -743,6 +748,85 @@ def test_gpu_gluon_sweep_states(case):
     assert rel_err(states.float(), want.float()) < TOLERANCES[torch.bfloat16], "stored states"
     y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+
+
+GLUON_PACKED_CASES = [  # sequence lengths, nheads, headdim, dstate, ngroups, chunk, group (chunks a program)
+    ([1, 700, 256, 257, 1, 1500], 4, 64, 128, 2, 256, 2),  # one-token sequences, ragged last spans, a span's edge
+    ([333, 64, 1000, 65], 6, 128, 64, 3, 128, 3),          # two headdim blocks, dstate 64, grouped B/C
+    ([4096, 4096, 4096], 8, 64, 128, 1, 256, 8),           # 8x4K's spans of 2048 tokens, chunk-aligned
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+@pytest.mark.parametrize("opts", ["none", "all"])
+@pytest.mark.parametrize("case", GLUON_PACKED_CASES, ids=["ragged", "grouped", "aligned"])
+def test_gpu_gluon_packed(case, opts, early):
+    """The Gluon kernel on packed sequences (`cu_seqlens`, its spans from the Triton kernel's table), late and early
+    publish: y, y before the gate and one final state per sequence against float64 and against the Triton kernel on
+    the same launch; every sequence alone gives its part of y (nothing crosses a boundary); two runs, the same bits."""
+    from flashssm.ops.ssd.forward import gluon_blocker
+
+    lengths, nheads, headdim, dstate, ngroups, chunk, group = case
+    extra = {} if opts == "none" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
+    state_dtype = torch.float32 if opts == "none" else torch.float16
+    kw = ssd_inputs(1, sum(lengths), nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda",
+                    num_seqs=len(lengths), **extra)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
+    limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
+    dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit, cu_seqlens=cu)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
+                       pre_decays=True)
+    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
+    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
+                                  store_ypre=True)
+    assert _on_gluon(compiled)
+    y_t, h_t, ypre_t, compiled_t = launch(dims, **kw, return_final_states=True, state_dtype=state_dtype,
+                                          store_ypre=True, config=dataclasses.replace(cfg, gluon=False))
+    assert not _on_gluon(compiled_t)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit, cu_seqlens=cu)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+    assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
+    assert (h.float() - h_t.float()).abs().max() <= (1e-2 if early else 1e-3) * h_t.float().abs().max()
+    if "z" in kw:
+        assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
+    for s, (start, end) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):  # each sequence on its own
+        alone = {k: (v[:, start:end] if k in ("x", "dt", "B", "C", "z") else v) for k, v in kw.items()}
+        if "initial_states" in kw:
+            alone["initial_states"] = kw["initial_states"][s:s + 1]
+        y1 = flashssm.ssd_scan(**alone, chunk_size=chunk, dt_limit=limit)
+        assert (y[:, start:end].float() - y1.float()).abs().max() <= 1e-2 * y1.float().abs().max() + 1e-6, s
+    y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
+    assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
+
+
+@pytest.mark.gpu
+def test_gpu_gluon_packed_public_path_and_nan():
+    """flashssm.ssd_scan on packed sequences takes the Gluon kernel (its blocker passes), with the offsets on the GPU
+    read once (a second call does not read them again), and a NaN in one sequence stays in it: the head's headdim
+    column from that token to the sequence's end, nothing in the other sequences."""
+    from flashssm.ops import checks
+    from flashssm.ops.ssd import forward
+
+    lengths = [3000, 1200, 5000, 700, 2000, 2600, 4100, 3000]
+    kw = ssd_inputs(1, sum(lengths), 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True)
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda", dtype=torch.int32)
+    dims = check_ssd_scan(**kw, chunk_size=256, cu_seqlens=cu)
+    assert forward.gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is None
+    assert checks._HOST_VALUES[id(cu)][2] == dims.cu_seqlens
+    y = flashssm.ssd_scan(**kw, chunk_size=256, cu_seqlens=cu)
+    y_ref, _ = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256, cu_seqlens=cu)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    start, end = 3000 + 1200, 3000 + 1200 + 5000  # the third sequence, NaN at its 101st token
+    kw["x"][0, start + 100, 7, 5] = float("nan")
+    y = flashssm.ssd_scan(**kw, chunk_size=256, cu_seqlens=cu)
+    assert torch.isnan(y[0, start + 100:end, 7, 5]).all()
+    where = torch.zeros_like(y, dtype=torch.bool)
+    where[0, start + 64:end, 7, 5] = True  # (inside the token's sub-chunk of 64, from the sequence's start, the
+    # masked product's 0 * NaN reaches the earlier tokens too)
+    assert not (torch.isnan(y) & ~where).any()
 
 
 @pytest.mark.gpu

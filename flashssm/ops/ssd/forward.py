@@ -564,8 +564,14 @@ def varlen_table(dims: SSDDims, device: torch.device, chunk: int | None = None) 
     Returns the table, the number of rows and the number of lanes. `chunk`: the chunk length, if
     not dims.chunk_size (a program sweeping several chunks as one).
     """
-    q = chunk or dims.chunk_size
-    cu = dims.cu_seqlens
+    return _varlen_table(dims.cu_seqlens, chunk or dims.chunk_size, device)
+
+
+@functools.lru_cache(maxsize=64)
+def _varlen_table(cu: tuple[int, ...], q: int, device: torch.device) -> tuple[torch.Tensor, int, int]:
+    """`varlen_table` for the offsets `cu` (host values) and chunks of q tokens. Cached: every layer of a model, forward
+    and backward, packs the same sequences, and the table is read only by the kernels (its rows build in Python and
+    copy to the device once)."""
     lengths = [e - s for s, e in zip(cu, cu[1:])]
     counts = [max(1, -(-n // q)) for n in lengths]
     order = sorted(range(len(counts)), key=lambda s: -counts[s])
@@ -840,11 +846,14 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     n_pblocks = dims.headdim // forward_gluon.BLOCK_P
     span, chunk = gluon_span(dims, cfg, x, dt, B, C, y, z, ypre)
     given = span != chunk
-    n_rows = _chunk_rows(dims, span)
+    if dims.cu_seqlens is not None:  # packed: the Triton kernel's table of spans (span == chunk here)
+        table, n_rows, n_lanes = varlen_table(dims, device, chunk)
+    else:
+        table, n_rows, n_lanes = x, _chunk_rows(dims, span), dims.batch  # (IS_VARLEN=False never reads the table)
     n_programs = n_rows * dims.nheads * n_pblocks
-    counter, flags, slots = workspace(device).get(dims.batch * dims.nheads * n_pblocks,
+    counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks,
                                                   forward_gluon.BLOCK_P * block_n, state_dtype)
-    decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, x, dt, A, dt_bias, dt_softplus,
+    decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, table, dt, A, dt_bias, dt_softplus,
                      span=span if given else None)
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
@@ -853,7 +862,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     with _runtime.on_device(device):
         return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
-            decays, counter, flags, slots, states if states is not None else y,
+            decays, counter, flags, slots, states if states is not None else y, table,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
             *init_strides, *final_strides, span), device,
@@ -861,7 +870,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
-            num_warps=4)
+            IS_VARLEN=dims.cu_seqlens is not None, num_warps=4)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None):

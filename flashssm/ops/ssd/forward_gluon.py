@@ -22,10 +22,11 @@ on H e^total + S at once, then the sweep. The math, the ticket
 order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the Triton kernel's,
 so the late sweep gives its bits; the early own state weights each token to the span's end at once (other roundings
 of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16) x, B and C with unit inner
-strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, not packed; D, z (and y before
-the gate), dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype.
-Everything else (fp16 inputs, packed sequences, the states a backward in sweeps takes), and any GPU without wgmma,
-takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every chunk
+strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens; D, z (and y before the gate),
+dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype; packed sequences
+(`cu_seqlens`: a program's span from the Triton kernel's table, `IS_VARLEN`) unless one of them is empty.
+Everything else (fp16 inputs, an empty packed sequence, the states a backward in sweeps takes), and any GPU without
+wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every chunk
 of the tiles backward (`forward.sweep_states`), which that backward then need not recompute. The interpreter cannot
 run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
 compare this kernel with the Triton one and with float64.
@@ -66,8 +67,8 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
         return "inside a torch.compile trace"
     if not output or stores_states:
         return "no output, or the states entering each chunk stored before its sweep: the Triton kernel's forms"
-    if dims.cu_seqlens is not None:
-        return "packed sequences"
+    if dims.cu_seqlens is not None and any(e == s for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:])):
+        return "packed sequences with an empty one (its one empty span hands the initial state on)"
     if not (x.dtype == B.dtype == C.dtype == torch.bfloat16):
         return "x, B and C must all be bf16"
     if dims.headdim % BLOCK_P or dims.dstate not in (64, 128) or dims.chunk_size % SUB or dims.seqlen < 1:
@@ -258,7 +259,7 @@ if gluon is not None:
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
         x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
-        slot_ptr, states_ptr,
+        slot_ptr, states_ptr, table_ptr,
         batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
@@ -269,6 +270,7 @@ if gluon is not None:
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
+        IS_VARLEN: gl.constexpr = False,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
@@ -294,18 +296,29 @@ if gluon is not None:
         rest = ticket // n_pblocks
         h = rest % nheads
         rest = rest // nheads
-        b = rest % batch
-        k = rest // batch
         g = h // heads_per_group
-        if SPAN_GIVEN:
-            start = (k * span).to(gl.int64)
-            length = gl.minimum(seqlen - k * span, span)
-            n_chunks = gl.cdiv(seqlen, span)
+        if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a lane
+            row = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
+            seq = gl.load(row).to(gl.int32)
+            k = gl.load(row + 1).to(gl.int32)
+            start = gl.load(row + 2)
+            length = gl.load(row + 3).to(gl.int32)
+            n_chunks = gl.load(row + 4).to(gl.int32)
+            b = rest * 0
+            chain = (gl.load(row + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
         else:
-            start = (k * CHUNK).to(gl.int64)
-            length = gl.minimum(seqlen - k * CHUNK, CHUNK)
-            n_chunks = gl.cdiv(seqlen, CHUNK)
-        chain = (b * nheads + h) * n_pblocks + pb
+            b = rest % batch
+            k = rest // batch
+            seq = b
+            if SPAN_GIVEN:
+                start = (k * span).to(gl.int64)
+                length = gl.minimum(seqlen - k * span, span)
+                n_chunks = gl.cdiv(seqlen, span)
+            else:
+                start = (k * CHUNK).to(gl.int64)
+                length = gl.minimum(seqlen - k * CHUNK, CHUNK)
+                n_chunks = gl.cdiv(seqlen, CHUNK)
+            chain = (b * nheads + h) * n_pblocks + pb
         p0 = pb * BLOCK_P
 
         # int64 bases: (token * stride) passes 2^31 on long inputs
@@ -353,14 +366,13 @@ if gluon is not None:
                 seen = gl.atomic_add(flag_ptr + chain, 0, sem="acquire")
             H = gl.load(slot, cache_modifier=".cg").to(gl.float32)  # through L2
         elif HAS_INIT:
-            seq = b.to(gl.int64)
-            H = gl.load(init_ptr + seq * stride_init_s + h * stride_init_h + (p0 + p_c[None, :]) * stride_init_p
-                        + n_r[:, None] * stride_init_n).to(gl.float32)
+            H = gl.load(init_ptr + seq.to(gl.int64) * stride_init_s + h * stride_init_h
+                        + (p0 + p_c[None, :]) * stride_init_p + n_r[:, None] * stride_init_n).to(gl.float32)
         else:
             H = gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc)
         if EARLY:  # hand the next span its state at once: the chain between programs stays short
             _publish(H * gl.exp(total) + S, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p,
-                     stride_final_n, b, h, p0, n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
+                     stride_final_n, seq, h, p0, n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
         H_sm.store(H.to(dtype))
 
         i_r = gl.arange(0, SUB, layout=rows)
@@ -468,8 +480,8 @@ if gluon is not None:
             if k < 0:
                 gl.store(slot, H.to(slot_ptr.dtype.element_ty))
         else:
-            _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,
-                     p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
+            _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, seq, h, p0,
+                     n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
 
     @gluon.jit
     def _store_entering(H_sm, states_ptr, row, nheads, n_pblocks, h, p0, BLOCK_N: gl.constexpr, BLOCK_P: gl.constexpr):
@@ -487,13 +499,12 @@ if gluon is not None:
             gl.store(base + (half * HALF + n)[:, None] * width + p[None, :], v.to(states_ptr.dtype.element_ty))
 
     @gluon.jit
-    def _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, b, h, p0, n_r,
+    def _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, seq, h, p0, n_r,
                  p_c, flag, k, n_chunks, STORE_FINAL: gl.constexpr):
-        """Hand the state after span k to span k + 1 (slot, then flag = k + 1), or store the final state."""
+        """Hand the state after span k to span k + 1 (slot, then flag = k + 1), or store sequence seq's final state."""
         if k + 1 == n_chunks:
             if STORE_FINAL:
-                seq = b.to(gl.int64)
-                final = (final_ptr + seq * stride_final_s + h * stride_final_h
+                final = (final_ptr + seq.to(gl.int64) * stride_final_s + h * stride_final_h
                          + (p0 + p_c[None, :]) * stride_final_p + n_r[:, None] * stride_final_n)
                 gl.store(final, H.to(final_ptr.dtype.element_ty))
             if k > 0:

@@ -187,7 +187,18 @@ def main() -> None:
     ap.add_argument("--scan", action="append", default=None, help="BxL for selective_scan (default 8x2048)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--kernels", action="store_true", help="each ssd_scan training call's kernels (profiler)")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="set a module switch (a Python literal) for the whole run, e.g. "
+                         "flashssm.ops.ssd.backward_chain.TILES_CHUNK_PACKED=False")
     args = ap.parse_args()
+    for item in args.set:
+        import ast
+        import importlib
+
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(module), name, ast.literal_eval(value))
+        print(f"set {target} = {value}")
     global KERNELS
     KERNELS = args.kernels
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", __import__("triton").__version__)

@@ -1128,10 +1128,7 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
     tile pairs a token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states
     and state gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the
     recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
-    if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK:
-        return dims.chunk_size
-    if not (chain_span(dims, device) or (TILES_CHUNK_PACKED and dims.cu_seqlens is not None
-                                         and many_chains(dims, device))):
+    if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
         return dims.chunk_size
     return TILES_CHUNK
 
@@ -1143,9 +1140,6 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
 # 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode takes 128 only with its states in
 # place (IN_PLACE_STATES: one buffer for H and dH). 0: the forward's chunk always (A/B).
 TILES_CHUNK = 128
-# Packed sequences with many chains take TILES_CHUNK too, though their recompute and chain launch hand over once a
-# chunk (the span forms are not packed): with many chains those hand-overs hold nothing up (A/B switch).
-TILES_CHUNK_PACKED = True
 
 
 def early_halves(dims: SSDDims, device: torch.device, narrow_chain: bool,

@@ -684,6 +684,27 @@ def test_gpu_varlen_real(deterministic):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_gpu_packed_states_from_forward(deterministic, monkeypatch):
+    """Packed training on the GPU without an empty sequence: the Gluon forward stores the tiles' states at the chunk
+    table's rows (no recompute launch, in both modes: the deterministic tiles run in the forward's chunks here), and
+    every gradient, the initial states' and the final states' included, against float64."""
+    from flashssm.ops.ssd import backward_chain, forward
+
+    recomputed, stored = [], []
+    real_entering, real_launch = backward_chain.entering_states, forward.launch
+    monkeypatch.setattr(backward_chain, "entering_states",
+                        lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
+    monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
+    lengths = [1500, 700, 1, 2100, 300, 1, 513]
+    kw = ssd_inputs(1, sum(lengths), 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h",
+                    dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
+    check_gradients(kw, torch.bfloat16, chunk_size=256, cu_seqlens=cu, deterministic=deterministic)
+    assert stored == [256] and not recomputed, (stored, len(recomputed))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("packed", [False, True], ids=["batch", "varlen"])
 def test_gpu_deterministic_repeats(packed):
     """Under torch.use_deterministic_algorithms(True) two runs give identical bits for every gradient, at shapes where

@@ -830,6 +830,59 @@ def test_gpu_gluon_packed_public_path_and_nan():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+def test_gpu_gluon_sweep_states_packed(early):
+    """The Gluon kernel's stored states on packed sequences: spans of 3 chunks of 256 store the state entering every
+    chunk of 128 at its row of the chunk table (`varlen_state_rows`: position-major, longest sequences first, ragged
+    ends); every row written, within bf16 rounding of the recompute's, y the same bits as without storing."""
+    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+
+    lengths = [700, 1, 1600, 129, 640, 2000]
+    kw = ssd_inputs(1, sum(lengths), 4, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True,
+                    initial_states=True, num_seqs=len(lengths))
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
+    dims = check_ssd_scan(**kw, chunk_size=256, cu_seqlens=cu)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True, group=3,
+                       prefetch=not early)
+    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, 128)
+    sdims = dataclasses.replace(dims, chunk_size=128)
+    states = torch.full(states_shape(sdims), float("nan"), device="cuda", dtype=torch.bfloat16)
+    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states, state_chunk=128)
+    assert _on_gluon(compiled)
+    assert not states.isnan().any(), "a state not stored"
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_softplus=True,
+                           initial_states=kw["initial_states"], store_dtype=torch.bfloat16)
+    assert rel_err(states.float(), want.float()) < TOLERANCES[torch.bfloat16], "stored states"
+    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+
+
+def test_varlen_state_rows():
+    """Each span row's chunks map to the rows of the chunk table holding the same sequence's chunk (the same first
+    token), -1 past the sequence's end, for ragged packings, one-token and empty sequences and spans of 1 to 4 chunks."""
+    from flashssm.ops.ssd.forward import varlen_state_rows, varlen_table
+
+    for lengths, q, per in (([700, 1, 1600, 129, 640, 2000], 128, 3), ([5, 0, 300, 64], 32, 4), ([1000], 64, 1)):
+        x = torch.zeros(1, sum(lengths), 2, 8)
+        dims = check_ssd_scan(x, x[..., 0], torch.zeros(2), x[..., :1, :4], x[..., :1, :4], chunk_size=q,
+                              cu_seqlens=torch.tensor([0] + list(itertools.accumulate(lengths))))
+        chunks = varlen_table(dims, x.device)[0].tolist()
+        spans = varlen_table(dims, x.device, q * per)[0].tolist()
+        rows = varlen_state_rows(dims, q * per, q, x.device).tolist()
+        assert len(rows) == len(spans) and all(len(r) == per for r in rows)
+        seen = []
+        for (seq, k, start, length, _, _), span_rows in zip(spans, rows):
+            for j, r in enumerate(span_rows):
+                if j * q >= max(length, 1):
+                    assert r == -1, (lengths, seq, k, j)
+                    continue
+                assert chunks[r][0] == seq and chunks[r][1] == k * per + j and chunks[r][2] == start + j * q
+                seen.append(r)
+        assert sorted(seen) == list(range(len(chunks))), "every chunk row once"
+
+
+@pytest.mark.gpu
 def test_gpu_gluon_public_path_early():
     """flashssm.ssd_scan takes the Gluon kernel with an early publish where chains are few (one sequence x 80 heads,
     spans of several chunks handing states along): y and the final states against float64, NaN where the Triton

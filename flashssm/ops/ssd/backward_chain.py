@@ -1091,9 +1091,9 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
     ssd_backward.md, thirty-fourth session). Only where it holds no more memory than mamba_ssm's autograd does: that
     saves the output y (an x-sized tensor) for its backward, which flashssm's does not, unless z gates it (both then
     keep y before the gate); so without z and with the states no larger than x (dstate <= the tiles' chunk: 2.7B
-    shape, 8x4K in chunks of 128, as many bytes as x). Not packed, and where the forward launch can write the layout
-    (`forward.sweep_states`)."""
-    if not TILES_STATES_FROM_FORWARD or z is not None or dims.cu_seqlens is not None:
+    shape, 8x4K in chunks of 128, as many bytes as x). Where the forward launch can write the layout
+    (`forward.sweep_states`: packed sequences only on the Gluon kernel)."""
+    if not TILES_STATES_FROM_FORWARD or z is not None:
         return None
     chunk = tiles_chunk(dims, x.device)
     shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))

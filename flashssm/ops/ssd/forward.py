@@ -572,6 +572,30 @@ def _varlen_table(cu: tuple[int, ...], q: int, device: torch.device) -> tuple[to
     """`varlen_table` for the offsets `cu` (host values) and chunks of q tokens. Cached: every layer of a model, forward
     and backward, packs the same sequences, and the table is read only by the kernels (its rows build in Python and
     copy to the device once)."""
+    rows, n_lanes = _varlen_rows(cu, q)
+    table = torch.tensor(rows, dtype=torch.int64).to(device, non_blocking=True)
+    return table, len(rows), n_lanes
+
+
+def varlen_state_rows(dims: SSDDims, span: int, state_chunk: int, device: torch.device) -> torch.Tensor:
+    """Packed sequences: for every row of the table of `span`-token spans (`varlen_table(dims, device, span)`), the
+    rows in `entering_states`' layout for chunks of `state_chunk` tokens (the table of those chunks, position-major)
+    of its span // state_chunk chunks, -1 past its sequence's end: (span rows, span // state_chunk) int64. A forward
+    sweeping spans stores the states of the backward's chunks there (`sweep_states`)."""
+    return _varlen_state_rows(dims.cu_seqlens, span, state_chunk, device)
+
+
+@functools.lru_cache(maxsize=64)
+def _varlen_state_rows(cu: tuple[int, ...], span: int, q: int, device: torch.device) -> torch.Tensor:
+    where = {(row[0], row[1]): i for i, row in enumerate(_varlen_rows(cu, q)[0])}  # (sequence, chunk) -> row
+    per = span // q
+    out = [[where.get((row[0], row[1] * per + j), -1) for j in range(per)] for row in _varlen_rows(cu, span)[0]]
+    return torch.tensor(out, dtype=torch.int64).to(device, non_blocking=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _varlen_rows(cu: tuple[int, ...], q: int) -> tuple[list[tuple[int, ...]], int]:
+    """The rows of `varlen_table` on the host, and its number of lanes (at least 1)."""
     lengths = [e - s for s, e in zip(cu, cu[1:])]
     counts = [max(1, -(-n // q)) for n in lengths]
     order = sorted(range(len(counts)), key=lambda s: -counts[s])
@@ -586,8 +610,7 @@ def _varlen_table(cu: tuple[int, ...], q: int, device: torch.device) -> tuple[to
             if counts[s] <= k:
                 break
             rows.append((s, k, cu[s] + k * q, min(q, lengths[s] - k * q), counts[s], lanes.get(s, 0)))
-    table = torch.tensor(rows, dtype=torch.int64).to(device, non_blocking=True)
-    return table, len(rows), max(n_lanes, 1)
+    return rows, max(n_lanes, 1)
 
 
 def ssd_forward(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_softplus=False,
@@ -647,14 +670,15 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
 def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int) -> bool:
     """Whether a forward launch of `cfg` with output can also store, as its output sweep runs, the state entering
     every chunk of `state_chunk` tokens in `entering_states`' layout for those chunks (`launch(states=...,
-    state_chunk=...)`): not packed, chunks that divide the forward's, and a kernel that writes that layout whole (the
-    Gluon kernel where it takes the call: headdim and dstate without padding; the Triton one: one headdim block)."""
-    if dims.cu_seqlens is not None or dims.chunk_size % state_chunk or state_chunk % cfg.sub:
+    state_chunk=...)`): chunks that divide the forward's, and a kernel that writes that layout whole (the Gluon kernel
+    where it takes the call: headdim and dstate without padding, packed sequences too (`varlen_state_rows`); the
+    Triton one: one headdim block, not packed)."""
+    if dims.chunk_size % state_chunk or state_chunk % cfg.sub:
         return False
     if cfg.gluon and x.is_cuda and gluon_blocker(dims, x, B, C, z) is None:
         return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
                 and dims.headdim == states_block_p(dims.headdim))
-    return cfg.block_p == states_block_p(dims.headdim)
+    return dims.cu_seqlens is None and cfg.block_p == states_block_p(dims.headdim)
 
 
 def stores_states(dims: SSDDims, cfg: LaunchConfig) -> bool:
@@ -846,8 +870,11 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     n_pblocks = dims.headdim // forward_gluon.BLOCK_P
     span, chunk = gluon_span(dims, cfg, x, dt, B, C, y, z, ypre)
     given = span != chunk
+    state_rows = x  # (read only by a packed launch that stores states)
     if dims.cu_seqlens is not None:  # packed: the Triton kernel's table of spans (span == chunk here)
         table, n_rows, n_lanes = varlen_table(dims, device, chunk)
+        if states is not None:
+            state_rows = varlen_state_rows(dims, chunk, state_chunk, device)
     else:
         table, n_rows, n_lanes = x, _chunk_rows(dims, span), dims.batch  # (IS_VARLEN=False never reads the table)
     n_programs = n_rows * dims.nheads * n_pblocks
@@ -862,7 +889,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     with _runtime.on_device(device):
         return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
-            decays, counter, flags, slots, states if states is not None else y, table,
+            decays, counter, flags, slots, states if states is not None else y, table, state_rows,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
             *init_strides, *final_strides, span), device,

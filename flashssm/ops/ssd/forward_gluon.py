@@ -26,8 +26,9 @@ strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tok
 dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype; packed sequences
 (`cu_seqlens`: a program's span from the Triton kernel's table, `IS_VARLEN`) unless one of them is empty.
 Everything else (fp16 inputs, an empty packed sequence, the states a backward in sweeps takes), and any GPU without
-wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every chunk
-of the tiles backward (`forward.sweep_states`), which that backward then need not recompute. The interpreter cannot
+wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
+chunk of the tiles backward (`forward.sweep_states`; packed: at the rows `forward.varlen_state_rows` gives), which
+that backward then need not recompute. The interpreter cannot
 run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
 compare this kernel with the Triton one and with float64.
 """
@@ -259,7 +260,7 @@ if gluon is not None:
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
         x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
-        slot_ptr, states_ptr, table_ptr,
+        slot_ptr, states_ptr, table_ptr, state_rows_ptr,
         batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
@@ -422,8 +423,11 @@ if gluon is not None:
             # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
             if STORE_STATES:
                 if s0 % STATE_CHUNK == 0:
-                    _store_entering(H_sm, states_ptr, (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b, nheads,
-                                    n_pblocks, h, p0, BLOCK_N, BLOCK_P)
+                    if IS_VARLEN:  # the row of this chunk of the span in the backward's table (`varlen_state_rows`)
+                        row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK)
+                    else:
+                        row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
+                    _store_entering(H_sm, states_ptr, row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             dt_c = dt_sm.index(st).load(cols)
             cs_c = cs_sm.index(st).load(cols)
             dt_r = dt_sm.index(st).load(rows)

@@ -37,7 +37,7 @@ STRIDES = {
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_pblocks": 1, "n_programs": 8 * 16 * 80}
 FP32_PTRS = {"decays_ptr", "dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr"}
-INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
+INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64", "state_rows_ptr": "*i64"}
 
 
 def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False, sub_a=None,

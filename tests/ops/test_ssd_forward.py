@@ -576,11 +576,12 @@ _COMPILE_GLUON_FOR_HOPPER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.offline_ssd_forward import compile_gluon_forward, ptxas_usage
-# (a run-time span: early, 16-bit move only; packed: the early form, which reads the table's span twice)
+# (a run-time span: early, 16-bit move only; packed: the early form, which reads the table's span twice, storing
+# the tiles' states at the table's rows)
 for early, span_given, varlen in ((False, False, False), (True, False, False), (True, True, False),
                                   (True, False, True)):
-    # y moved in fp32; in 16 bits (the states stored for the tiles backward, which runs without z, and not packed)
-    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[span_given:2 - varlen]:
+    # y moved in fp32; in 16 bits (the states stored for the tiles backward, which runs without z)
+    for z, d, n, d_head in ((True, True, 128, False), (False, True, 64, True))[max(span_given, varlen):]:
         k = compile_gluon_forward(z, d, n, extra={"EARLY": early, "D_HEAD": d_head, "SPAN_GIVEN": span_given,
                                                   "STORE_STATES": not z, "STATE_CHUNK": 128, "IS_VARLEN": varlen},
                                   sizes={"batch": 1} if varlen else None)

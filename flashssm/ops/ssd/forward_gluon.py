@@ -299,14 +299,14 @@ if gluon is not None:
         rest = rest // nheads
         g = h // heads_per_group
         if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a lane
-            row = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
-            seq = gl.load(row).to(gl.int32)
-            k = gl.load(row + 1).to(gl.int32)
-            start = gl.load(row + 2)
-            length = gl.load(row + 3).to(gl.int32)
-            n_chunks = gl.load(row + 4).to(gl.int32)
+            entry = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
+            seq = gl.load(entry).to(gl.int32)
+            k = gl.load(entry + 1).to(gl.int32)
+            start = gl.load(entry + 2)
+            length = gl.load(entry + 3).to(gl.int32)
+            n_chunks = gl.load(entry + 4).to(gl.int32)
             b = rest * 0
-            chain = (gl.load(row + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
+            chain = (gl.load(entry + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
         else:
             b = rest % batch
             k = rest // batch
@@ -423,11 +423,12 @@ if gluon is not None:
             # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
             if STORE_STATES:
                 if s0 % STATE_CHUNK == 0:
-                    if IS_VARLEN:  # the row of this chunk of the span in the backward's table (`varlen_state_rows`)
-                        row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK)
+                    if IS_VARLEN:  # this chunk's row of the backward's chunk table (`varlen_state_rows`)
+                        state_row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK)
+                                            + s0 // STATE_CHUNK)
                     else:
-                        row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
-                    _store_entering(H_sm, states_ptr, row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
+                        state_row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
+                    _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             dt_c = dt_sm.index(st).load(cols)
             cs_c = cs_sm.index(st).load(cols)
             dt_r = dt_sm.index(st).load(rows)

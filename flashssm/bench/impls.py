@@ -50,7 +50,7 @@ def _flashssm(state_dtype):
 
         _require_ssd_kernel(w, inp)
         return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
-                                         state_dtype=state_dtype)
+                                         state_dtype=state_dtype, cu_seqlens=inp.get("cu_seqlens"))
     return setup
 
 
@@ -59,7 +59,7 @@ def _reference(compile: bool):
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
         return lambda: ssd_scan_chunked(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
-                                        compile=compile)[0]
+                                        compile=compile, cu_seqlens=inp.get("cu_seqlens"))[0]
     return setup
 
 
@@ -88,11 +88,29 @@ def import_mamba_ssm(module: str = "mamba_ssm.ops.triton.ssd_combined"):
             raise Unavailable(f"mamba_ssm's {module} does not import: {err}") from None
 
 
+def _seq_idx(inp: dict) -> dict:
+    """mamba_ssm's form of packed sequences: seq_idx (1, seqlen) int32, each token's sequence (its chunks may hold
+    several); {} when not packed."""
+    cu = inp.get("cu_seqlens")
+    if cu is None:
+        return {}
+    counts = (cu[1:] - cu[:-1]).long()
+    return {"seq_idx": torch.repeat_interleave(torch.arange(counts.numel(), device=cu.device, dtype=torch.int32),
+                                               counts)[None]}
+
+
+def _fla_packed(inp: dict) -> dict:
+    """fla's form of packed sequences: cu_seqlens as int64, and its host copy (so fla does not read it back)."""
+    cu = inp.get("cu_seqlens")
+    return {} if cu is None else {"cu_seqlens": cu.long(), "cu_seqlens_cpu": cu.long().cpu()}
+
+
 def _mamba_ssm(w: SSDWorkload, inp: dict):
     if not inp["x"].is_cuda:
         raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
     fn = import_mamba_ssm().mamba_chunk_scan_combined
-    return lambda: fn(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size)
+    packed = _seq_idx(inp)
+    return lambda: fn(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size, **packed)
 
 
 def _fla(w: SSDWorkload, inp: dict):
@@ -112,7 +130,8 @@ def _fla(w: SSDWorkload, inp: dict):
     k = inp["B"].repeat_interleave(heads_per_group, dim=2).contiguous()
     v = (inp["x"].float() * inp["dt"][..., None]).to(inp["x"].dtype)
     g = (inp["dt"] * inp["A"]).float()
-    return lambda: chunk_simple_gla(q, k, v, g=g, scale=1.0)[0]
+    packed = _fla_packed(inp)
+    return lambda: chunk_simple_gla(q, k, v, g=g, scale=1.0, **packed)[0]
 
 
 # ---- forward + backward ----
@@ -144,20 +163,21 @@ def _flashssm_fwd(w: SSDWorkload, inp: dict):
     import flashssm
 
     _require_ssd_kernel(w, inp)
-    return lambda *leaves: flashssm.ssd_scan(*leaves, chunk_size=w.chunk_size)
+    return lambda *leaves: flashssm.ssd_scan(*leaves, chunk_size=w.chunk_size, cu_seqlens=inp.get("cu_seqlens"))
 
 
 def _reference_fwd(w: SSDWorkload, inp: dict):
     from flashssm.ops.ssd.reference import ssd_scan_chunked
 
-    return lambda *leaves: ssd_scan_chunked(*leaves, chunk_size=w.chunk_size)[0]
+    return lambda *leaves: ssd_scan_chunked(*leaves, chunk_size=w.chunk_size, cu_seqlens=inp.get("cu_seqlens"))[0]
 
 
 def _mamba_ssm_fwd(w: SSDWorkload, inp: dict):
     if not inp["x"].is_cuda:
         raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
     fn = import_mamba_ssm().mamba_chunk_scan_combined
-    return lambda x, dt, A, B, C: fn(x, dt, A, B, C, chunk_size=w.chunk_size)
+    packed = _seq_idx(inp)
+    return lambda x, dt, A, B, C: fn(x, dt, A, B, C, chunk_size=w.chunk_size, **packed)
 
 
 def _fla_fwd(w: SSDWorkload, inp: dict):
@@ -169,11 +189,12 @@ def _fla_fwd(w: SSDWorkload, inp: dict):
     except Exception as err:
         raise Unavailable(f"fla is not importable: {err}") from None
     r = w.nheads // w.ngroups
+    packed = _fla_packed(inp)
 
     def call(x, dt, A, B, C):
         v = (x.float() * dt[..., None]).to(x.dtype)
         return chunk_simple_gla(C.repeat_interleave(r, dim=2), B.repeat_interleave(r, dim=2), v, g=(dt * A).float(),
-                                scale=1.0)[0]
+                                scale=1.0, **packed)[0]
     return call
 
 

@@ -110,8 +110,8 @@ def write_plot(run: BenchRun, path: str | Path) -> None:
     series: dict[tuple[str, int], list[tuple[int, float, float | None]]] = {}
     for wr in scans:
         w = wr.workload
-        if (w.nheads, w.headdim, w.dstate, w.ngroups, w.chunk_size, w.dtype) != model:
-            continue
+        if (w.nheads, w.headdim, w.dstate, w.ngroups, w.chunk_size, w.dtype) != model or w.lengths is not None:
+            continue  # (packed rows: another kind of line)
         for r in wr.results:
             if r.verified:
                 frac = wr.floor_ms / r.time_ms if wr.floor_ms else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass
 
@@ -24,6 +25,8 @@ class SSDWorkload(_Workload):
 
     Inputs follow mamba_ssm's tests: x, B, C ~ N(0, 1) in `dtype`, dt = softplus(N(0, 1) − 4) in
     fp32 (about 0.02), A = −exp(U(0, 1)); no D, z or dt_bias, so every peer computes the same thing.
+    `lengths`: packed sequences (batch 1, seqlen their sum), passed as cu_seqlens (int32, on the device; mamba_ssm
+    takes the per-token seq_idx, fla cu_seqlens as int64, both built outside the timed call).
     """
 
     name: str
@@ -36,7 +39,12 @@ class SSDWorkload(_Workload):
     chunk_size: int = 256
     dtype: str = "bfloat16"
     needs_gpu: bool = True
+    lengths: tuple[int, ...] | None = None
     op = "ssd_scan"
+
+    def __post_init__(self):
+        if self.lengths is not None and (self.batch != 1 or sum(self.lengths) != self.seqlen):
+            raise ValueError(f"{self.name}: packed lengths need batch 1 and seqlen their sum ({sum(self.lengths)})")
 
     @property
     def tokens(self) -> int:
@@ -44,7 +52,8 @@ class SSDWorkload(_Workload):
 
     @property
     def shape(self) -> str:
-        return (f"{self.batch}x{self.seqlen} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
+        packed = "" if self.lengths is None else f" packed {len(self.lengths)} sequences"
+        return (f"{self.batch}x{self.seqlen}{packed} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
                 f"Q{self.chunk_size} {self.dtype}")
 
     def make_inputs(self, device, seed: int = 0) -> dict:
@@ -55,19 +64,24 @@ class SSDWorkload(_Workload):
             return torch.randn(*shape, generator=gen, device=device, dtype=torch.float32).to(dt)
 
         b, l, h = self.batch, self.seqlen, self.nheads
-        return dict(
+        inp = dict(
             x=randn(b, l, h, self.headdim),
             dt=F.softplus(randn(b, l, h, dt=torch.float32) - 4.0),
             A=-torch.exp(torch.rand(h, generator=gen, device=device)),
             B=randn(b, l, self.ngroups, self.dstate),
             C=randn(b, l, self.ngroups, self.dstate),
         )
+        if self.lengths is not None:
+            inp["cu_seqlens"] = torch.tensor([0, *itertools.accumulate(self.lengths)], dtype=torch.int32,
+                                             device=device)
+        return inp
 
     def reference(self, inp: dict) -> torch.Tensor:
         """y in float64 from the chunked reference."""
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
-        return ssd_scan_chunked(*(inp[k].double() for k in ("x", "dt", "A", "B", "C")), chunk_size=self.chunk_size)[0]
+        return ssd_scan_chunked(*(inp[k].double() for k in ("x", "dt", "A", "B", "C")), chunk_size=self.chunk_size,
+                                cu_seqlens=inp.get("cu_seqlens"))[0]
 
     def bytes(self) -> int:
         """Read x, B, C (input dtype) and dt (fp32) once, write y once."""
@@ -100,7 +114,7 @@ class SSDTrainWorkload(SSDWorkload):
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
         leaves = [inp[k].double().requires_grad_() for k in ("x", "dt", "A", "B", "C")]
-        y = ssd_scan_chunked(*leaves, chunk_size=self.chunk_size)[0]
+        y = ssd_scan_chunked(*leaves, chunk_size=self.chunk_size, cu_seqlens=inp.get("cu_seqlens"))[0]
         grads = torch.autograd.grad(y, leaves, inp["dy"].double())
         return (y.detach(), *grads)
 
@@ -400,6 +414,21 @@ def _mamba2_27b(batch: int, seqlen: int) -> SSDWorkload:
     return SSDWorkload(f"2.7b-{batch}x{label}", batch, seqlen)
 
 
+def ragged_lengths(n: int, total: int, seed: int = 0, multiple: int = 256) -> tuple[int, ...]:
+    """n sequence lengths summing to `total`, each 0.5-1.5x the mean (a seeded draw), none a multiple of `multiple`
+    but perhaps the last: a packed training batch whose sequences end inside chunks."""
+    w = 0.5 + torch.rand(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    lengths = [max(1, int(v)) for v in (w / w.sum() * total).tolist()]
+    lengths = [v + 1 if v % multiple == 0 else v for v in lengths]
+    lengths[-1] += total - sum(lengths)
+    return tuple(lengths)
+
+
+# packed training batches of the 2.7B mixer: 8 sequences of ~4K (against 8x4K) and 64 of ~512 (an SFT-like batch)
+PACKED_8 = ragged_lengths(8, 32768)
+PACKED_64 = ragged_lengths(64, 32768, seed=1)
+
+
 # Mamba-2 2.7B's mixer: d_model 2560, expand 2 -> 5120 channels = 80 heads of 64, dstate 128, 1 group.
 WORKLOADS: dict[str, Workload] = {
     w.name: w for w in [
@@ -421,6 +450,12 @@ WORKLOADS: dict[str, Workload] = {
         SSDTrainWorkload("train-2.7b-8x4K", 8, 4096),
         SSDTrainWorkload("cpu-train", 1, 100, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
                          dtype="float32", needs_gpu=False),
+        # packed sequences (cu_seqlens), the same tokens as 8x4K; training too
+        SSDWorkload("2.7b-packed-8x4K", 1, 32768, lengths=PACKED_8),
+        SSDTrainWorkload("train-2.7b-packed-8x4K", 1, 32768, lengths=PACKED_8),
+        SSDTrainWorkload("train-2.7b-packed-64x512", 1, 32768, lengths=PACKED_64),
+        SSDTrainWorkload("cpu-train-packed", 1, 120, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
+                         dtype="float32", needs_gpu=False, lengths=(50, 1, 0, 69)),
         # decoding: one token of the 2.7B mixer (fp32 state), and of Mamba-1 2.8B
         SSDStepWorkload("step-2.7b-b1", 1),
         SSDStepWorkload("step-2.7b-b128", 128),

@@ -31,6 +31,29 @@ def test_floors_match_anchors(name, floor_ms):
     assert kind == "compute"  # at chunk 256 the intra-chunk products outweigh the bytes
 
 
+def test_packed_workloads():
+    """The packed workloads: ragged lengths summing to the tokens of their dense twin, ending inside chunks; their
+    cu_seqlens, and each peer's form of them (mamba_ssm's per-token seq_idx, fla's int64 offsets with a host copy)."""
+    from flashssm.bench.impls import _fla_packed, _seq_idx
+    from flashssm.bench.workloads import SSDWorkload, ragged_lengths
+
+    for name in ("2.7b-packed-8x4K", "train-2.7b-packed-8x4K", "train-2.7b-packed-64x512"):
+        w = WORKLOADS[name]
+        assert w.batch == 1 and sum(w.lengths) == w.seqlen == 32768 and "packed" in w.shape
+        assert sum(v % 256 == 0 for v in w.lengths[:-1]) == 0 and min(w.lengths) > 0
+    packed, dense = WORKLOADS["2.7b-packed-8x4K"], WORKLOADS["2.7b-8x4K"]  # the floor of the same tokens
+    assert packed.bytes() == dense.bytes() and packed.flops() == dense.flops()
+    assert ragged_lengths(5, 1000, seed=3) == ragged_lengths(5, 1000, seed=3) != ragged_lengths(5, 1000, seed=4)
+    with pytest.raises(ValueError, match="packed lengths"):
+        SSDWorkload("bad", 2, 10, lengths=(5, 5))
+    inp = SSDWorkload("p", 1, 6, nheads=2, headdim=4, dstate=4, dtype="float32", lengths=(3, 0, 2, 1)).make_inputs("cpu")
+    assert inp["cu_seqlens"].tolist() == [0, 3, 3, 5, 6] and inp["cu_seqlens"].dtype == torch.int32
+    assert _seq_idx(inp)["seq_idx"].tolist() == [[0, 0, 0, 2, 2, 3]]
+    fla = _fla_packed(inp)
+    assert fla["cu_seqlens"].dtype == torch.int64 and fla["cu_seqlens_cpu"].device.type == "cpu"
+    assert _seq_idx({}) == {} and _fla_packed({}) == {}
+
+
 def test_accuracy_rule():
     ref = torch.randn(1000, dtype=torch.float64)
     good = accuracy((ref * (1 + 1e-3)).float(), ref, torch.float32)

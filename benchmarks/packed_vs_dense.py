@@ -95,10 +95,12 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
         "packed, chunk-aligned": (flat, [seqlen] * batch),
         "packed, ragged": (flat, ragged_lengths(batch, total, w.chunk_size)),
     }
-    try:
-        from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined
-    except Exception as err:  # noqa: BLE001 - optional peer
-        print(f"(mamba_ssm not importable: {err})")
+    from flashssm.bench.impls import Unavailable, import_mamba_ssm
+
+    try:  # (the bench's import: a stand-in for the CUDA extension its package __init__ imports first)
+        mamba_chunk_scan_combined = import_mamba_ssm().mamba_chunk_scan_combined
+    except Unavailable as err:
+        print(f"(mamba_ssm: {err})")
         mamba_chunk_scan_combined = None
     dy_dense = torch.randn_like(dense["x"])
     y_dense = flashssm.ssd_scan(**dense, chunk_size=w.chunk_size)

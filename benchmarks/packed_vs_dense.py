@@ -24,7 +24,8 @@ import statistics
 import torch
 
 import flashssm
-from flashssm.bench.workloads import ScanWorkload, SSDWorkload
+from flashssm.bench.impls import _seq_idx
+from flashssm.bench.workloads import ScanWorkload, SSDWorkload, ragged_lengths
 
 DEVICE = "cuda"  # a dry run on the CPU under the interpreter sets these three
 SSD_SHAPE: dict = {}
@@ -62,26 +63,11 @@ def _print_kernels(train) -> None:
                                                   sorted(times.items(), key=lambda kv: -kv[1])[:8]))
 
 
-def ragged_lengths(n: int, total: int, multiple: int, seed: int = 0) -> list[int]:
-    """n lengths summing to total, spread 0.5x-1.5x of the mean, none a multiple of `multiple` but the last maybe."""
-    gen = torch.Generator().manual_seed(seed)
-    w = 0.5 + torch.rand(n, generator=gen)
-    lengths = [max(1, int(v)) for v in (w / w.sum() * total).tolist()]
-    lengths = [v + 1 if v % multiple == 0 else v for v in lengths]
-    lengths[-1] += total - sum(lengths)
-    return lengths
-
-
 def _cu(lengths, device):
     cu = [0]
     for v in lengths:
         cu.append(cu[-1] + v)
     return torch.tensor(cu, dtype=torch.int32, device=device)
-
-
-def _seq_idx(lengths, device):
-    return torch.cat([torch.full((v,), i, dtype=torch.int32, device=device)
-                      for i, v in enumerate(lengths)])[None]
 
 
 def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
@@ -93,7 +79,7 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
     layouts = {
         "dense": (dense, None),
         "packed, chunk-aligned": (flat, [seqlen] * batch),
-        "packed, ragged": (flat, ragged_lengths(batch, total, w.chunk_size)),
+        "packed, ragged": (flat, list(ragged_lengths(batch, total, multiple=w.chunk_size))),
     }
     from flashssm.bench.impls import Unavailable, import_mamba_ssm
 
@@ -116,7 +102,7 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
         dy = dy_dense.reshape(leaves["x"].shape)
         impls = {"flashssm": lambda t, kw=kw: flashssm.ssd_scan(**t, chunk_size=w.chunk_size, **kw)}
         if mamba_chunk_scan_combined is not None:
-            mkw = {} if lengths is None else dict(seq_idx=_seq_idx(lengths, DEVICE))
+            mkw = {} if lengths is None else _seq_idx({"cu_seqlens": _cu(lengths, DEVICE)})
             impls["mamba_ssm"] = lambda t, mkw=mkw: mamba_chunk_scan_combined(
                 t["x"], t["dt"], t["A"], t["B"], t["C"], chunk_size=w.chunk_size, **mkw)
         for impl, fn in impls.items():
@@ -154,7 +140,7 @@ def scan_rows(batch: int, seqlen: int, rounds: int) -> None:
     layouts = {
         "dense": (dense, None),
         "packed, chunk-aligned": (flat_t, [seqlen] * batch),
-        "packed, ragged": (flat_t, ragged_lengths(batch, total, 64)),
+        "packed, ragged": (flat_t, list(ragged_lengths(batch, total, multiple=64))),
     }
     y_dense = flashssm.selective_scan(**dense, delta_softplus=True)
     y_packed = flashssm.selective_scan(**flat_t, delta_softplus=True, cu_seqlens=_cu([seqlen] * batch, DEVICE))

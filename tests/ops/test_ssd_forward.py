@@ -291,6 +291,51 @@ def test_sweep_states(case, device):
             launch(dims, **kw, config=cfg, **bad)
 
 
+@pytest.mark.parametrize("form", ["recompute-late", "recompute-late-carry", "sweep-late", "sweep-early"])
+def test_packed_states_in_spans(form, device):
+    """Packed sequences, the Triton kernel sweeping spans of 3 chunks: the states-only recompute publishing late (and
+    with `carry`: dotted with the gradient rows already in the buffer), and an output sweep storing the state
+    entering every half chunk (late and early publish), each at its row of the chunk table (`varlen_state_rows`):
+    the same rows as the early recompute's (a program a chunk), every one written (an empty sequence's chunk too:
+    its initial state), y and the final states unchanged. Ragged ends, a one-token sequence, initial states."""
+    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+
+    lengths = [150, 0, 1, 64, 37, 97]
+    kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", dt_bias=True,
+                    dt_softplus=True, initial_states=True, num_seqs=len(lengths))
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+    chunk = 32
+    dims = check_ssd_scan(**kw, chunk_size=chunk, cu_seqlens=cu)
+    common = dict(dt_bias=kw["dt_bias"], dt_softplus=True, initial_states=kw["initial_states"])
+    if form.startswith("recompute"):
+        want = entering_states(dims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=False, **common)
+        out = torch.full(states_shape(dims), float("nan"), device=device)
+        carry = None
+        if form.endswith("carry"):
+            dH = torch.randn(states_shape(dims), device=device)
+            out.copy_(dH)
+            carry = torch.full(states_shape(dims)[:2], float("nan"), device=device)
+        got = entering_states(dims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=True, group=3, out=out,
+                              carry=carry, **common)
+        assert not got.isnan().any(), "a state not stored"
+        assert rel_err(got, want) < 1e-5, "late states"
+        if carry is not None:
+            assert rel_err(carry, (dH * want).sum((2, 3))) < 1e-5, "carry"
+        return
+    early = form == "sweep-early"
+    sdims = dataclasses.replace(dims, chunk_size=chunk // 2)
+    cfg = dataclasses.replace(pick_config(dims, torch.float32, kw["x"].device), early_publish=early,
+                              group=1 if early else 3, sub=16, gluon_group=None, gluon=False)
+    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, chunk // 2)
+    states = torch.full(states_shape(sdims), float("nan"), device=device)
+    y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, states=states, state_chunk=chunk // 2)
+    assert not states.isnan().any(), "a state not stored"
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=False, **common)
+    assert rel_err(states, want) < 1e-5, "stored states"
+    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("prefetch", [False, True], ids=["", "prefetch"])
 @pytest.mark.parametrize("group", [1, 2])

@@ -146,9 +146,22 @@ def chunk_of(rest, table_ptr, batch, seqlen, CHUNK: tl.constexpr, IS_VARLEN: tl.
 
 
 @triton.jit
+def _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK: tl.constexpr, STATE_CHUNK: tl.constexpr,
+               IS_VARLEN: tl.constexpr):
+    """The row of `entering_states`' layout (chunks of STATE_CHUNK tokens, position-major) for the chunk starting s0
+    tokens into the span of chunk row `rest` (span index k, batch row b): packed, the span table's entry of
+    `varlen_state_rows`; dense, (k * spans' chunks + s0 // STATE_CHUNK) * batch + b. int64."""
+    if IS_VARLEN:
+        row = tl.load(state_rows_ptr + rest.to(tl.int64) * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK)
+    else:
+        row = ((k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b).to(tl.int64)
+    return row
+
+
+@triton.jit
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
-    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr, carry_ptr,
+    ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr, carry_ptr, state_rows_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -251,15 +264,19 @@ def _ssd_fwd_kernel(
         ypre_base = ypre_ptr + b.to(tl.int64) * stride_y_b + h.to(tl.int64) * stride_y_h + start * stride_y_t
         z_base = z_ptr + b.to(tl.int64) * stride_z_b + h.to(tl.int64) * stride_z_h + start * stride_z_t
         causal = offs_s[:, None] >= offs_s[None, :]
+        if SWEEP_STATES and IS_VARLEN:
+            if length == 0:  # an empty sequence's chunk, which the sweep below never enters: its (initial) state
+                empty_row = _state_row(state_rows_ptr, rest, k, b, batch, 0, CHUNK, STATE_CHUNK, IS_VARLEN)
+                _store_state(states_ptr, carry_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, False)
         for s0 in range(0, length, SUB):
             t = s0 + offs_s
             mask_t = t < length
             mask_tp = mask_t[:, None] & mask_p[None, :]
             mask_tn = mask_t[:, None] & mask_n[None, :]
             if SWEEP_STATES:  # for the tiles backward: the state entering each of its chunks (STATE_CHUNK tokens, a
-                # divisor of CHUNK; not varlen), as this sweep runs it
+                # divisor of CHUNK), as this sweep runs it
                 if s0 % STATE_CHUNK == 0:
-                    row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
+                    row = _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK, STATE_CHUNK, IS_VARLEN)
                     _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, False)
             if PREFETCH:  # the next sub-chunk's rows into L2: its loads, issued at the end of this
                 # iteration and waited for at the top of the next, then come from L2, not DRAM
@@ -300,13 +317,17 @@ def _ssd_fwd_kernel(
             H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
     elif not EARLY_PUBLISH:
         # states only, late publish (many chains): one sweep of the span with the running state, which is
-        # stored at the start of each of the caller's chunks (STATE_CHUNK tokens; not varlen)
+        # stored at the start of each of the caller's chunks (STATE_CHUNK tokens)
         offs_a = tl.arange(0, SUB_A)
+        if IS_VARLEN:
+            if length == 0:  # an empty sequence's chunk, which the sweep below never enters: its (initial) state
+                empty_row = _state_row(state_rows_ptr, rest, k, b, batch, 0, CHUNK, STATE_CHUNK, IS_VARLEN)
+                _store_state(states_ptr, carry_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
         for s0 in range(0, length, SUB_A):
             t = s0 + offs_a
             mask_t = t < length
             if s0 % STATE_CHUNK == 0:
-                row = (k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b
+                row = _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK, STATE_CHUNK, IS_VARLEN)
                 _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
             dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
                                        dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
@@ -671,14 +692,14 @@ def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int)
     """Whether a forward launch of `cfg` with output can also store, as its output sweep runs, the state entering
     every chunk of `state_chunk` tokens in `entering_states`' layout for those chunks (`launch(states=...,
     state_chunk=...)`): chunks that divide the forward's, and a kernel that writes that layout whole (the Gluon kernel
-    where it takes the call: headdim and dstate without padding, packed sequences too (`varlen_state_rows`); the
-    Triton one: one headdim block, not packed)."""
+    where it takes the call: headdim and dstate without padding; the Triton one: one headdim block; packed sequences
+    at the rows `varlen_state_rows` gives)."""
     if dims.chunk_size % state_chunk or state_chunk % cfg.sub:
         return False
     if cfg.gluon and x.is_cuda and gluon_blocker(dims, x, B, C, z) is None:
         return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
                 and dims.headdim == states_block_p(dims.headdim))
-    return dims.cu_seqlens is None and cfg.block_p == states_block_p(dims.headdim)
+    return cfg.block_p == states_block_p(dims.headdim)
 
 
 def stores_states(dims: SSDDims, cfg: LaunchConfig) -> bool:
@@ -706,9 +727,9 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
     states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
     The forward kernel without its output sweep: reads x, B and dt once. Few chains (one long sequence):
-    early publish, a program per chunk (its own state, then the hand-over, then the store). Many chains
-    (and not varlen): late publish, a program sweeping a span of chunks (the forward's `_group`) with the
-    running state and storing it at each chunk start: one sweep instead of two, and fewer programs
+    early publish, a program per chunk (its own state, then the hand-over, then the store). Many chains:
+    late publish, a program sweeping a span of chunks (the forward's `_group`) with the running state and storing
+    it at each chunk start (packed: at `varlen_state_rows`' rows): one sweep instead of two, and fewer programs
     (H100, 2.7B shape: 8x4K 0.61 -> 0.39 ms, 32x2K 1.18 -> 0.74; benchmarks/notes/ssd_backward.md).
     `varlen`: the result of `varlen_table` when the caller has it already (varlen inputs);
     late_states, group, sub_a: force the form, the span and the sweep's step (tuning, tests). pre_decays: dt and its
@@ -731,9 +752,10 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         raise ValueError("entering_states: halves is an early-publish form for inputs that are not packed")
     if halves:
         cfg = dataclasses.replace(cfg, group=2)
-    elif late_states and dims.cu_seqlens is None:
+    elif late_states:
         # many chains: one sweep of a span of chunks a program, the states stored on the way, in steps of up to
-        # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100)
+        # 128 tokens (one product a step: 8x4K 0.381 -> 0.318 ms against steps of 64 on an H100); packed sequences
+        # store at the rows `varlen_state_rows` gives
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
     if out is None:
@@ -789,9 +811,12 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             and not (halves and dims.cu_seqlens is None)):
         raise ValueError(f"an early-publish launch stores the states entering spans of 1 chunk, or (no output, not "
                          f"varlen) 2, not {cfg.group}")
+    state_rows = x  # (read only by a packed launch that stores states sweeping spans)
     if dims.cu_seqlens is not None:
         table, n_rows, n_lanes = (varlen if varlen is not None and chunk == dims.chunk_size
                                   else varlen_table(dims, device, chunk))
+        if states is not None and (state_chunk is not None or not cfg.early_publish):
+            state_rows = varlen_state_rows(dims, chunk, state_chunk or dims.chunk_size, device)
     else:
         table = x  # any pointer: IS_VARLEN=False never reads it
         n_rows = _chunk_rows(dims, chunk)
@@ -816,7 +841,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             init_arg, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
             states if states is not None else any_out, counter, flags, slots, table, decays,
-            carry if carry is not None else any_out,
+            carry if carry is not None else any_out, state_rows,
             dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
             n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,

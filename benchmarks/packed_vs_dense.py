@@ -54,6 +54,17 @@ def _time(fn, rounds: int) -> float:
     return statistics.median(out)
 
 
+def _peak_mib(fn) -> float:
+    """MiB allocated at the peak of one call of fn above what was allocated before it (the bench's measure)."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    out = fn()
+    torch.cuda.synchronize()
+    del out
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
 def _print_kernels(train) -> None:
     """Each kernel's GPU ms a training call (the profiler), largest first."""
     from benchmarks.tune_ssd_backward import kernel_times
@@ -94,7 +105,7 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
     diff = (y_packed.reshape(y_dense.shape).float() - y_dense.float()).abs().max().item()
     print(f"ssd_scan {batch}x{seqlen}: packed chunk-aligned y against dense y: max |diff| {diff:.3e} "
           f"(|y| max {y_dense.float().abs().max().item():.2f})")
-    print(f"{'layout':<24} {'impl':<10} {'forward ms':>11} {'fwd+bwd ms':>11}")
+    print(f"{'layout':<24} {'impl':<10} {'forward ms':>11} {'fwd+bwd ms':>11} {'peak MiB':>9}")
     base = {}
     for name, (tensors, lengths) in layouts.items():
         kw = {} if lengths is None else dict(cu_seqlens=_cu(lengths, DEVICE))
@@ -114,12 +125,13 @@ def ssd_rows(batch: int, seqlen: int, rounds: int) -> None:
                 return torch.autograd.grad(y, list(leaves.values()), dy)
 
             both = _time(train, rounds)
+            peak = _peak_mib(train)
             if KERNELS and impl == "flashssm":
                 _print_kernels(train)
             if name == "dense":
                 base[impl] = (fwd, both)
             ratio = "" if name == "dense" else f"   ({fwd / base[impl][0]:.2f}x, {both / base[impl][1]:.2f}x dense)"
-            print(f"{name:<24} {impl:<10} {fwd:>11.3f} {both:>11.3f}{ratio}")
+            print(f"{name:<24} {impl:<10} {fwd:>11.3f} {both:>11.3f} {peak:>9.0f}{ratio}")
         if lengths is not None:
             print(f"{'':<24} lengths {lengths}")
 
@@ -177,7 +189,7 @@ def main() -> None:
     ap.add_argument("--kernels", action="store_true", help="each ssd_scan training call's kernels (profiler)")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="set a module switch (a Python literal) for the whole run, e.g. "
-                         "flashssm.ops.ssd.backward_chain.TILES_CHUNK_PACKED=False")
+                         "flashssm.ops.ssd.backward_chain.CHAIN_SPANS_PACKED=False")
     args = ap.parse_args()
     for item in args.set:
         import ast

@@ -684,11 +684,16 @@ def test_gpu_varlen_real(deterministic):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("packing", ["ragged", "aligned"])
 @pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
-def test_gpu_packed_states_from_forward(deterministic, monkeypatch):
-    """Packed training on the GPU without an empty sequence: the Gluon forward stores the tiles' states at the chunk
-    table's rows (no recompute launch, in both modes: the deterministic tiles run in the forward's chunks here), and
-    every gradient, the initial states' and the final states' included, against float64."""
+def test_gpu_packed_states_from_forward(deterministic, packing, monkeypatch):
+    """Packed training on the GPU without an empty sequence, many chains (7 sequences x 80 heads, at least two for
+    each of the H100's or H200's resident programs: the chain launch in spans): every gradient,
+    the initial states' and the final states' included, against float64. Ragged ends (more chunk rows at 128 than the
+    tokens need): the tiles keep the forward's chunks of 256, and the Gluon forward stores their states at the chunk
+    table's rows, no recompute launch in either mode. Sequences of whole 128-token chunks: the tiles take chunks of 128,
+    whose states the forward stores (atomic mode) or the deterministic mode recomputes into its gradients' buffer (a
+    late recompute from the table of spans)."""
     from flashssm.ops.ssd import backward_chain, forward
 
     recomputed, stored = [], []
@@ -696,12 +701,17 @@ def test_gpu_packed_states_from_forward(deterministic, monkeypatch):
     monkeypatch.setattr(backward_chain, "entering_states",
                         lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
     monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
-    lengths = [1500, 700, 1, 2100, 300, 1, 513]
+    lengths = [1500, 700, 1, 2100, 300, 1, 513] if packing == "ragged" else [1024, 640, 2048, 256, 1536, 512, 384]
     kw = ssd_inputs(1, sum(lengths), 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h",
                     dt_softplus=True, initial_states=True, num_seqs=len(lengths))
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
     check_gradients(kw, torch.bfloat16, chunk_size=256, cu_seqlens=cu, deterministic=deterministic)
-    assert stored == [256] and not recomputed, (stored, len(recomputed))
+    if packing == "ragged":
+        assert stored == [256] and not recomputed, (stored, len(recomputed))
+    elif deterministic:
+        assert stored == [None] and recomputed, (stored, len(recomputed))
+    else:
+        assert stored == [128] and not recomputed, (stored, len(recomputed))
 
 
 @pytest.mark.gpu
@@ -770,14 +780,17 @@ def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypat
     check_gradients(kw, dtype, chunk_size=chunk_size)
 
 
-@pytest.mark.parametrize("case", [full("batch"), "deterministic", full("deterministic-two-buffers"), "varlen"])
+@pytest.mark.parametrize("case", [full("batch"), "deterministic", full("deterministic-two-buffers"), "varlen",
+                                  "varlen-rows-kept"])
 def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     """With many chains the tiles run in chunks of TILES_CHUNK where the forward's are larger (fewer tile pairs a token;
     the recompute and the gradient chain then store a state at every smaller chunk's end): forced here with the GPU made
     to look one program wide, a forward chunk of 128 and tiles chunks of 64, with every option, initial states, a
-    final-state gradient and a ragged end. The tiles' launches must see the smaller chunk (a spy); packed sequences keep
-    the forward's, and so does the deterministic mode with two buffers of states (its memory; with one, the default, it
-    takes the smaller chunks). Fails if the chunks' states or tile pairs are misplaced."""
+    final-state gradient and a ragged end. The tiles' launches must see the smaller chunk (a spy); so must packed
+    sequences (an empty one, a one-token one, ragged ends: their chain launch sweeps spans too) where their extra chunk
+    rows are allowed (PACKED_ROWS_OVER), while by default such a packing keeps the forward's chunk (more rows than its
+    tokens need: memory), and so does the deterministic mode with two buffers of states (its memory; with one, the
+    default, it takes the smaller chunks). Fails if the chunks' states or tile pairs are misplaced."""
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
@@ -791,13 +804,15 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     monkeypatch.setattr(backward_chain, "_tiles_launch", lambda dims, *a, **k: chunks.append(dims.chunk_size)
                         or real(dims, *a, **k))
     if case == "varlen":
+        monkeypatch.setattr(backward_chain, "PACKED_ROWS_OVER", math.inf)
+    if case.startswith("varlen"):
         kw, cu = packed_inputs([150, 0, 1, 130], 3, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
     else:
         kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
                         dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, deterministic=case.startswith("deterministic"), what=case)
-    assert chunks == [64 if case in ("batch", "deterministic") else 128], chunks
+    assert chunks == [64 if case in ("batch", "deterministic", "varlen") else 128], chunks
 
 
 @pytest.mark.parametrize("case", ["late", "early-varlen", "deterministic-head-blocks"])
@@ -1042,6 +1057,33 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
+PACKED_SPANS = [(4, "tiles"), (1, "sweeps"), (3, "sweeps")]
+
+
+@pytest.mark.parametrize("span,launch", cases(PACKED_SPANS, [f"{s}-{la}" for s, la in PACKED_SPANS],
+                                              full_ids=("4-tiles",)))
+def test_chain_launch_spans_packed(span, launch, device, monkeypatch):
+    """The chain launch's span form on packed sequences, forced: spans of 1, 3 or 4 chunks from the table of spans,
+    each chunk's dH stored at its row of the chunk table (`varlen_state_rows`), one hand-over a span within each
+    sequence. Sequences of 70 (a ragged last span), 0, 1, 16 (one chunk) and 45 tokens in chunks of 16, with z, D per
+    (head, p), dt_bias, softplus, initial states and a final-state gradient, against float64; the tiles (after the
+    chain) and the sweeps (which read its dH rows). Fails if a span's rows are the dense layout's or a sequence's
+    gradient crosses into its neighbour."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward, backward_chain
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(
+        backward.ssd_backward, form="chain", tiles=launch == "tiles", dstates=True, dstates_span=span))
+    lates = []
+    real = _runtime.launch
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        lates.append(k.get("LATE")) if kernel is backward_chain._dstates_kernel else None) or real(kernel, *a, **k))
+    kw, cu = packed_inputs([70, 0, 1, 16, 45], 4, 2, device, D="hp", z=True, dt_bias=True, dt_softplus=True,
+                           initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=16, cu_seqlens=cu, what=f"packed span {span}")
+    assert lates and all(lates), lates
+
+
 @pytest.mark.parametrize("paths", ["kernel", "launch", full("launch-head-blocks"), full("launch-blocks-32"),
                                    full("launch-own-cs")])
 def test_tiles_state_paths(paths, device, monkeypatch):
@@ -1127,7 +1169,7 @@ def test_negative_dt_default_limit(form, device, monkeypatch):
 
 
 def test_chain_span_choice():
-    """The chain launch takes spans only where the forward would publish late: many chains, not packed."""
+    """The chain launch takes spans only where the forward would publish late: many chains, dense or packed."""
     from flashssm.ops.checks import check_ssd_scan
     from flashssm.ops.ssd import backward_chain
 
@@ -1139,7 +1181,9 @@ def test_chain_span_choice():
     assert backward_chain.chain_span(dims(1, 512), cpu) == 0  # 80 chains
     assert backward_chain.chain_span(dims(8, 512), cpu) == 4  # 640 chains of 8 chunks: spans of 4 keep 4 waves
     packed = torch.tensor([0, 512, 1024], dtype=torch.int32)
-    assert backward_chain.chain_span(dims(1, 1024, packed), cpu) == 0
+    assert backward_chain.chain_span(dims(1, 1024, packed), cpu) == 0  # 160 chains
+    packed = torch.arange(0, 4097, 512, dtype=torch.int32)
+    assert backward_chain.chain_span(dims(1, 4096, packed), cpu) == 4  # 8 sequences: as the dense 8 x 512
 
 
 @pytest.mark.parametrize("all_heads", cases([(False,), (True,)], ["head-blocks", "all-heads"], full_ids=("all-heads",)))

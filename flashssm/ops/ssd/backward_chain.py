@@ -64,9 +64,9 @@ from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
 from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
-                                      _resident_programs, chunk_of, chunk_rows, d_operand, entering_states,
-                                      init_operand, many_chains, states_block_p, states_shape, stores_states,
-                                      sweep_states, varlen_table)
+                                      _resident_programs, _state_row, chunk_of, chunk_rows, d_operand,
+                                      entering_states, init_operand, many_chains, states_block_p, states_shape,
+                                      stores_states, sweep_states, varlen_state_rows, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -392,7 +392,7 @@ def _operand(v):
 def _dstates_kernel(
     dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
     dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, x_ptr, dd_ptr,
-    states_ptr, carry_ptr,
+    states_ptr, carry_ptr, state_rows_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_C_b, stride_C_t, stride_C_g, stride_C_n,
@@ -412,10 +412,11 @@ def _dstates_kernel(
     """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
     Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
     chunk k+1 (stored: the gradient of the state after chunk k) and exp(cs_L) dH + share handed to chunk k-1.
-    Late (many chains, not varlen): a program sweeps a span of CHUNK tokens, the caller's chunks of STATE_CHUNK
+    Late (many chains): a program sweeps a span of CHUNK tokens, the caller's chunks of STATE_CHUNK
     tokens, backwards: it waits for the gradient of the state after the span first, then carries it back through
     the span's sub-chunks, storing it at the end of each chunk, and hands on the gradient of the state entering
-    the span: one hand-over (an fp32 slot written and read) a span instead of one a chunk.
+    the span: one hand-over (an fp32 slot written and read) a span instead of one a chunk. Packed sequences: `table_ptr`
+    is the table of spans, and each chunk's row is the span's entry of `varlen_state_rows` (`state_rows_ptr`).
     HALVES (early, not varlen): a program takes two of the caller's chunks (CHUNK = 2 STATE_CHUNK), their shares
     apart, and stores dH after each (the rows of the caller's chunks) once dH after the second has come.
     STORE_DY False: dy is not written; ROUND_DY: the products take dy rounded to the input dtype, as the chain
@@ -472,7 +473,7 @@ def _dstates_kernel(
         mask_tp = mask_t[:, None] & mask_p[None, :]
         if LATE:  # (the last sub-chunk of a chunk: dH after that chunk is stored, and its carry)
             stores = ((s0 + SUB) % STATE_CHUNK == 0) | (s0 + SUB >= n_sub * SUB)  # (i == 0: the span's last)
-            store_row = ((k * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK) * batch + b).to(tl.int64) * nheads + h64
+            store_row = _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK, STATE_CHUNK, IS_VARLEN) * nheads + h64
             if CARRY:  # (a load masked off where this sub-chunk stores nothing: no traffic)
                 H_c = tl.load(states_ptr + store_row * (BLOCK_N * BLOCK_P) + tile,
                               mask=tile < stores.to(tl.int32) * (BLOCK_N * BLOCK_P), other=0.0)
@@ -643,11 +644,18 @@ def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
 def chain_span(dims: SSDDims, device: torch.device) -> int:
     """The chain launch's form: 0, a program a chunk that hands over early (its own share first, then the wait:
     the chain stays short), or G >= 1, a program sweeping a span of G chunks that waits first and hands over once,
-    where the chains are many (as for the forward's late publish) and not packed: the fp32 hand-over slots are
-    written and read once a span instead of once a chunk. G is the forward's span (`_group`)."""
-    if dims.cu_seqlens is not None or not many_chains(dims, device):
+    where the chains are many (as for the forward's late publish; packed sequences too, each span within one
+    sequence): the fp32 hand-over slots are written and read once a span instead of once a chunk. G is the forward's
+    span (`_group`)."""
+    if not many_chains(dims, device) or (dims.cu_seqlens is not None and not CHAIN_SPANS_PACKED):
         return 0
     return _group(dims, _resident_programs(device))
+
+
+# Packed sequences with many chains take the span form too (and with it the tiles' smaller chunks, `tiles_chunk`): a
+# table of spans, each chunk's dH at its chunk-table row. False: a program a chunk handing over early, in the forward's
+# chunks (A/B; the state recompute, where one runs, publishes late with many chains either way).
+CHAIN_SPANS_PACKED = True
 
 
 # dD summed inside the gradient kernel (a reduction of every sub-chunk, through its sweeps: at 8x4K with D 1.1 ms of
@@ -809,7 +817,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dstates, dd_in_kernel, dstates_warps, dstates_sub (for tuning): whether the gradient chain runs as a launch
     of its own (default `chain_launch`), whether dD is summed in the gradient kernel (default DD_IN_KERNEL), that
     launch's warps and sub-chunk (DSTATES_WARPS, DSTATES_SUB); dstates_span (for tuning): its form, 0 for a program a
-    chunk handing over early, G >= 1 for spans of G chunks handed over late (not varlen; default `chain_span`).
+    chunk handing over early, G >= 1 for spans of G chunks handed over late (default `chain_span`).
     tiles (default TILES): the gradients by ops/ssd/backward_tiles.py's launches instead of the sweeps (always after
     the chain launch); tile, tiles_warps, tiles_stages, tiles_maxnreg, bc_heads, bc_warps, bc_maxnreg (for tuning):
     its tokens a block, its warps, stages and register cap, the heads a program of its pair launch sums (default: all
@@ -950,15 +958,19 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             span = chain_span(dims, device) if dstates_span is None else dstates_span
-            late = span > 0 and dims.cu_seqlens is None and not halves_chain
+            late = span > 0 and not halves_chain
             chain_q = dims.chunk_size * (span if late else 2 if halves_chain else 1)
             chain_rows = _chunk_rows(dims, chain_q) if late or halves_chain else n_rows
+            chain_table, state_rows = table, x
+            if late and dims.cu_seqlens is not None:  # packed: the table of spans, and the rows of their chunks
+                chain_table = varlen_table(dims, device, chain_q)[0]
+                state_rows = varlen_state_rows(dims, chain_q, dims.chunk_size, device)
             if fused_dd:
                 dd_part = _runtime.buffer((chain_rows, h, block_p), torch.float32, device)
             _runtime.launch(_dstates_kernel, (chain_rows * h,), (
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
-                _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, table, x,
-                dd_part if fused_dd else dH_buf, _or(states, dH_buf), _or(carry, dH_buf),
+                _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, chain_table, x,
+                dd_part if fused_dd else dH_buf, _or(states, dH_buf), _or(carry, dH_buf), state_rows,
                 dims.batch, dims.seqlen, h, p, n, r, chain_rows, chain_rows * h,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
@@ -1092,14 +1104,14 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
     saves the output y (an x-sized tensor) for its backward, which flashssm's does not, unless z gates it (both then
     keep y before the gate); so without z and with the states no larger than x (dstate <= the tiles' chunk: 2.7B
     shape, 8x4K in chunks of 128, as many bytes as x). Where the forward launch can write the layout
-    (`forward.sweep_states`: packed sequences only on the Gluon kernel)."""
+    (`forward.sweep_states`)."""
     if not TILES_STATES_FROM_FORWARD or z is not None:
         return None
     chunk = tiles_chunk(dims, x.device)
     shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))
     dtype = x.dtype if TILES_MODE == ROUND and x.dtype in (torch.float16, torch.bfloat16) else (
         state_dtype or torch.float32)
-    if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size():
+    if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size() * (1 + STATES_OVER_X):
         return None
     if not sweep_states(dims, cfg, x, B, C, z, chunk):
         return None
@@ -1112,6 +1124,9 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
 # as large as x), for ~7-10 % of a training call's time.
 STATES_FROM_FORWARD = True
 STATES_FROM_FORWARD_BYTES = 64 << 20
+# How far past x's bytes the tiles' stored states may go (A/B; with PACKED_ROWS_OVER above 0, packed sequences' states
+# in chunks of 128 pass x's bytes by up to a chunk row a sequence).
+STATES_OVER_X = 0.0
 TILES_STATES_FROM_FORWARD = os.environ.get("FLASHSSM_STORE_STATES", "1") != "0"
 
 
@@ -1124,11 +1139,15 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
 
 def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
     """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the gradient chain (like the state
-    recompute) runs in spans (`chain_span`: many chains, not packed), else the forward's. Smaller chunks mean fewer
+    recompute) runs in spans (`chain_span`: many chains; packed sequences where that adds no chunk rows,
+    PACKED_ROWS_OVER), else the forward's. Smaller chunks mean fewer
     tile pairs a token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states
     and state gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the
     recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
     if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
+        return dims.chunk_size
+    if (dims.cu_seqlens is not None
+            and _chunk_rows(dims, TILES_CHUNK) > _runtime.cdiv(dims.seqlen, TILES_CHUNK) * (1 + PACKED_ROWS_OVER)):
         return dims.chunk_size
     return TILES_CHUNK
 
@@ -1140,6 +1159,13 @@ def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
 # 1403); in the deterministic mode 1266 -> 1542, above mamba_ssm's, so that mode takes 128 only with its states in
 # place (IN_PLACE_STATES: one buffer for H and dH). 0: the forward's chunk always (A/B).
 TILES_CHUNK = 128
+# Packed sequences take TILES_CHUNK where the chain runs in spans and their chunk rows at TILES_CHUNK are at most this
+# fraction more than their tokens' dense count: sequences ending inside chunks add rows to the states and state
+# gradients, and at the 2.7B shape the dense 8x4K call's peak is already at mamba_ssm's (1384 MiB against 1386-1404),
+# so any extra row passes it (one H200, thirty-ninth session, training call, ragged packings: 8 sequences 3.160 ms at
+# the forward's 256 against 2.886 at 128 with the states stored, peak 1087 against 1398 MiB; 64 sequences 3.348
+# against 3.106, 1170 against 1465). A/B: math.inf, always; -1, never.
+PACKED_ROWS_OVER = 0.0
 
 
 def early_halves(dims: SSDDims, device: torch.device, narrow_chain: bool,

@@ -66,13 +66,15 @@ def _entering_ref(kw, tokens):
                                         return_last_state=True)[1]
 
 
-def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=False):
-    """The launchers called directly with chosen tiles: (y, last, grads by name)."""
+def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=False, rows=True):
+    """The launchers called directly with chosen tiles: (y, last, grads by name). Packed sequences: the forward's
+    rows (a chain of segments a sequence), or with rows False the packed row as one sequence."""
     seq = sequence_index(cu_seqlens, kw["u"].shape[2]) if cu_seqlens is not None else None
     num_seqs = None if cu_seqlens is None else cu_seqlens.numel() - 1
+    offsets = tuple(cu_seqlens.tolist()) if cu_seqlens is not None and rows else None
     args = [kw.get(k) for k in GRAD_NAMES]
     y, last, ckpt = scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=num_seqs,
-                                 return_last_state=True, ckpt_tile=bwd_cfg.chunk, config=fwd_cfg)
+                                 return_last_state=True, ckpt_tile=bwd_cfg.chunk, config=fwd_cfg, offsets=offsets)
     grads = scan_backward(dy, dlast, *args, kw.get("delta_softplus", False), ckpt=ckpt, ckpt_tile=bwd_cfg.chunk,
                           seq_index=seq, deterministic=deterministic, config=bwd_cfg)
     return y, last, {k: g for k, g in zip(GRAD_NAMES, grads) if kw.get(k) is not None}
@@ -234,12 +236,13 @@ def test_segments(fwd, bwd, hand_late, device):
     float64, with shared and grouped B and C, packed sequences that start and end inside and on the
     edges of segments (empty and one-token ones, a last-state gradient per sequence), and deterministic
     mode; the workspace is clean afterwards. The forward hands the state on before its output pass (its
-    own first pass) or after it (hand_late)."""
+    own first pass) or after it (hand_late); packed sequences each as a chain of segments from its first token's
+    tile (`varlen_rows`), and once as the packed row cut into segments."""
     from flashssm._runtime import _workspaces
 
-    cases = [((2, 6, 38, 5, None), None, False), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False),
-             ((1, 4, 40, 3, None), [0, 8, 8, 17, 40], True)]
-    for shape, cu, deterministic in cases:
+    cases = [((2, 6, 38, 5, None), None, False, True), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False, True),
+             ((1, 4, 40, 3, None), [0, 8, 8, 17, 40], True, True), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False, False)]
+    for shape, cu, deterministic, rows in cases:
         kw = _inputs(shape, torch.float32, device)
         cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
         dy = torch.randn_like(kw["u"])
@@ -249,7 +252,7 @@ def test_segments(fwd, bwd, hand_late, device):
         y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, fwd[0], fwd[1], 1, segment=fwd[2],
                                                                    hand_late=hand_late),
                                  bwd_cfg=BackwardConfig(block, bwd[0], bwd[1], bwd[2], 1, segment=bwd[3]),
-                                 cu_seqlens=cu_t, deterministic=deterministic)
+                                 cu_seqlens=cu_t, deterministic=deterministic, rows=rows)
         assert_close(y, y_ref, torch.float32, f"{shape}: y")
         assert_close(last, last_ref, torch.float32, f"{shape}: last_state")
         _check_grads(grads, g_ref, torch.float32, f"{shape}: ")
@@ -682,11 +685,11 @@ common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=16 // lanes, TILE=8, FAST=Tru
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,
-                  HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True, TILE_AHEAD=True)
+                  HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True, TILE_AHEAD=True, ROWS=varlen and segments)
 else:
     kernel = _scan_bwd_kernel
     consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True)
-ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
+ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else "*i64" if a == "rows_ptr" else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
                                           else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}
 compiled = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts),
@@ -704,7 +707,8 @@ print("compiled", len(compiled.asm["cubin"]))
                               "backward-lanes4-varlen", "backward-lanes4-segments"])
 def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
-    fresh process without the interpreter): the interpreter does not type-check loop-carried values
+    fresh process without the interpreter; the packed forward in segments with its rows, `varlen_rows`): the
+    interpreter does not type-check loop-carried values
     or lower the inline-asm prefetch of the GPU path (FAST). Catches a kernel that runs under the
     interpreter but does not compile."""
     import os

@@ -67,7 +67,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
             # eager autograd: the same launches without the custom op's dispatch
             from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
 
-            return SelectiveScanFunction.apply(num_seqs, ckpt_tile, bool(return_last_state), u, delta, A, B, C, D, z,
+            return SelectiveScanFunction.apply(cu, ckpt_tile, bool(return_last_state), u, delta, A, B, C, D, z,
                                                delta_bias, bool(delta_softplus), cu_seqlens)
         else:
             from flashssm.ops.selective_scan.scan import scan_forward, sequence_index
@@ -75,7 +75,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
             seq_index = None if cu_seqlens is None else sequence_index(cu_seqlens.to(u.device), u.shape[2])
             with _runtime.on_device(u.device):
                 y, last, _ = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
-                                          num_seqs=num_seqs, return_last_state=return_last_state)
+                                          num_seqs=num_seqs, return_last_state=return_last_state, offsets=cu)
         return (y, last) if return_last_state else y
     if u.is_cuda:
         _runtime.warn_reference_fallback("selective_scan", blocker)

@@ -45,7 +45,7 @@ def selective_scan_fwd(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor
         y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus,
                                      seq_index=_seq_index(cu_seqlens, u),
                                      num_seqs=None if cu is None else len(cu) - 1,
-                                     return_last_state=return_last_state, ckpt_tile=ckpt_tile or None)
+                                     return_last_state=return_last_state, ckpt_tile=ckpt_tile or None, offsets=cu)
     return y, last if last is not None else u.new_empty(0), ckpt if ckpt is not None else u.new_empty(0)
 
 
@@ -128,19 +128,20 @@ torch.library.register_autograd("flashssm::selective_scan_fwd", _backward, setup
 class SelectiveScanFunction(torch.autograd.Function):
     """selective_scan's autograd in eager mode: the launches of the custom ops above without their
     dispatch (a few hundred microseconds of host time a call; see ops/ssd/autograd.py's
-    SSDScanFunction). torch.compile traces the custom op instead. apply(num_seqs, ckpt_tile,
+    SSDScanFunction). torch.compile traces the custom op instead. apply(offsets, ckpt_tile,
     return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus, cu_seqlens) returns y, or
-    (y, last_state)."""
+    (y, last_state); offsets: cu_seqlens' host values (validation's), or None."""
 
     @staticmethod
-    def forward(ctx, num_seqs, ckpt_tile, return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
+    def forward(ctx, offsets, ckpt_tile, return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
                 cu_seqlens):
         from flashssm.ops.selective_scan.scan import scan_forward
 
         seq_index = _seq_index(cu_seqlens, u)
         with _runtime.on_device(u.device):
             y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
-                                         num_seqs=num_seqs, return_last_state=return_last_state, ckpt_tile=ckpt_tile)
+                                         num_seqs=None if offsets is None else len(offsets) - 1,
+                                         return_last_state=return_last_state, ckpt_tile=ckpt_tile, offsets=offsets)
         ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, ckpt)
         ctx.seq_index, ctx.delta_softplus, ctx.ckpt_tile = seq_index, delta_softplus, ckpt_tile
         ctx.return_last_state = return_last_state

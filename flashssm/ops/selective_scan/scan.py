@@ -456,7 +456,7 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
 @triton.jit
 def _scan_fwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
-    y_ptr, last_ptr, ckpt_ptr, counter_ptr, flag_ptr, slot_ptr,
+    y_ptr, last_ptr, ckpt_ptr, counter_ptr, flag_ptr, slot_ptr, rows_ptr,
     batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, n_seg, seg_len, n_programs,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
@@ -467,7 +467,7 @@ def _scan_fwd_kernel(
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
-    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False,
+    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -485,9 +485,28 @@ def _scan_fwd_kernel(
     HAND_LATE (segments where the channels alone already fill the GPU, and segments only even out its
     waves): no first pass; a program waits for the state entering its segment, runs the output pass and
     hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
-    full round of programs earlier and has, in the usual case, finished."""
+    full round of programs earlier and has, in the usual case, finished.
+    ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the segments are the rows of `varlen_rows`, each sequence
+    cut into segments of its own (a chain of its own: a sequence's first segment waits for nothing), from the tile
+    holding its first token; a row's tokens outside its sequence, [lo, hi), run through the recurrence (the state is
+    dropped at the sequence's first token) but store nothing: y, the backward's states and final states are the
+    neighbouring rows'."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
-    if SEGMENTS:
+    lo = 0  # (ROWS: the row's sequence, [lo, hi))
+    hi = seqlen
+    if ROWS:
+        ticket = take_ticket(counter_ptr, n_programs)
+        i_d = ticket % n_blocks
+        r = (ticket // n_blocks).to(tl.int64)  # rows are segment-major: a row's previous segment is an earlier row
+        entry = rows_ptr + r * 6
+        t_begin = tl.multiple_of(tl.load(entry).to(tl.int32), TILE)  # (whole tiles: the loads stay vectors)
+        t_end = tl.load(entry + 1).to(tl.int32)
+        lo = tl.load(entry + 2).to(tl.int32)
+        hi = tl.load(entry + 3).to(tl.int32)
+        prev = tl.load(entry + 4)
+        i_b = r * 0
+        seg = (prev >= 0).to(tl.int32)  # (0 for a sequence's first segment: nothing to wait for)
+    elif SEGMENTS:
         i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
                                                     False)
     else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
@@ -523,8 +542,14 @@ def _scan_fwd_kernel(
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     state_size = dim * dstate
     if SEGMENTS:
-        chain = (i_b * n_seg + seg) * n_blocks + i_d  # this program's hand-over slot and flag
-        has_next = seg < n_seg - 1
+        if ROWS:
+            chain = r * n_blocks + i_d  # this program's hand-over slot and flag, and the previous segment's
+            chain_prev = prev * n_blocks + i_d
+            has_next = tl.load(entry + 5) != 0
+        else:
+            chain = (i_b * n_seg + seg) * n_blocks + i_d
+            chain_prev = chain - n_blocks
+            has_next = seg < n_seg - 1
         if not HAND_LATE:
             # A. the state the segment ends with from a zero entering one (not needed by the last segment)
             own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
@@ -534,8 +559,8 @@ def _scan_fwd_kernel(
         # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
         # with HAND_LATE that one is handed on after the output pass
         if seg > 0:
-            _wait(flag_ptr, chain - n_blocks)
-        h = _receive(slot_ptr, chain - n_blocks, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+            _wait(flag_ptr, chain_prev)
+        h = _receive(slot_ptr, chain_prev, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
         if not HAND_LATE:
             if has_next:
                 _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
@@ -548,7 +573,8 @@ def _scan_fwd_kernel(
         n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
     for t0 in range(t_begin, t_end, TILE):
         if STORE_CKPT:
-            if t0 % CKPT == 0:  # the state entering this backward chunk
+            # the state entering this backward chunk (ROWS: by the row whose sequence holds its first token)
+            if (t0 % CKPT == 0) & (t0 >= lo):
                 p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
                 _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, CK, CK_RUN)
         raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
@@ -603,7 +629,7 @@ def _scan_fwd_kernel(
                 an = an + (accs[k] + x * c_j[k],)
                 if IS_VARLEN:
                     if STORE_LAST:  # the state after a sequence's last token is its final state
-                        if ends[k]:
+                        if ends[k] & (t0 + k >= lo) & (t0 + k < hi):
                             tl.store(last_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j], x,
                                      mask=(rows[j] < dstate) & m_d[None, :])
             accs = an
@@ -617,7 +643,14 @@ def _scan_fwd_kernel(
             y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
         if HAS_Z:
             y *= _fast_silu(zt, FAST)
-        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+        if ROWS:
+            if (t0 >= lo) & (t0 + TILE <= hi):  # a tile inside the row's sequence: vector stores
+                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+            else:  # its first or last tile: the sequence's tokens only
+                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
+                         mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+        else:
+            tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
     if SEGMENTS:
         if HAND_LATE:
             if has_next:
@@ -1249,8 +1282,13 @@ def sequence_index(cu_seqlens: torch.Tensor | None, seqlen: int) -> torch.Tensor
 
 
 def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, seq_index=None,
-                 num_seqs=None, return_last_state=False, ckpt_tile=None, config: ForwardConfig | None = None):
+                 num_seqs=None, return_last_state=False, ckpt_tile=None, config: ForwardConfig | None = None,
+                 offsets: tuple[int, ...] | None = None):
     """Launch the forward on validated inputs.
+
+    Packed sequences: `seq_index` (`sequence_index`) and num_seqs; with `offsets` (cu_seqlens' host values) too, each
+    sequence runs as a chain of its own (`varlen_rows`; the configuration is a dense batch's of as many sequences of
+    the longest one's length), else the packed row as one sequence of batch 1.
 
     Returns (y (batch, dim, seqlen) in u's dtype, last_state (num_seqs, dim, dstate) fp32 or None,
     ckpt (batch, cdiv(seqlen, ckpt_tile), dim, dstate) fp32 or None: the state entering every
@@ -1261,6 +1299,11 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     dstate = A.shape[1]
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
+    packed_rows = ROWS and seq_index is not None and offsets is not None
+    if config is None and packed_rows:
+        longest = max(e - s for s, e in zip(offsets, offsets[1:]))
+        config = forward_config(max(1, len(offsets) - 1), dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
+                                u.element_size(), longest)
     cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
                                    u.element_size(), seqlen)
     _check_groups(cfg, dim, ngroups)
@@ -1288,27 +1331,78 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, bc_dtype)
     prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
-    seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
-                                                                      slots * cfg.lanes * cfg.block_d, state_dtype,
-                                                                      u.device, y)
+    table = A
+    if packed_rows:  # a program per (row, block of channels), tickets row-major
+        table, n_rows = varlen_rows(offsets, cfg.segment, tile, u.device)
+        n_programs = n_rows * n_blocks
+        counter, flags, slot_buf = _runtime.workspace(u.device).get(max(n_programs, 1),
+                                                                     slots * cfg.lanes * cfg.block_d, state_dtype)
+        seg, n_seg, grid = seqlen, 1, (n_programs,)
+        if not n_rows:  # (every sequence empty: nothing to run; their final states are the zeros above)
+            return y, last, ckpt
+    else:
+        seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
+                                                                          slots * cfg.lanes * cfg.block_d,
+                                                                          state_dtype, u.device, y)
     compiled = _runtime.launch(_scan_fwd_kernel, grid, (
         u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
         seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
-        counter, flags, slot_buf,
+        counter, flags, slot_buf, table,
         batch, dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
         n_seg, seg, n_programs,
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
-        TILE_AHEAD=TILE_AHEAD_FWD, num_warps=cfg.num_warps,
+        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
     if compiled is not None:
         last_compiled["forward"] = compiled
     return y, last, ckpt
+
+
+# Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
+# as one sequence of batch 1, in segments with a first pass (A/B).
+ROWS = True
+
+
+@functools.lru_cache(maxsize=64)
+def _rows(offsets: tuple[int, ...], segment: int, tile: int) -> list[tuple[int, ...]]:
+    starts = {}  # (sequence, segment k) -> (first token, end)
+    for s, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
+        if hi <= lo:
+            continue
+        first = lo // tile * tile
+        step = segment if segment > 0 else hi - first
+        k = 0
+        while first + k * step < hi:
+            starts[s, k] = (first + k * step, min(first + (k + 1) * step, hi))
+            k += 1
+    order = sorted(starts, key=lambda sk: (sk[1], sk[0]))  # segment-major: a previous segment is an earlier row
+    index = {sk: i for i, sk in enumerate(order)}
+    out = []
+    for s, k in order:
+        t_begin, t_end = starts[s, k]
+        out.append((t_begin, t_end, offsets[s], offsets[s + 1], index.get((s, k - 1), -1), int((s, k + 1) in index)))
+    return out
+
+
+def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
+    """The forward's rows for packed sequences (host offsets): each non-empty sequence cut into segments of `segment`
+    tokens (0: one), the first from the tile holding its first token (rows start at multiples of `tile`, so that the
+    loads stay aligned vectors), as int64 (rows, 6): first token, end, the sequence's [lo, hi), the row of its previous
+    segment (-1: none), whether a next one follows; segment-major (deadlock-free tickets). Cached per arguments."""
+    return _rows_on(offsets, segment, tile, device)
+
+
+@functools.lru_cache(maxsize=64)
+def _rows_on(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
+    rows = _rows(offsets, segment, tile)
+    table = torch.tensor(rows or [(0, 0, 0, 0, -1, 0)], dtype=torch.int64).to(device, non_blocking=True)
+    return table, len(rows)
 
 
 def _segments(segment: int, seqlen: int, n_blocks: int, batch: int, slot_elems: int, dtype: torch.dtype,

@@ -1,0 +1,1577 @@
+"""selective_scan: Mamba-1's scan as fused Triton kernels, forward in one launch, backward in one.
+
+Per channel d and state n the scan is a first-order linear recurrence,
+
+    h_t = a_t h_{t-1} + b_t,   a_t = exp(delta_t A_dn),   b_t = delta_t u_t B_tn,
+
+with y_t = <h_t, C_t> (+ D u_t, gated by silu(z_t)).
+
+Forward: one program per (block of channels, batch row[, segment]) walks the sequence, token after
+token, with every state of a channel in registers (split over a few lanes where the grid would
+otherwise be too small): per (state, token) one exp2 and three multiply-adds, no scan primitive.
+u, delta, z and y move as 16-byte vectors of 8 tokens per thread, split into columns in
+registers; B and C are first rewritten by a small launch as zero-padded fp32 tiles, read at fixed
+offsets. States never reach device memory, except the state entering every chunk-th token (32) when a
+backward will follow (its memory is the states' divided by the chunk: O(inputs)).
+
+Backward: the same layout run backwards. One program per (block of channels, batch row) walks the
+sequence from its end, one chunk (the spacing of the stored states) at a time: pass 1 recomputes the
+state entering every tile of the chunk into a small per-program scratch (L1/L2), pass 2 takes the
+tiles in reverse, recomputes each tile's states per slot in registers and runs the gradient
+backwards through them (dh_t = r + C_t dy_t, r <- a_t dh_t). du, ddelta, dz and dA stay per channel;
+dB and dC are summed over the block's channels and added by fp32 atomics (one slice per block in
+deterministic mode).
+
+Segments: where the channels alone leave the GPU short of warps (batch 1), both kernels cut the
+sequence into segments, one program each. A program first sums what its segment contributes to the
+state leaving it (forward) or to the gradient reaching the state entering it (backward), then takes
+the value handed on by its neighbour (the previous segment forward, the next backward: an earlier
+ticket), hands on its own at once (one multiply-add per state), and only then runs its main pass.
+
+Varlen (cu_seqlens, batch 1): a per-token sequence index; the decay at a sequence's first token is
+0, so no state and no gradient crosses a boundary.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from flashssm import _runtime
+from flashssm.ops.checks import check_register_cap
+from flashssm.ops.triton_common import columns, join_columns, prefetch, process_delta, silu, silu_grad, take_ticket
+
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def _fast_silu(z, FAST: tl.constexpr):
+    """silu with exp2 and an approximate division on the GPU (the exact division branches)."""
+    if FAST:
+        return tl.fdiv(z, 1.0 + tl.exp2(-z * LOG2E), ieee_rounding=False)
+    return silu(z)
+
+
+@triton.jit
+def _cols3(x, R0: tl.constexpr, R1: tl.constexpr, Q: tl.constexpr):
+    """The Q columns of an [R0, R1, Q] tile held in one thread's registers along Q (free splits)."""
+    if Q == 1:
+        return (tl.reshape(x, (R0, R1)),)
+    elif Q == 2:
+        return tl.split(x)
+    elif Q == 4:
+        e, o = tl.split(tl.reshape(x, (R0, R1, 2, 2)))
+        c0, c2 = tl.split(e)
+        c1, c3 = tl.split(o)
+        return c0, c1, c2, c3
+    else:
+        e, o = tl.split(tl.reshape(x, (R0, R1, 4, 2)))  # even, odd columns
+        c0, c2, c4, c6 = _cols3(e, R0, R1, 4)
+        c1, c3, c5, c7 = _cols3(o, R0, R1, 4)
+        return c0, c1, c2, c3, c4, c5, c6, c7
+
+
+@triton.jit
+def _row_values(p, NL: tl.constexpr, BLOCK_D: tl.constexpr, T: tl.constexpr):
+    """p: [NL, BLOCK_D] pointers to rows of T contiguous floats (16-bit ones: B and C as the inputs gave them); the T
+    values as [NL, BLOCK_D] tensors, loaded 16 bytes at a time (one vector per thread; the lanes of one row read one
+    address), 16-bit values widened to fp32 (exact)."""
+    W: tl.constexpr = p.dtype.element_ty.primitive_bitwidth
+    Q: tl.constexpr = 8 if W == 16 and T >= 8 else (4 if T >= 4 else T)
+    out = ()
+    for q in tl.static_range(T // Q):
+        v = tl.load(p[:, :, None] + (q * Q + tl.arange(0, Q))[None, None, :])
+        if W == 16:
+            v = v.to(tl.float32)
+        out = out + _cols3(v, NL, BLOCK_D, Q)
+    return out
+
+
+@triton.jit
+def _slot_rows(p_bc, rows, j: tl.constexpr, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+               TILE: tl.constexpr, WANT_B: tl.constexpr, WANT_C: tl.constexpr):
+    """Slot j's TILE values of B and of C in the tile at p_bc (each a tuple of [NL, BLOCK_D]; () if not wanted)."""
+    b = ()
+    c = ()
+    if WANT_B:
+        b = _row_values(p_bc + rows[j] * TILE, NL, BLOCK_D, TILE)
+    if WANT_C:
+        c = _row_values(p_bc + (SLOTS * NL + rows[j]) * TILE, NL, BLOCK_D, TILE)
+    return b, c
+
+
+@triton.jit
+def _bc_tile(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr):
+    """One tile of the pre-tiled B and C: per slot, the TILE values of B and of C as [NL, BLOCK_D]."""
+    bs = ()
+    cs = ()
+    for j in tl.static_range(SLOTS):
+        b, c = _slot_rows(p_bc, rows, j, NL, BLOCK_D, SLOTS, TILE, True, True)
+        bs = bs + (b,)
+        cs = cs + (c,)
+    return bs, cs
+
+
+@triton.jit
+def _slot_first(p_bc, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                WANT_C: tl.constexpr, AHEAD: tl.constexpr):
+    """What `_slot_step` takes for slot 0: with AHEAD its rows of B (and C), issued before any slot's arithmetic."""
+    first = ((), ())
+    if AHEAD:
+        first = _slot_rows(p_bc, rows, 0, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    return first
+
+
+@triton.jit
+def _slot_step(p_bc, rows, j: tl.constexpr, ahead, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+               TILE: tl.constexpr, WANT_C: tl.constexpr, AHEAD: tl.constexpr):
+    """Slot j's rows of B (and of C with WANT_C) in the tile at p_bc, and what slot j + 1 takes. AHEAD: `ahead`
+    holds slot j's rows, issued a slot earlier, and slot j + 1's are issued now, so that they load while slot j's
+    arithmetic runs; otherwise slot j's rows are loaded here."""
+    if AHEAD:
+        cur = ahead
+        if j + 1 < SLOTS:
+            ahead = _slot_rows(p_bc, rows, j + 1, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    else:
+        cur = _slot_rows(p_bc, rows, j, NL, BLOCK_D, SLOTS, TILE, True, WANT_C)
+    return cur, ahead
+
+
+@triton.jit
+def _state_pos(n, CK: tl.constexpr, CK_RUN: tl.constexpr):
+    """Where state n lies in a row of the backward's stored states (`ckpt_layout`): CK runs of CK_RUN states, run r
+    holding the states n = r (mod CK), so that each of the backward's CK lanes finds its states together."""
+    pos = n
+    if CK > 1:
+        pos = (n % CK) * CK_RUN + n // CK
+    return pos
+
+
+@triton.jit
+def _store_states(p, rows, values, mask_d, dstate, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+                  CK: tl.constexpr, CK_RUN: tl.constexpr):
+    """Store the states `values` (per slot, [NL, BLOCK_D]) at p + position of n ([1, BLOCK_D] pointers to the
+    channels' rows of dstate values) where n < dstate and mask_d; positions as `_state_pos` (CK 1: n itself).
+    Where four of a thread's slots lie at consecutive positions they go as one 16-byte vector, whole sectors (slot
+    by slot, a warp's store writes 4 or 8 bytes into each of 16-32 sectors): with the natural order that is one
+    lane a channel; with runs of CK_RUN (a multiple of 4) it is every NL dividing CK, the slots j = r + m * STEP
+    of a thread (STEP = CK / NL) lying at consecutive positions as m goes."""
+    STEP: tl.constexpr = (1 if NL == 1 else 0) if CK == 1 else (CK // NL if CK % NL == 0 else 0)
+    RUN: tl.constexpr = SLOTS if CK == 1 else CK_RUN
+    GROUP: tl.constexpr = 4 if STEP > 0 and RUN % 4 == 0 and SLOTS == STEP * RUN else 1
+    if GROUP == 1:
+        for j in tl.static_range(SLOTS):
+            tl.store(p + _state_pos(rows[j], CK, CK_RUN), values[j], mask=(rows[j] < dstate) & mask_d[None, :])
+    else:
+        for r in tl.static_range(STEP):
+            for q in tl.static_range(RUN // GROUP):
+                # the group's first position, written so that the compiler sees a multiple of 4 (rows[0] is the
+                # lane; (n % CK) * CK_RUN + n // CK for n = (r + q * GROUP * STEP) * NL + lane)
+                if CK == 1:
+                    first = rows[q * GROUP]
+                else:
+                    first = (r * NL + rows[0]) * CK_RUN + q * GROUP
+                off = first[:, :, None] + tl.arange(0, GROUP)[None, None, :]
+                grp = _join2((values[r + q * GROUP * STEP], values[r + (q * GROUP + 1) * STEP],
+                              values[r + (q * GROUP + 2) * STEP], values[r + (q * GROUP + 3) * STEP]),
+                             NL, BLOCK_D, GROUP)
+                tl.store(p[:, :, None] + off, grp, mask=(off < dstate) & mask_d[None, :, None])
+
+
+@triton.jit
+def _prefetch_values(p, N: tl.constexpr, NL: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The 128-byte lines holding the N values from p (tiles of B and C, fp32 or 16-bit) into L1, the program's
+    [NL, BLOCK_D] threads taking the lines in turn."""
+    EB: tl.constexpr = p.dtype.element_ty.primitive_bitwidth // 8
+    LINES: tl.constexpr = (N * EB + 127) // 128
+    o_line = (tl.arange(0, NL)[:, None] * BLOCK_D + tl.arange(0, BLOCK_D)[None, :]) % LINES
+    prefetch(p + o_line * (128 // EB), "L1")
+
+
+@triton.jit
+def _tokens(seq_ptr, t0, seqlen, ACC: tl.constexpr, TILE: tl.constexpr):
+    """Varlen, per token of the tile starting at t0: keep the state (0 where the token starts a
+    sequence), ends a sequence, its sequence index (int64)."""
+    # (a tensor mask: t0 may be an int; a tile past the sequence's end, in its last chunk, reads nothing)
+    s_prev = tl.load(seq_ptr + t0 - 1, mask=(t0 - 1 >= seqlen * 0) & (t0 - 1 < seqlen), other=-1)
+    keeps = ()
+    ends = ()
+    seqs = ()
+    for k in tl.static_range(TILE):
+        s_k = tl.load(seq_ptr + t0 + k, mask=t0 + k < seqlen, other=-1)
+        s_n = tl.load(seq_ptr + t0 + k + 1, mask=t0 + k + 1 < seqlen, other=-1)
+        keeps = keeps + ((s_k == s_prev).to(ACC),)
+        ends = ends + (s_n != s_k,)  # past seqlen both are -1
+        seqs = seqs + (s_k.to(tl.int64),)
+        s_prev = s_k
+    return keeps, ends, seqs
+
+
+@triton.jit
+def _join2(c, R0: tl.constexpr, R1: tl.constexpr, T: tl.constexpr):
+    """A tuple of T [R0, R1] tensors as an [R0, R1, T] tile (the inverse of `_cols3`-like splits)."""
+    if T == 1:
+        return tl.reshape(c[0], (R0, R1, 1))
+    elif T == 2:
+        return tl.join(c[0], c[1])
+    elif T == 4:
+        return tl.reshape(tl.join(tl.join(c[0], c[2]), tl.join(c[1], c[3])), (R0, R1, 4))
+    else:
+        e = _join2((c[0], c[2], c[4], c[6]), R0, R1, 4)
+        o = _join2((c[1], c[3], c[5], c[7]), R0, R1, 4)
+        return tl.reshape(tl.join(e, o), (R0, R1, 8))
+
+
+@triton.jit
+def _bc_tiles_kernel(B_ptr, C_ptr, out_ptr, dstate, seqlen, ngroups, n_tiles,
+                     stride_B_b, stride_B_g, stride_B_n, stride_B_l,
+                     stride_C_b, stride_C_g, stride_C_n, stride_C_l,
+                     NPAD: tl.constexpr, BLOCK_N: tl.constexpr, TILE: tl.constexpr, BLOCK_L: tl.constexpr):
+    """B and C, (batch, ngroups, dstate, seqlen), as the scan reads them: tiles of TILE tokens in out's dtype (fp32, or
+    the inputs' own 16-bit dtype for the forward: `BC_INPUT_DTYPE`),
+    (batch, ngroups, n_tiles, 2, NPAD, TILE) with B then C, zero past dstate and seqlen, so that one
+    base pointer per tile and fixed offsets reach every value, without masks."""
+    i_l = tl.program_id(0)
+    i_bg = tl.program_id(1)
+    i_b = (i_bg // ngroups).to(tl.int64)
+    i_g = (i_bg % ngroups).to(tl.int64)
+    o_n = tl.arange(0, BLOCK_N)
+    o_l = i_l * BLOCK_L + tl.arange(0, BLOCK_L)
+    m = (o_n < dstate)[:, None] & (o_l < seqlen)[None, :]
+    Bv = tl.load(B_ptr + i_b * stride_B_b + i_g * stride_B_g + o_n[:, None] * stride_B_n + o_l[None, :] * stride_B_l,
+                 mask=m, other=0.0)
+    Cv = tl.load(C_ptr + i_b * stride_C_b + i_g * stride_C_g + o_n[:, None] * stride_C_n + o_l[None, :] * stride_C_l,
+                 mask=m, other=0.0)
+    tile = (o_l // TILE).to(tl.int64)
+    off = ((i_bg * n_tiles + tile[None, :]) * 2) * NPAD * TILE + o_n[:, None] * TILE + (o_l % TILE)[None, :]
+    m_out = (o_n < NPAD)[:, None] & (o_l < n_tiles * TILE)[None, :]
+    tl.store(out_ptr + off, Bv.to(out_ptr.dtype.element_ty), mask=m_out)
+    tl.store(out_ptr + off + NPAD * TILE, Cv.to(out_ptr.dtype.element_ty), mask=m_out)
+
+
+@triton.jit
+def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.constexpr):
+    """Varlen: the last-state gradient of sequence `seq` for the states `row` ([NL, 1]) of the block's
+    channels where the token ends its sequence (`ends`), else 0."""
+    # (the interpreter turns a scalar bool & a bool tensor into int32: multiply)
+    m_end = ((row < dstate) & m_d[None, :]).to(tl.int32) * ends.to(tl.int32) != 0
+    return tl.load(dlast_ptr + seq * state_size + o_d[None, :] * dstate + row, mask=m_end, other=0.0).to(ACC)
+
+
+@triton.jit
+def _tile_mask(t0, o_t, m_d, seqlen):
+    """The tokens of the tile from t0 and its mask, [BLOCK_D, TILE]: the block's channels, inside the sequence."""
+    t = t0 + o_t
+    return t, m_d[:, None] & (t < seqlen)[None, :]
+
+
+@triton.jit
+def _raw_tile(u_base, delta_base, do_base, z_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l, stride_do_l,
+              stride_z_l, HAS_DO: tl.constexpr, HAS_Z: tl.constexpr):
+    """The inputs of the tile from t0 as stored, [BLOCK_D, TILE] each, 0 off the sequence: delta, u, dy (HAS_DO)
+    and z (HAS_Z); delta's values again in the places of those not wanted (do_base, z_base unused then)."""
+    t, m = _tile_mask(t0, o_t, m_d, seqlen)
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m, other=0.0)
+    u = tl.load(u_base + t[None, :] * stride_u_l, mask=m, other=0.0)
+    z = raw
+    if HAS_Z:
+        z = tl.load(z_base + t[None, :] * stride_z_l, mask=m, other=0.0)
+    dout = raw
+    if HAS_DO:
+        dout = tl.load(do_base + t[None, :] * stride_do_l, mask=m, other=0.0)
+    return raw, u, dout, z
+
+
+@triton.jit
+def _tile_now(u_base, delta_base, do_base, z_base, t0, ahead, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+              stride_do_l, stride_z_l, HAS_DO: tl.constexpr, HAS_Z: tl.constexpr, AHEAD: tl.constexpr):
+    """The tile from t0's `_raw_tile`: `ahead` with AHEAD (loaded a tile earlier; the caller issues the next tile's
+    loads once this tile's values are taken), else loaded here."""
+    cur = ahead
+    if not AHEAD:
+        cur = _raw_tile(u_base, delta_base, do_base, z_base, t0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_do_l, stride_z_l, HAS_DO, HAS_Z)
+    return cur
+
+
+@triton.jit
+def _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS: tl.constexpr,
+                DELTA_SOFTPLUS: tl.constexpr, FAST: tl.constexpr, ACC: tl.constexpr):
+    """The backward's segment pass (`_segment_grad`: it loads nothing ahead): the tokens of the tile from t0, their
+    mask, raw delta in ACC, and delta after bias and softplus (0 off the sequence: a decay of 1, no input), each
+    [BLOCK_D, TILE]."""
+    t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+    raw = tl.load(delta_base + t[None, :] * stride_delta_l, mask=m_dt, other=0.0).to(ACC)
+    return t, m_dt, raw, tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+
+
+@triton.jit
+def _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen, REVERSE: tl.constexpr):
+    """Segment mode: (block of channels, batch row (int64), segment, its first token, its end) of this
+    program, from a ticket taken in launch order. Tickets are segment-major, in sequence order for the
+    forward and reversed for the backward, so the neighbour a program waits for always holds an earlier
+    ticket: it has started, and nothing it waits for can wait on this program (deadlock-free)."""
+    ticket = take_ticket(counter_ptr, n_programs)
+    per_seg = n_blocks * batch
+    k = ticket // per_seg
+    rest = ticket % per_seg
+    if REVERSE:
+        seg = n_seg - 1 - k
+    else:
+        seg = k
+    t_begin = seg * seg_len
+    return rest % n_blocks, (rest // n_blocks).to(tl.int64), seg, t_begin, tl.minimum(seqlen, t_begin + seg_len)
+
+
+@triton.jit
+def _slot(slot_ptr, chain, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
+    """Per slot, the [NL, BLOCK_D] pointers of chain's hand-over slot (NPAD * BLOCK_D fp32 values)."""
+    base = slot_ptr + chain.to(tl.int64) * (SLOTS * NL * BLOCK_D) + tl.arange(0, BLOCK_D)[None, :]
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (base + rows[j] * BLOCK_D,)
+    return out
+
+
+@triton.jit
+def _wait(flag_ptr, chain):
+    """Spin until chain's slot is published, then put its flag back to 0 (this program is its only reader):
+    the workspace is clean after the launch, without a memset."""
+    seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+    while seen == 0:
+        seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
+    tl.atomic_xchg(flag_ptr + chain, 0)
+
+
+@triton.jit
+def _receive(slot_ptr, chain, rows, present, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
+    """The values of chain's slot where `present` (an [NL, 1] mask), else 0; read through L2 (.cg)."""
+    ptrs = _slot(slot_ptr, tl.maximum(chain, 0), rows, NL, BLOCK_D, SLOTS)
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (tl.load(ptrs[j], mask=present, other=0.0, cache_modifier=".cg"),)
+    return out
+
+
+@triton.jit
+def _publish(flag_ptr, slot_ptr, chain, own, decay, entering, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr,
+             SLOTS: tl.constexpr):
+    """Hand on decay * entering + own (per slot) through chain's slot, then raise its flag. An entering
+    value of exactly 0 contributes 0 even where the decay overflowed (positive A), as the recurrence gives."""
+    out = ()
+    for j in tl.static_range(SLOTS):
+        out = out + (tl.where(entering[j] == 0, own[j], decay[j] * entering[j] + own[j]),)
+    _hand_on(flag_ptr, slot_ptr, chain, out, rows, NL, BLOCK_D, SLOTS)
+
+
+@triton.jit
+def _hand_on(flag_ptr, slot_ptr, chain, values, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr,
+             SLOTS: tl.constexpr):
+    """Store values (per slot) in chain's slot, then raise its flag."""
+    ptrs = _slot(slot_ptr, chain, rows, NL, BLOCK_D, SLOTS)
+    for j in tl.static_range(SLOTS):
+        tl.store(ptrs[j], values[j])
+    tl.debug_barrier()  # every thread's part of the slot is written before the flag says so
+    tl.atomic_xchg(flag_ptr + chain, 1, sem="release")
+
+
+@triton.jit
+def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
+             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False):
+    """The states of every slot carried through one tile, h <- a h + delta u B per token (the state
+    dropped at a packed sequence's first token; `keeps` is unused otherwise). BC_AHEAD: the next slot's B
+    is loaded before this slot's arithmetic."""
+    out = ()
+    next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
+    for j in tl.static_range(SLOTS):
+        rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
+        b_j = rows_j[0]
+        xj = x[j]
+        for k in tl.static_range(TILE):
+            if IS_VARLEN:
+                xj = xj * keeps[k]
+            xj = tl.exp2(dl_c[k][None, :] * A2[j]) * xj + du_c[k][None, :] * b_j[k]
+        out = out + (xj,)
+    return out
+
+
+@triton.jit
+def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen, n_tiles, o_t, m_d, bias, A2, rows,
+                   stride_u_l, stride_delta_l,
+                   BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                   FAST: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr, TILE_AHEAD: tl.constexpr = False, lo=0, hi=0,
+                   WINDOW: tl.constexpr = False):
+    """The forward's first pass over a segment [t_begin, t_end): per slot, the state it ends with from a
+    zero entering state, and the factor its entering state is carried by to its end, exp2(A2 * sum delta)
+    (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds.
+    TILE_AHEAD: each tile's u and delta are loaded while the tile before it runs. WINDOW: tokens outside [lo, hi)
+    count as delta 0 and u 0 (the forward's rows)."""
+    NPAD: tl.constexpr = SLOTS * NL
+    own = ()
+    for j in tl.static_range(SLOTS):
+        own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    total = tl.zeros((BLOCK_D,), dtype=ACC)  # sum of delta since the segment's (or the last sequence's) start
+    kept = tl.full((BLOCK_D,), 1.0, ACC)  # 0 once a sequence starts in the segment
+    next_in = 0  # (the tile's u and delta loaded ahead, TILE_AHEAD)
+    if TILE_AHEAD:
+        next_in = _raw_tile(u_base, delta_base, u_base, u_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                            stride_u_l, stride_u_l, False, False)
+    for t0 in range(t_begin, t_end, TILE):
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
+            ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), NPAD * TILE, NL, BLOCK_D)
+            LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
+                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+        raw, u, _, _ = _tile_now(u_base, delta_base, u_base, u_base, t0, next_in, o_t, m_d, seqlen, stride_u_l,
+                                 stride_delta_l, stride_u_l, stride_u_l, False, False, TILE_AHEAD)
+        if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
+            next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                                stride_delta_l, stride_u_l, stride_u_l, False, False)
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        u = u.to(ACC)
+        if WINDOW:
+            m_dt = m_dt & ((t >= lo) & (t < hi))[None, :]
+            u = tl.where(m_dt, u, 0.0)
+        dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        du_c = columns(dl * u, BLOCK_D, TILE)
+        keeps = dl_c
+        if IS_VARLEN:
+            keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            for k in tl.static_range(TILE):
+                total = total * keeps[k] + dl_c[k]
+                kept = kept * keeps[k]
+        else:
+            total += tl.sum(dl, axis=1)
+        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
+    decay = ()
+    for j in tl.static_range(SLOTS):
+        decay = decay + (tl.exp2(A2[j] * total[None, :]) * kept[None, :],)
+    return own, decay
+
+
+@triton.jit
+def _scan_fwd_kernel(
+    u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
+    y_ptr, last_ptr, ckpt_ptr, counter_ptr, flag_ptr, slot_ptr, rows_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, n_seg, seg_len, n_programs,
+    stride_u_b, stride_u_d, stride_u_l,
+    stride_delta_b, stride_delta_d, stride_delta_l,
+    stride_A_d, stride_A_n,
+    stride_z_b, stride_z_d, stride_z_l,
+    stride_y_b, stride_y_d, stride_y_l,
+    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
+    PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+    IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
+    ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
+    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False,
+):
+    """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
+    state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
+    own registers). Time runs sequentially, one token after another, TILE tokens per load: the tiles
+    of u, delta, z are loaded and y stored as [BLOCK_D, TILE] vectors per thread and split into
+    columns in registers. Per (state, token): one exp2 and three multiply-adds; y sums the slots in
+    registers, then the NL lanes (log2 NL shuffles per token).
+
+    SEGMENTS (where the channels alone give too few programs): the sequence is cut into n_seg segments
+    of seg_len tokens, one program each. A program first finds the state its segment ends with from a
+    zero entering state (`_segment_state`), waits for the state entering its segment (published by the
+    program of the previous segment, which took an earlier ticket), publishes decay * entering + own
+    for the next one at once, so the serial chain between programs is one multiply-add per state,
+    then runs the output pass from the entering state.
+    HAND_LATE (segments where the channels alone already fill the GPU, and segments only even out its
+    waves): no first pass; a program waits for the state entering its segment, runs the output pass and
+    hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
+    full round of programs earlier and has, in the usual case, finished.
+    ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the segments are the rows of `varlen_rows`, each sequence
+    cut into segments of its own (a chain of its own: a sequence's first segment waits for nothing), from the tile
+    holding its first token; IS_VARLEN is off: a row's tokens outside its sequence, [lo, hi), count as delta 0 and u 0
+    (the state stays zero before the sequence and keeps its final value after it) and store nothing: their y and the
+    backward's states are the neighbouring rows'."""
+    n_blocks = tl.cdiv(dim, BLOCK_D)
+    lo = 0  # (ROWS: the row's sequence, [lo, hi))
+    hi = seqlen
+    if ROWS:
+        ticket = take_ticket(counter_ptr, n_programs)
+        i_d = ticket % n_blocks
+        r = (ticket // n_blocks).to(tl.int64)  # rows are segment-major: a row's previous segment is an earlier row
+        entry = rows_ptr + r * 7
+        t_begin = tl.multiple_of(tl.load(entry).to(tl.int32), TILE)  # (whole tiles: the loads stay vectors)
+        t_end = tl.load(entry + 1).to(tl.int32)
+        lo = tl.load(entry + 2).to(tl.int32)
+        hi = tl.load(entry + 3).to(tl.int32)
+        prev = tl.load(entry + 4)
+        seq_row = tl.load(entry + 6)  # the row's sequence
+        i_b = r * 0
+        seg = (prev >= 0).to(tl.int32)  # (0 for a sequence's first segment: nothing to wait for)
+    elif SEGMENTS:
+        i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                    False)
+    else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
+        i_d = tl.program_id(0)
+        i_b = tl.program_id(1).to(tl.int64)
+        seg = 0
+        t_begin = 0
+        t_end = seqlen
+    o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
+    o_g = tl.arange(0, NL)
+    o_t = tl.arange(0, TILE)
+    m_d = o_d < dim
+    g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
+
+    bias = tl.zeros((BLOCK_D,), dtype=ACC)
+    if HAS_DELTA_BIAS:
+        bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    A2 = ()
+    h = ()
+    rows = ()  # per slot: the states n of the NL lanes, [NL, 1]
+    for j in tl.static_range(SLOTS):
+        n = (j * NL + o_g)[:, None]
+        m_n = n < dstate
+        rows = rows + (n,)
+        A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n & m_d[None, :],
+                           other=0.0).to(ACC) * LOG2E,)
+        h = h + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
+    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
+    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
+    y_base = y_ptr + i_b * stride_y_b + o_d[:, None] * stride_y_d
+    NPAD: tl.constexpr = SLOTS * NL
+    bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
+    state_size = dim * dstate
+    if SEGMENTS:
+        if ROWS:
+            chain = r * n_blocks + i_d  # this program's hand-over slot and flag, and the previous segment's
+            chain_prev = prev * n_blocks + i_d
+            has_next = tl.load(entry + 5) != 0
+        else:
+            chain = (i_b * n_seg + seg) * n_blocks + i_d
+            chain_prev = chain - n_blocks
+            has_next = seg < n_seg - 1
+        if not HAND_LATE:
+            # A. the state the segment ends with from a zero entering one (not needed by the last segment)
+            own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
+                                        tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
+                                        stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
+                                        DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, lo, hi, ROWS)
+        # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
+        # with HAND_LATE that one is handed on after the output pass
+        if seg > 0:
+            _wait(flag_ptr, chain_prev)
+        h = _receive(slot_ptr, chain_prev, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
+        if not HAND_LATE:
+            if has_next:
+                _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
+    # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
+    # arithmetic (a long sequence is one serial walk per program: without it, every tile waits a full
+    # memory latency)
+    next_in = _raw_tile(u_base, delta_base, u_base, z_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_u_l, stride_z_l, False, HAS_Z)
+    if PREFETCH_BC:
+        n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
+    for t0 in range(t_begin, t_end, TILE):
+        if STORE_CKPT:
+            # the state entering this backward chunk (ROWS: by the row whose sequence holds its first token)
+            if (t0 % CKPT == 0) & (t0 >= lo):
+                p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
+                _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, CK, CK_RUN)
+        raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        raw = raw.to(ACC)
+        u = u.to(ACC)
+        m_state = m_dt
+        if ROWS:  # tokens of other sequences: delta 0 and u 0, so the state stays as it is through them
+            m_state = m_dt & ((t >= lo) & (t < hi))[None, :]
+        if HAS_Z:
+            zt = zt.to(ACC)
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:
+            # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
+            # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
+            ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), 2 * NPAD * TILE, NL, BLOCK_D)
+            LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
+                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+                if HAS_Z:
+                    prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
+        if PREFETCH_BC:
+            bs = n_bs
+            cs = n_cs
+            n_bs, n_cs = _bc_tile(p_bc + 2 * NPAD * TILE, rows, NL, BLOCK_D, SLOTS, TILE)
+        next_in = _raw_tile(u_base, delta_base, u_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                            stride_u_l, stride_z_l, False, HAS_Z)
+        dl = tl.where(m_state, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        if ROWS:
+            du_c = columns(dl * tl.where(m_state, u, 0.0), BLOCK_D, TILE)
+        else:
+            du_c = columns(dl * u, BLOCK_D, TILE)
+        if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
+            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
+        accs = ()
+        for k in tl.static_range(TILE):
+            accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        hn = ()
+        # (BC_AHEAD never with PREFETCH_BC: the caller says so)
+        next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+        for j in tl.static_range(SLOTS):
+            if PREFETCH_BC:
+                b_j = bs[j]
+                c_j = cs[j]
+            else:
+                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+                b_j, c_j = rows_j
+            x = h[j]
+            an = ()
+            for k in tl.static_range(TILE):
+                if IS_VARLEN:
+                    x = x * keeps[k]
+                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
+                an = an + (accs[k] + x * c_j[k],)
+                if IS_VARLEN:
+                    if STORE_LAST:  # the state after a sequence's last token is its final state
+                        if ends[k]:
+                            tl.store(last_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j], x,
+                                     mask=(rows[j] < dstate) & m_d[None, :])
+            accs = an
+            hn = hn + (x,)
+        h = hn
+        ys = ()
+        for k in tl.static_range(TILE):
+            ys = ys + (tl.sum(accs[k], axis=0),)
+        y = join_columns(ys, BLOCK_D, TILE)
+        if HAS_D:
+            y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
+        if HAS_Z:
+            y *= _fast_silu(zt, FAST)
+        if ROWS:
+            if (t0 >= lo) & (t0 + TILE <= hi):  # a tile inside the row's sequence: vector stores
+                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+            else:  # its first or last tile: the sequence's tokens only
+                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
+                         mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+        else:
+            tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+    if SEGMENTS:
+        if HAND_LATE:
+            if has_next:
+                _hand_on(flag_ptr, slot_ptr, chain, h, rows, NL, BLOCK_D, SLOTS)
+    if STORE_LAST:
+        if ROWS:  # a sequence's last segment: the state after its last token (unchanged since)
+            if not has_next:
+                p_last = last_ptr + seq_row * state_size + o_d[None, :] * dstate
+                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
+        elif not IS_VARLEN:
+            if seg == n_seg - 1:
+                p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
+                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
+
+
+@triton.jit
+def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin, t_end, seqlen, n_tiles,
+                  state_size, dstate, o_t, o_d, m_d, bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l,
+                  BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                  FAST: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+                  DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, ACC: tl.constexpr):
+    """The backward's first pass over a segment [t_begin, t_end), forwards: per slot, the gradient its own
+    tokens send to the state entering it, sum_t q_t (C_t dy_t (+ a sequence's last-state gradient at its
+    last token)) with q_t = a_t_begin ... a_t (0 from a packed sequence's first token on), and q at the
+    segment's end, the factor a gradient reaching its end is carried back by. Per (state, token): one
+    exp2, two multiplies and a multiply-add."""
+    NPAD: tl.constexpr = SLOTS * NL
+    own = ()
+    q = ()
+    for j in tl.static_range(SLOTS):
+        own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        q = q + (tl.full((NL, BLOCK_D), 1.0, ACC),)
+    for t0 in range(t_begin, t_end, TILE):
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        if FAST:  # the C tiles two ahead and the rows' next 128-byte lines into L1
+            ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
+            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE) + NPAD * TILE, NPAD * TILE, NL, BLOCK_D)
+            LINE_U: tl.constexpr = 1024 // do_base.dtype.element_ty.primitive_bitwidth
+            if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
+                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+                prefetch(do_base + (t0 + LINE_U) * stride_do_l, "L1")
+                if HAS_Z:
+                    prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
+        t, m_dt, _, dl = _delta_tile(delta_base, t0, o_t, m_d, seqlen, stride_delta_l, bias, HAS_DELTA_BIAS,
+                                     DELTA_SOFTPLUS, FAST, ACC)
+        dy = tl.load(do_base + t[None, :] * stride_do_l, mask=m_dt, other=0.0).to(ACC)
+        if HAS_Z:
+            zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
+            dy = dy * zt * tl.sigmoid(zt)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        dy_c = columns(dy, BLOCK_D, TILE)
+        if IS_VARLEN:
+            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        own_n = ()
+        q_n = ()
+        for j in tl.static_range(SLOTS):
+            c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+            gj = own[j]
+            qj = q[j]
+            for k in tl.static_range(TILE):
+                a = tl.exp2(dl_c[k][None, :] * A2[j])
+                if IS_VARLEN:
+                    a = a * keeps[k]
+                qj = qj * a
+                v = c_j[k] * dy_c[k][None, :]
+                if IS_VARLEN:
+                    if HAS_DLAST:
+                        v += _dlast_at(dlast_ptr, seqs[k], ends[k], state_size, dstate, o_d, m_d, rows[j], ACC)
+                gj = gj + qj * v
+            own_n = own_n + (gj,)
+            q_n = q_n + (qj,)
+        own = own_n
+        q = q_n
+    return own, q
+
+
+@triton.jit
+def _scan_bwd_kernel(
+    u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
+    du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr, counter_ptr, flag_ptr, slot_ptr,
+    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group, n_seg, seg_len,
+    n_programs,
+    stride_u_b, stride_u_d, stride_u_l,
+    stride_delta_b, stride_delta_d, stride_delta_l,
+    stride_A_d, stride_A_n,
+    stride_z_b, stride_z_d, stride_z_l,
+    stride_do_b, stride_do_d, stride_do_l,
+    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
+    FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+    DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
+    SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
+    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0,
+):
+    """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
+    split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
+    tokens (the spacing of the stored states) after another. Per chunk: pass 1 recomputes, from the
+    stored entering state, the state at the start of every TILE tokens (into a per-program scratch,
+    (batch, programs, CHUNK // TILE, SLOTS * NL, BLOCK_D) fp32); pass 2 takes the
+    tiles in reverse, and per slot recomputes the tile's TILE states and decays, then runs the
+    gradient backwards through them,
+
+        dh_t = r + C_t dy_t,   r <- a_t dh_t   (r: the gradient reaching h_{t-1}),
+
+    accumulating per token sum_n dh B (du, ddelta), sum_n A dh a h_{t-1} (ddelta) and sum_n C h
+    (y before the gate, for dz), per state dA; dB and dC are summed over the program's channels and
+    added to fp32 buffers (atomics, or one slice per block of channels in deterministic mode). dA,
+    dD, ddelta_bias go to one fp32 slice per batch row (and segment).
+
+    SEGMENTS: the sequence is cut into n_seg segments of seg_len tokens (a multiple of CHUNK), one
+    program each, tickets from the last segment to the first. A program first sums the gradient its own
+    tokens send to the state entering its segment (`_segment_grad`), waits for the gradient reaching its
+    segment's end (published by the program of the next segment), publishes q * that + own for the
+    previous segment at once, then runs the reverse walk over its own chunks from there."""
+    n_blocks = tl.cdiv(dim, BLOCK_D)
+    if SEGMENTS:
+        i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
+                                                    True)
+    else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
+        i_d = tl.program_id(0)
+        i_b = tl.program_id(1).to(tl.int64)
+        seg = 0
+        t_begin = 0
+        t_end = seqlen
+    o_d = (i_d * BLOCK_D + tl.arange(0, BLOCK_D)).to(tl.int64)
+    o_g = tl.arange(0, NL)
+    o_t = tl.arange(0, TILE)
+    m_d = o_d < dim
+    g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
+    TPC: tl.constexpr = CHUNK // TILE
+    NPAD: tl.constexpr = SLOTS * NL
+    LN2: tl.constexpr = 0.6931471805599453
+    state_size = dim * dstate
+
+    bias = tl.zeros((BLOCK_D,), dtype=ACC)
+    if HAS_DELTA_BIAS:
+        bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    if HAS_D:
+        Dv = tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    A2 = ()
+    rows = ()  # per slot: the states n of the NL lanes, [NL, 1]
+    R = ()  # per slot: the gradient reaching the state before the token being processed
+    dA = ()
+    for j in tl.static_range(SLOTS):
+        n = (j * NL + o_g)[:, None]
+        m_n = (n < dstate) & m_d[None, :]
+        rows = rows + (n,)
+        A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n, other=0.0).to(ACC) * LOG2E,)
+        if HAS_DLAST and not IS_VARLEN:  # the last state's gradient enters at the last token
+            m_last = m_n & ((n * 0 + seg) == n_seg - 1)
+            R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_last, other=0.0).to(ACC),)
+        else:
+            R = R + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        dA = dA + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    dD = tl.zeros((BLOCK_D,), dtype=ACC)
+    dbias = tl.zeros((BLOCK_D,), dtype=ACC)
+
+    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
+    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
+    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
+    do_base = dout_ptr + i_b * stride_do_b + o_d[:, None] * stride_do_d
+    out_base = (i_b * dim + o_d[:, None]) * seqlen  # du, ddelta, dz: contiguous (batch, dim, seqlen)
+    bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
+    part = 0
+    if DETERMINISTIC:
+        part = i_d % blocks_per_group
+    dbc_base = ((part * batch + i_b) * ngroups + g) * dstate * seqlen  # dB, dC: (parts, batch, ngroups, dstate, seqlen)
+    # (batch * n_seg, blocks, TPC, NPAD, BLOCK_D): the states entering the tiles of the current chunk
+    row = i_b * n_seg + seg  # this program's slice of dA, dD, ddelta_bias
+    scratch_base = (scratch_ptr + ((row * n_blocks + i_d) * TPC) * (NPAD * BLOCK_D)
+                    + tl.arange(0, BLOCK_D)[None, :])
+    if SEGMENTS:
+        chain = row * n_blocks + i_d  # this program's hand-over slot and flag
+        has_prev = seg > 0
+        # the gradient the segment's own tokens send to the state entering it (not needed by the first)
+        own, carry = _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin,
+                               tl.where(has_prev, t_end, t_begin), seqlen, n_tiles, state_size, dstate, o_t, o_d, m_d,
+                               bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, FAST,
+                               HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, ACC)
+        # the gradient reaching the segment's end, and at once the one reaching its start for the previous
+        if seg < n_seg - 1:
+            _wait(flag_ptr, chain + n_blocks)
+        later = _receive(slot_ptr, chain + n_blocks, rows, (o_g[:, None] * 0 + seg) < n_seg - 1, NL, BLOCK_D, SLOTS)
+        Rs = ()
+        for j in tl.static_range(SLOTS):
+            Rs = Rs + (R[j] + later[j],)
+        R = Rs
+        if has_prev:
+            _publish(flag_ptr, slot_ptr, chain, own, carry, R, rows, NL, BLOCK_D, SLOTS)
+
+    c_first = t_begin // CHUNK
+    c_end = tl.cdiv(t_end, CHUNK)
+    for c_rev in range(0, c_end - c_first):
+        c = c_end - 1 - c_rev
+        c0 = c * CHUNK
+        if FAST:  # the previous chunk's rows, tiles of B and C and entering state into L1 while this one runs
+            if c > c_first:
+                _prefetch_values(bc_base + (c0 // TILE - TPC) * (2 * NPAD * TILE), TPC * 2 * NPAD * TILE, NL, BLOCK_D)
+                prefetch(u_base + (c0 - CHUNK) * stride_u_l, "L1")
+                prefetch(delta_base + (c0 - CHUNK) * stride_delta_l, "L1")
+                prefetch(do_base + (c0 - CHUNK) * stride_do_l, "L1")
+                if HAS_Z:
+                    prefetch(z_base + (c0 - CHUNK) * stride_z_l, "L1")
+                prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate, "L1")
+        # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
+        # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
+        tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
+        next_in_1 = 0  # (the tiles' inputs loaded ahead, TILE_AHEAD: for pass 1 and for pass 2)
+        next_in_2 = 0
+        if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
+            next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                                  stride_do_l, stride_z_l, False, False)
+            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d, seqlen,
+                                  stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
+        p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
+        x = ()
+        for j in tl.static_range(SLOTS):
+            x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :],
+                             other=0.0).to(ACC),)
+        for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
+            p_sc = scratch_base + k * (NPAD * BLOCK_D)
+            for j in tl.static_range(SLOTS):
+                tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+            t0 = c0 + k * TILE
+            raw, u, _, _ = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_1, o_t, m_d, seqlen, stride_u_l,
+                                     stride_delta_l, stride_do_l, stride_z_l, False, False, TILE_AHEAD)
+            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            u = u.to(ACC)
+            dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
+                next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                                      stride_delta_l, stride_do_l, stride_z_l, False, False)
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
+            keeps = dl_c
+            if IS_VARLEN:
+                keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
+        p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
+        for j in tl.static_range(SLOTS):
+            tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+        tl.debug_barrier()  # (should a layout put a value's store and load on different threads)
+
+        # pass 2: the tiles in reverse, each from the state entering it
+        for kt_rev in range(0, TPC):
+            kt = TPC - 1 - kt_rev
+            p_sc = scratch_base + kt * (NPAD * BLOCK_D)
+            x = ()
+            for j in tl.static_range(SLOTS):
+                x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
+            t0 = c0 + kt * TILE
+            raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
+                                         stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
+            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            raw = raw.to(ACC)
+            u = u.to(ACC)
+            dout = dout.to(ACC)
+            if HAS_Z:
+                zt = zt.to(ACC)
+            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+            if TILE_AHEAD:  # the next tile's loads now (the chunk's first tile loads itself again: the next chunk's
+                # tiles load before its pass 1)
+                next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d, seqlen,
+                                      stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
+            if HAS_Z:
+                sz = tl.sigmoid(zt)
+                dy = dout * zt * sz
+            else:
+                dy = dout
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
+            dy_c = columns(dy, BLOCK_D, TILE)
+            if IS_VARLEN:
+                keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+            acc_b = ()  # per token: sum over the slots of dh B
+            acc_a = ()  # per token: sum over the slots of A2 dh a h_{t-1}
+            acc_y = ()  # per token: sum over the slots of C h
+            for kk in tl.static_range(TILE):
+                acc_b = acc_b + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+                acc_a = acc_a + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+                if HAS_Z:
+                    acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+            Rn = ()
+            dAn = ()
+            next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+            for j in tl.static_range(SLOTS):
+                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+                b_j, c_j = rows_j
+                h0 = x[j]
+                xj = h0
+                hs = ()
+                ds = ()
+                for kk in tl.static_range(TILE):
+                    a = tl.exp2(dl_c[kk][None, :] * A2[j])
+                    if IS_VARLEN:
+                        a = a * keeps[kk]
+                    xj = a * xj + du_c[kk][None, :] * b_j[kk]
+                    hs = hs + (xj,)
+                    ds = ds + (a,)
+                r = R[j]
+                dAj = dA[j]
+                cb = ()
+                ca = ()
+                cy = ()
+                gB = ()
+                gC = ()
+                for kr in tl.static_range(TILE - 1, -1, -1):
+                    dh = r + c_j[kr] * dy_c[kr][None, :]
+                    if IS_VARLEN:
+                        if HAS_DLAST:  # a sequence's last state is read at its last token
+                            dh += _dlast_at(dlast_ptr, seqs[kr], ends[kr], state_size, dstate, o_d, m_d, rows[j], ACC)
+                    if kr > 0:
+                        h_prev = hs[kr - 1]
+                    else:
+                        h_prev = h0
+                    q = dh * (ds[kr] * h_prev)
+                    cb = (dh * b_j[kr],) + cb
+                    ca = (A2[j] * q,) + ca
+                    if HAS_Z:
+                        cy = (c_j[kr] * hs[kr],) + cy
+                    gB = (dh * du_c[kr][None, :],) + gB
+                    gC = (dy_c[kr][None, :] * hs[kr],) + gC
+                    dAj += dl_c[kr][None, :] * q
+                    r = ds[kr] * dh
+                Rn = Rn + (r,)
+                dAn = dAn + (dAj,)
+                nb = ()
+                na = ()
+                ny = ()
+                for kk in tl.static_range(TILE):
+                    nb = nb + (acc_b[kk] + cb[kk],)
+                    na = na + (acc_a[kk] + ca[kk],)
+                    if HAS_Z:
+                        ny = ny + (acc_y[kk] + cy[kk],)
+                acc_b = nb
+                acc_a = na
+                acc_y = ny
+                # dB, dC of this slot's states: summed over the block's channels
+                sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
+                sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
+                p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
+                m_bc = (rows[j] < dstate) & (t < seqlen)[None, :]
+                if DETERMINISTIC:
+                    tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
+                    tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
+                else:
+                    tl.atomic_add(dB_ptr + p_dbc, sB, mask=m_bc, sem="relaxed")
+                    tl.atomic_add(dC_ptr + p_dbc, sC, mask=m_bc, sem="relaxed")
+            R = Rn
+            dA = dAn
+            sb = ()
+            sa = ()
+            sy = ()
+            for kk in tl.static_range(TILE):
+                sb = sb + (tl.sum(acc_b[kk], axis=0),)
+                sa = sa + (tl.sum(acc_a[kk], axis=0),)
+                if HAS_Z:
+                    sy = sy + (tl.sum(acc_y[kk], axis=0),)
+            dhB = join_columns(sb, BLOCK_D, TILE)
+            du = dl * dhB
+            ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
+            if HAS_D:
+                du += Dv[:, None] * dy
+                dD += tl.sum(dy * u, axis=1)
+            if DELTA_SOFTPLUS:
+                ddl = ddl * tl.sigmoid(raw + bias[:, None])
+            ddl = tl.where(m_dt, ddl, 0.0)
+            dbias += tl.sum(ddl, axis=1)
+            p_out = out_base + t[None, :]
+            tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
+            tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
+            if HAS_Z:
+                ypre = join_columns(sy, BLOCK_D, TILE)
+                if HAS_D:
+                    ypre += Dv[:, None] * u
+                dz = dout * ypre * silu_grad(zt, sz)
+                tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+
+    # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
+    _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
+    if HAS_D:
+        tl.store(dD_ptr + row * dim + o_d, dD, mask=m_d)
+    if HAS_DELTA_BIAS:
+        tl.store(dbias_ptr + row * dim + o_d, dbias, mask=m_d)
+
+
+@dataclass(frozen=True)
+class ForwardConfig:
+    block_d: int    # channels per program
+    lanes: int      # lanes per channel, each holding cdiv(dstate, lanes) of its states
+    tile: int       # tokens per load (1, 2, 4 or 8)
+    num_warps: int
+    prefetch_bc: int = 0  # B and C of the next tile are loaded into registers ahead when slots * tile is at most this
+    prefetch_tiles: int = 2  # on the GPU, B and C this many tiles ahead are prefetched into L1
+    segment: int = 0  # tokens per program along the sequence (a multiple of tile); 0: the whole sequence
+    maxnreg: int | None = None  # a register cap for ptxas (GPU): the registers it may use (FWD_MAXNREG)
+    hand_late: bool = False  # segments hand their state on after the output pass (no first pass): where the
+                             # channels fill the GPU already and segments only even out its waves
+
+    def __post_init__(self):
+        _check_layout(self)
+        _check_segment(self, self.tile)
+        if not isinstance(self.hand_late, bool):
+            raise ValueError(f"ForwardConfig.hand_late must be a bool, got {self.hand_late!r}")
+        if self.hand_late and not self.segment:
+            raise ValueError("ForwardConfig.hand_late needs segments (segment > 0): it says how they hand on")
+        for name in ("prefetch_bc", "prefetch_tiles"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"ForwardConfig.{name} must be an int >= 0, got {v!r}")
+
+
+def _check_layout(cfg) -> None:
+    """The fields both configurations share: powers of two where the kernels split tensors by them,
+    a tile the column splits handle, a register cap ptxas accepts."""
+    kind = type(cfg).__name__
+    for name in ("block_d", "lanes", "num_warps"):
+        v = getattr(cfg, name)
+        if not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise ValueError(f"{kind}.{name} must be a power of two >= 1, got {v!r}")
+    if cfg.lanes > 32:
+        raise ValueError(f"{kind}.lanes must be at most 32 (the lanes of one warp), got {cfg.lanes}")
+    if cfg.tile not in (1, 2, 4, 8):
+        raise ValueError(f"{kind}.tile must be 1, 2, 4 or 8 tokens, got {cfg.tile!r}")
+    check_register_cap(kind, getattr(cfg, "maxnreg", None))
+
+
+def _check_segment(cfg, unit: int) -> None:
+    if not isinstance(cfg.segment, int) or cfg.segment < 0 or cfg.segment % unit:
+        raise ValueError(f"{type(cfg).__name__}.segment must be 0 (the whole sequence) or a positive multiple of "
+                         f"{unit} tokens, got {cfg.segment!r}")
+
+
+@dataclass(frozen=True)
+class BackwardConfig:
+    block_d: int    # channels per program
+    lanes: int      # lanes per channel, each holding cdiv(dstate, lanes) of its states
+    tile: int       # tokens per load (1, 2, 4 or 8)
+    chunk: int      # tokens between the states the forward stores (a multiple of tile)
+    num_warps: int
+    maxnreg: int | None = None  # a register cap for ptxas (GPU): fewer registers, more resident warps
+    segment: int = 0  # tokens per program along the sequence (a multiple of chunk); 0: the whole sequence
+
+    def __post_init__(self):
+        _check_layout(self)
+        if not isinstance(self.chunk, int) or self.chunk < 1 or self.chunk & (self.chunk - 1):
+            raise ValueError(f"BackwardConfig.chunk must be a power of two >= 1 (tokens between stored states), "
+                             f"got {self.chunk!r}")
+        _check_segment(self, self.chunk)
+
+
+def _check_groups(cfg, dim: int, ngroups: int) -> None:
+    """A program reads the B and C of its first channel's group for all its channels: a configuration
+    given by hand must not put two groups in one block (the picked ones never do)."""
+    if ngroups > 1 and (dim // ngroups) % cfg.block_d:
+        raise ValueError(f"{type(cfg).__name__}.block_d ({cfg.block_d}) must divide the channels per group "
+                         f"({dim // ngroups}: dim {dim} over {ngroups} groups of B and C)")
+
+
+def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
+    """The largest power of two <= target whose blocks never straddle two groups of B and C."""
+    block = max(1, min(target, _runtime.next_power_of_2(dim)))
+    while ngroups > 1 and dims_per_group % block:
+        block //= 2
+    return block
+
+
+# Segments: programs along the sequence when the channels alone leave the GPU short of warps (batch 1).
+# Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"): every program of a launch is
+# as long as its segment, so the time is about (waves of resident programs) x (segment length): 14
+# segments of 2368 tokens at 1x32K (2240 warps, 1.7 waves of the 1320 that fit) took 3.52 ms, 16 of
+# 2048 (1.94 waves) 3.11. The segment count is picked to fill whole waves.
+MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
+PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
+# The backward above dstate 32 (8 states a thread, 16 lanes a channel at dstate 128) runs in segments of this many
+# tokens at every grid measured, with at most WIDE_PROGRAMS programs (1 KB of hand-over slot each at dstate 128)
+WIDE_SEGMENT = 256
+WIDE_PROGRAMS = 1 << 16
+
+# The forward's register cap. Left to itself ptxas gives the dstate-16 kernel 128-145 registers; allowed
+# 168 (the most that still lets 12 one-warp programs share an SM: a Hopper or Ampere SM splits its 64K
+# registers between four schedulers, 16K each, so 169-255 registers leave 8), it schedules the tile's exps
+# and loads further ahead. H100 (benchmarks/notes/selective_scan.md, eighth session), same layouts: 8x2K
+# one lane 0.977 -> 0.852 ms, 4x8K two lanes 1.95 -> 1.73, 1x32K in segments 3.18 -> 2.79 (same segment),
+# 1x4K four lanes 0.48 -> 0.43; 176 registers (8 programs an SM) 1.06 ms at 8x2K, 160 0.90, 152 0.92.
+FWD_MAXNREG = 168
+FWD_RESIDENT = _runtime.resident_warps(FWD_MAXNREG)  # one-warp forward programs an SM holds: 12
+
+# Late hand-over segments (ForwardConfig.hand_late) where the channels fill the GPU already: their length and
+# the grids they are used for (fewer waves of resident programs than this; none below 0.8 of a wave, where
+# the later segments of a chain would wait for the earlier ones). H100, eighth and ninth sessions' notes:
+# segments of 512 tokens beat 256, 1024 and 2048 at 8x2K, 16x2K and 4x8K.
+LATE_SEGMENT = 512
+LATE_WAVES = 4
+
+
+def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:
+    """Tokens per segment (a multiple of unit) for a grid of `warps` one-warp programs per segment of
+    which resident_per_sm fit an SM (registers), or 0 (one program per sequence): the count of segments
+    that minimises waves x (segment + PROGRAM_COST), kept only if that walk times `slowdown` (a segmented
+    program's cost per token against the unsegmented kernel's, measured) is shorter than the sequence."""
+    if seqlen < 2 * MIN_SEGMENT:
+        return 0
+    resident = resident_per_sm * n_sms
+    best = (None, 0)
+    for n in range(2, min(seqlen // MIN_SEGMENT, 256) + 1):
+        seg = _runtime.cdiv(_runtime.cdiv(seqlen, n), unit) * unit
+        cost = _runtime.cdiv(_runtime.cdiv(seqlen, seg) * warps, resident) * (seg + PROGRAM_COST)
+        if best[0] is None or cost < best[0]:
+            best = (cost, seg)
+    return best[1] if best[0] * slowdown < seqlen else 0
+
+
+@functools.lru_cache(maxsize=256)
+def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
+                   seqlen: int = 0) -> ForwardConfig:
+    """Lanes per channel: the fewest that keep at most 8 states a thread up to dstate 16 (2 at dstate 16),
+    16 beyond, doubled up to 4 while the grid has fewer than 8 warps per SM. Where even 4 lanes leave it
+    short (batch 1 at dstate <= 16), one lane a channel and segments along the sequence instead, if the
+    sequence is long enough for them to pay. One warp per program, two from dstate 64 or at 4 lanes; a
+    168-register cap (FWD_MAXNREG) everywhere. Tiles of 16 bytes of u per thread and row (8 tokens of
+    bf16: one vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, eighth session; seqlen
+    0 means unknown: no segments), all under the cap: 8x2K two lanes 0.754 ms, one 0.852, four 1.02; 32x2K
+    two 2.82, one 3.56; 4x8K two 1.73, four (two warps) 2.05; 2x16K four 2.36, two (before the cap) 3.47;
+    1x4K four 0.43, one lane in 4 segments 0.46; 1x32K one lane in 19 segments 2.52, two lanes in 9
+    segments 2.82; at dstate 128 lanes 8 with two warps is the best by 30 %. A full grid of one-warp programs
+    of under LATE_WAVES waves runs in segments of LATE_SEGMENT tokens handed on after the output pass
+    (ninth session: 4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442)."""
+    dpg = dim // ngroups
+    tile = max(2, min(8, 16 // elem_size))
+    if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
+        # even 4 lanes a channel leave fewer than 8 warps per SM (batch 1): one lane a channel (the
+        # cheapest per element) and segments along the sequence (1x32K 3.74 -> 2.52 ms, 1x256K 31.6 ->
+        # 18.2, dim 1536 1x32K 4.75 -> 0.91)
+        block_d = _fit_block(32, dim, dpg, ngroups)
+        # (slowdown 6: one lane's walk with the extra pass, 16 states a thread, against four lanes' walk with
+        # 4: 1x32K 3.11 ms for 2 waves of 2048 + 128 tokens, 3.74 ms for 32768 tokens in one wave; at 1x2K 4
+        # lanes without segments take 0.24 ms, one lane with 2 segments 0.50)
+        segment = _segment_for(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms, 64, FWD_RESIDENT, 6.0)
+        if segment:
+            return ForwardConfig(block_d, 1, tile, 1, segment=segment, maxnreg=FWD_MAXNREG)
+    lanes = 1
+    while _runtime.cdiv(dstate, lanes) > (8 if dstate <= 16 else 16):
+        lanes *= 2
+    while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
+        lanes *= 2
+    warps = 2 if dstate >= 64 or lanes == 4 else 1
+    block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
+    programs = _runtime.cdiv(dim, block_d) * batch
+    resident = FWD_RESIDENT * n_sms
+    if (dstate <= 16 and warps == 1 and seqlen >= 4 * LATE_SEGMENT
+            and 0.8 * resident <= programs < LATE_WAVES * resident):
+        # a grid of under LATE_WAVES waves: segments handed on after the output pass (no extra pass) run it in
+        # shorter programs (4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442, 8x2K 0.755 -> 0.749; 32x2K, 6.5 waves,
+        # gains nothing: 2.823 -> 2.826)
+        return ForwardConfig(block_d, lanes, tile, warps, segment=LATE_SEGMENT, maxnreg=FWD_MAXNREG, hand_late=True)
+    return ForwardConfig(block_d, lanes, tile, warps, maxnreg=FWD_MAXNREG)
+
+
+def _backward_lanes(dstate: int) -> int:
+    return min(32, _runtime.next_power_of_2(_runtime.cdiv(dstate, 4 if dstate <= 32 else 8)))
+
+
+def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, seqlen: int, n_sms: int,
+                             elem_size: int = 2) -> BackwardConfig:
+    """The forward's layout with at most 4 states per lane up to dstate 32, 8 beyond (the
+    backward keeps ~4 registers per state, and each lane repeats its channel's per-token work), one
+    warp per program, chunks of 32 tokens; segments along the sequence where the grid is short of warps
+    (batch 1), and above dstate 32 segments of WIDE_SEGMENT tokens everywhere. Measured on an H100 (benchmarks/notes/selective_scan.md,
+    backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
+    beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
+    chunks of 16, 32, 64 tokens are within 4 %."""
+    lanes = _backward_lanes(dstate)
+    block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
+    tile = max(2, min(8, 16 // elem_size))
+    warps = _runtime.cdiv(dim, block_d) * batch
+    # segments where the grid is under 8 warps per SM (the 255-register kernel's residency): 1x32K
+    # 15.3 -> 13.2 ms, dim 1536 1x32K 14.4 -> 4.0; at 8x2K (39 per SM) one segment of 1024 tokens more
+    # costs 5.55 -> 5.92
+    # (slowdown 1.35: 13.2 ms for 5 waves of 4096 + 128 tokens against 15.3 for 32768 in one wave, 1x32K)
+    segment = _segment_for(seqlen, warps, n_sms, 32, 8, 1.35) if warps < 8 * n_sms else 0
+    if dstate > 32:
+        # short segments whatever the grid, at most WIDE_PROGRAMS programs (a hand-over slot each): H100, dstate
+        # 128, twentieth session: 1x1K 3.48 -> 2.83 ms (segments of 128: 2.72, 512: 3.08), 1x2K 6.75 -> 5.51, 2x1K
+        # 6.09 -> 5.56, 4x1K (9.7 waves of programs) 12.50 -> 10.62
+        n_seg = min(seqlen // WIDE_SEGMENT, WIDE_PROGRAMS // warps)
+        segment = _runtime.cdiv(_runtime.cdiv(seqlen, n_seg), 32) * 32 if n_seg >= 2 else 0
+    return BackwardConfig(block_d, lanes, tile, 32, 1, segment=segment)
+
+
+backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
+
+
+def ckpt_layout(dstate: int) -> tuple[int, int]:
+    """(CK, CK_RUN): how a channel's row of stored states (`scan_forward`'s ckpt) is ordered. State n lies at
+    (n % CK) * CK_RUN + n // CK: CK runs of CK_RUN = dstate / CK states, one run per lane of the default backward
+    (`backward_config`: lane l holds the states n = l (mod lanes)), so that each lane's states are together and
+    a forward lane stores them as 16-byte vectors. (1, 0) (the natural order) where dstate is not a multiple of
+    those lanes or CKPT_BY_LANES is off. The layout depends on dstate alone, so a forward and a backward with other
+    configurations still agree on it."""
+    lanes = _backward_lanes(dstate)
+    if not CKPT_BY_LANES or lanes == 1 or dstate % lanes:
+        return 1, 0
+    return lanes, dstate // lanes
+
+
+def ckpt_states(ckpt: torch.Tensor) -> torch.Tensor:
+    """The stored states of `scan_forward` (batch, n, dim, dstate) with the state axis in natural order."""
+    dstate = ckpt.shape[-1]
+    ck, run = ckpt_layout(dstate)
+    if ck == 1:
+        return ckpt
+    n = torch.arange(dstate, device=ckpt.device)
+    return ckpt[..., (n % ck) * run + n // ck]
+
+
+def _acc(dtype: torch.dtype):
+    return tl.float64 if dtype == torch.float64 else tl.float32
+
+
+def _as4(t: torch.Tensor) -> torch.Tensor:
+    """B or C as (batch, ngroups, dstate, seqlen): the shared form gets a group axis of stride 0."""
+    return t.unsqueeze(1) if t.dim() == 3 else t
+
+
+def sequence_index(cu_seqlens: torch.Tensor | None, seqlen: int) -> torch.Tensor | None:
+    """int32 (seqlen,): the packed sequence of every token (no host synchronisation)."""
+    if cu_seqlens is None:
+        return None
+    tokens = torch.arange(seqlen, device=cu_seqlens.device, dtype=cu_seqlens.dtype)
+    return torch.searchsorted(cu_seqlens[1:].contiguous(), tokens, right=True).to(torch.int32)
+
+
+def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, seq_index=None,
+                 num_seqs=None, return_last_state=False, ckpt_tile=None, config: ForwardConfig | None = None,
+                 offsets: tuple[int, ...] | None = None):
+    """Launch the forward on validated inputs.
+
+    Packed sequences: `seq_index` (`sequence_index`) and num_seqs; with `offsets` (cu_seqlens' host values) too, each
+    sequence runs as a chain of its own (`varlen_rows`; the configuration is a dense batch's of as many sequences of
+    the longest one's length), else the packed row as one sequence of batch 1.
+
+    Returns (y (batch, dim, seqlen) in u's dtype, last_state (num_seqs, dim, dstate) fp32 or None,
+    ckpt (batch, cdiv(seqlen, ckpt_tile), dim, dstate) fp32 or None: the state entering every
+    ckpt_tile-th token, for the backward, each channel's states in `ckpt_layout`'s order; `ckpt_states`
+    gives them in natural order).
+    """
+    batch, dim, seqlen = u.shape
+    dstate = A.shape[1]
+    B4, C4 = _as4(B), _as4(C)
+    ngroups = B4.shape[1]
+    packed_rows = ROWS and seq_index is not None and offsets is not None
+    if config is None and packed_rows:
+        longest = max(e - s for s, e in zip(offsets, offsets[1:]))
+        config = forward_config(max(1, len(offsets) - 1), dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
+                                u.element_size(), longest)
+    cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
+                                   u.element_size(), seqlen)
+    _check_groups(cfg, dim, ngroups)
+    state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
+    y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
+    last = None
+    if return_last_state:
+        n = num_seqs if seq_index is not None else batch
+        if seq_index is not None:  # an empty sequence's last state is its zero initial state: no token writes it
+            last = torch.zeros((n, dim, dstate), dtype=state_dtype, device=u.device)
+        else:
+            last = _runtime.empty((n, dim, dstate), state_dtype, u.device)
+    tile = cfg.tile
+    ckpt = None
+    if ckpt_tile is not None:
+        while ckpt_tile % tile:
+            tile //= 2
+        ckpt = _runtime.empty((batch, _runtime.cdiv(seqlen, ckpt_tile), dim, dstate), state_dtype, u.device)
+    z_arg = z if z is not None else u
+    slots = _runtime.cdiv(dstate, cfg.lanes)
+    ck, ck_run = ckpt_layout(dstate) if ckpt is not None else (1, 0)
+    bc_dtype = state_dtype
+    if BC_INPUT_DTYPE and B.element_size() == 2 and B.dtype == C.dtype and (dstate > 16 or ckpt is not None):
+        bc_dtype = B.dtype  # (exact: the values are these)
+    bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, bc_dtype)
+    prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
+    n_blocks = _runtime.cdiv(dim, cfg.block_d)
+    table = A
+    if packed_rows:  # a program per (row, block of channels), tickets row-major
+        table, n_rows = varlen_rows(offsets, cfg.segment, tile, u.device)
+        n_programs = n_rows * n_blocks
+        counter, flags, slot_buf = _runtime.workspace(u.device).get(max(n_programs, 1),
+                                                                     slots * cfg.lanes * cfg.block_d, state_dtype)
+        seg, n_seg, grid = seqlen, 1, (n_programs,)
+        if not n_rows:  # (every sequence empty: nothing to run; their final states are the zeros above)
+            return y, last, ckpt
+    else:
+        seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(cfg.segment, seqlen, n_blocks, batch,
+                                                                          slots * cfg.lanes * cfg.block_d,
+                                                                          state_dtype, u.device, y)
+    compiled = _runtime.launch(_scan_fwd_kernel, grid, (
+        u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+        seq_index if seq_index is not None else A, y, last if last is not None else y, ckpt if ckpt is not None else y,
+        counter, flags, slot_buf, table,
+        batch, dim, dstate, seqlen, dim // ngroups, ngroups, bc.shape[2], 0 if ckpt is None else ckpt.shape[1],
+        n_seg, seg, n_programs,
+        *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
+        BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
+        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not packed_rows,
+        STORE_LAST=return_last_state,
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
+        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, num_warps=cfg.num_warps,
+        **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
+    )
+    if compiled is not None:
+        last_compiled["forward"] = compiled
+    return y, last, ckpt
+
+
+# Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
+# as one sequence of batch 1, in segments with a first pass (A/B).
+ROWS = True
+
+
+@functools.lru_cache(maxsize=64)
+def _rows(offsets: tuple[int, ...], segment: int, tile: int) -> list[tuple[int, ...]]:
+    starts = {}  # (sequence, segment k) -> (first token, end)
+    for s, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
+        if hi <= lo:
+            continue
+        first = lo // tile * tile
+        step = segment if segment > 0 else hi - first
+        k = 0
+        while first + k * step < hi:
+            starts[s, k] = (first + k * step, min(first + (k + 1) * step, hi))
+            k += 1
+    order = sorted(starts, key=lambda sk: (sk[1], sk[0]))  # segment-major: a previous segment is an earlier row
+    index = {sk: i for i, sk in enumerate(order)}
+    out = []
+    for s, k in order:
+        t_begin, t_end = starts[s, k]
+        out.append((t_begin, t_end, offsets[s], offsets[s + 1], index.get((s, k - 1), -1), int((s, k + 1) in index),
+                    s))
+    return out
+
+
+def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
+    """The forward's rows for packed sequences (host offsets): each non-empty sequence cut into segments of `segment`
+    tokens (0: one), the first from the tile holding its first token (rows start at multiples of `tile`, so that the
+    loads stay aligned vectors), as int64 (rows, 7): first token, end, the sequence's [lo, hi), the row of its previous
+    segment (-1: none), whether a next one follows, the sequence; segment-major (deadlock-free tickets). Cached per
+    arguments."""
+    return _rows_on(offsets, segment, tile, device)
+
+
+@functools.lru_cache(maxsize=64)
+def _rows_on(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
+    rows = _rows(offsets, segment, tile)
+    table = torch.tensor(rows or [(0, 0, 0, 0, -1, 0, 0)], dtype=torch.int64).to(device, non_blocking=True)
+    return table, len(rows)
+
+
+def _segments(segment: int, seqlen: int, n_blocks: int, batch: int, slot_elems: int, dtype: torch.dtype,
+              device: torch.device, placeholder: torch.Tensor):
+    """Segment mode's launch arguments: (tokens per segment, segments, programs, ticket counter, flags,
+    hand-over slots, grid); one segment (no hand-over, a grid of (blocks, batch)) when the segment is 0 or
+    covers the sequence."""
+    if 0 < segment < seqlen:
+        n_seg = _runtime.cdiv(seqlen, segment)
+        n_programs = n_blocks * batch * n_seg
+        counter, flags, slots = _runtime.workspace(device).get(n_programs, slot_elems, dtype)
+        return segment, n_seg, n_programs, counter, flags, slots, (n_programs,)
+    return seqlen, 1, n_blocks * batch, placeholder, placeholder, placeholder, (n_blocks, batch)
+
+
+def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: torch.dtype,
+             min_tiles: int = 0) -> torch.Tensor:
+    """B and C (batch, ngroups, dstate, seqlen) as (batch, ngroups, n_tiles, 2, npad, tile) in dtype,
+    zero-padded: the scan's layout (one launch; 2 * npad * 4 bytes per token, under 1 % of the
+    forward's traffic at dim 5120). n_tiles: one more tile than the sequence has (the forward's
+    prefetch past the last one reads it), and at least min_tiles (the backward's whole chunks)."""
+    batch, ngroups, dstate, seqlen = B4.shape
+    n_tiles = max(_runtime.cdiv(seqlen, tile) + 1, min_tiles)
+    out = _runtime.empty((batch, ngroups, n_tiles, 2, npad, tile), dtype, B4.device)
+    block_l = max(tile, min(256, _runtime.next_power_of_2(n_tiles * tile), 4096 // _runtime.next_power_of_2(npad)))
+    grid = (_runtime.cdiv(n_tiles * tile, block_l), batch * ngroups)
+    if batch * ngroups:
+        _runtime.launch(_bc_tiles_kernel, grid, (B4, C4, out, dstate, seqlen, ngroups, n_tiles, *B4.stride(),
+                                                 *C4.stride()), B4.device,
+                        NPAD=npad, BLOCK_N=_runtime.next_power_of_2(npad), TILE=tile, BLOCK_L=block_l, num_warps=4)
+    return out
+
+
+def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, ckpt,
+                  ckpt_tile, seq_index=None, deterministic=False, config: BackwardConfig | None = None):
+    """Launch the backward on validated inputs; ckpt and ckpt_tile from `scan_forward`.
+
+    dout: (batch, dim, seqlen); dlast: (num_seqs, dim, dstate) or None.
+    Returns [du, ddelta, dA, dB, dC, dD, dz, ddelta_bias] (None for absent inputs), each in its
+    input's dtype and shape. Without `deterministic`, dB and dC are summed over blocks of channels
+    by fp32 atomics; with it, one slice per block, summed in a fixed order (more memory).
+    """
+    batch, dim, seqlen = u.shape
+    dstate = A.shape[1]
+    B4, C4 = _as4(B), _as4(C)
+    ngroups = B4.shape[1]
+    dpg = dim // ngroups
+    cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, _runtime.sm_count(u.device, on_cpu=4),
+                                    u.element_size())
+    _check_groups(cfg, dim, ngroups)
+    tile = cfg.tile
+    while ckpt_tile % tile:
+        tile //= 2
+    acc_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
+    n_ckpt = _runtime.cdiv(seqlen, ckpt_tile)
+    slots = _runtime.cdiv(dstate, cfg.lanes)
+    blocks_per_group = _runtime.cdiv(dpg, cfg.block_d)
+    dev = u.device
+
+    n_blocks = _runtime.cdiv(dim, cfg.block_d)
+    segment = cfg.segment
+    if segment % ckpt_tile:  # segments end where the forward's stored states are
+        raise ValueError(f"BackwardConfig.segment ({segment}) must be a multiple of ckpt_tile ({ckpt_tile})")
+
+    du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
+    ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
+    dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
+    seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(segment, seqlen, n_blocks, batch,
+                                                                      slots * cfg.lanes * cfg.block_d, acc_dtype,
+                                                                      dev, du)
+    rows = batch * n_seg  # dA, dD, ddelta_bias: one slice per batch row and segment
+    dA = _runtime.empty((rows, dim, dstate), acc_dtype, dev)
+    dD = _runtime.empty((rows, dim), acc_dtype, dev) if D is not None else None
+    dbias = _runtime.empty((rows, dim), acc_dtype, dev) if delta_bias is not None else None
+    bc_shape = (batch, ngroups, dstate, seqlen)
+    if deterministic:  # every element of every slice is written once
+        dB = _runtime.empty((blocks_per_group, *bc_shape), acc_dtype, dev)
+        dC = _runtime.empty((blocks_per_group, *bc_shape), acc_dtype, dev)
+    else:
+        dB = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
+        dC = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
+
+    if seqlen > 0 and batch > 0 and dim > 0:
+        bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
+        z_arg = z if z is not None else u
+        scratch = _runtime.empty((rows, n_blocks, ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
+        ck, ck_run = ckpt_layout(dstate)
+        compiled = _runtime.launch(_scan_bwd_kernel, grid, (
+            u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
+            seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
+            du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
+            dbias if dbias is not None else dA, scratch, counter, flags, slot_buf,
+            batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group, n_seg, seg, n_programs,
+            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride()), u.device,
+            BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
+            HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+            DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
+            DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
+            BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck, CK_RUN=ck_run,
+            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
+        )
+        if compiled is not None:
+            last_compiled["backward"] = compiled
+    else:
+        for t in (du, ddelta, dz, dA, dD, dbias, dB, dC):
+            if t is not None:
+                t.zero_()
+    if deterministic:
+        dB, dC = dB.sum(0), dC.sum(0)
+    dA = dA.sum(0)
+    dB = dB.view(B.shape) if B.dim() == 4 else dB[:, 0]
+    dC = dC.view(C.shape) if C.dim() == 4 else dC[:, 0]
+    return [du, ddelta, dA.to(A.dtype), dB.to(B.dtype), dC.to(C.dtype),
+            dD.sum(0).to(D.dtype) if D is not None else None, dz,
+            dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
+
+
+# B and C rows loaded a slot ahead of the slot's arithmetic (BC_AHEAD in the kernels): the slot loop waited on
+# each slot's loads (Nsight Compute's stall sampling: 29 % of the backward's samples at dstate 128 on the first
+# multiply-add after them). H100, backward alone (benchmarks/notes/selective_scan.md, twentieth session): 8x2K
+# 5.56 -> 4.72 ms, 1x32K 13.0 -> 11.3, dim 1536 1x8K 1.12 -> 1.00, dstate 128 1x1K 3.93 -> 3.52. The forward
+# gains only where it stores the backward's states (dstate 128 1x1K 0.62 -> 0.50 ms, dim 1536 1x8K 0.51 -> 0.49;
+# alone it is even or up to 3 % slower), so it takes them only then. (False: the previous form, for A/B.)
+BC_AHEAD_FWD = True
+BC_AHEAD_BWD = True
+TILE_AHEAD_BWD = True
+# The forward's first pass (segments) loads each tile's u and delta while the tile before it runs, as the output pass
+# does: Nsight Compute's stall sampling of the one-lane 1x32K forward had ~6 % of its samples on the first use of the
+# tile just loaded. H100 A/B (twenty-eighth session), same bits: 2.8B 1x32K forward 2.536 -> 2.516 ms, with the
+# backward's stored states 2.728 -> 2.620; 130M 1x32K even (0.904 -> 0.903, 0.970 -> 0.975). (False: loaded at the
+# top of each tile, for A/B.)
+TILE_AHEAD_FWD = True
+# The stored states ordered by the backward's lanes (`ckpt_layout`), so that every forward layout stores them as
+# 16-byte vectors: before, a forward of two lanes a channel (8x2K) stored them slot by slot, 4 bytes a thread into
+# 16 sectors a warp instruction (twenty-first session: ~0.2 ms of its 0.95). (False: the natural order, for A/B.)
+CKPT_BY_LANES = True
+# The forward's B/C tiles in the inputs' 16-bit dtype (widened in registers, exact) rather than fp32, above dstate 16
+# or where it stores the backward's states: half the L1 traffic of the B/C loads for one instruction more a value.
+# dstate 128's 8x2K forward was L1-bound (Nsight Compute: 91 % of L1/TEX throughput); H100 A/B (twenty-second
+# session): dstate 128 8x2K 6.84 -> 4.97 ms, 1x1K 0.450 -> 0.397; dstate 16 with the stored states 8x2K 0.827 ->
+# 0.794, 1x32K -0.7 %; dstate 16 alone +0.6 to +2.6 % (it is not L1-bound: fp32 stays). The backward's tiles stay
+# fp32: 16-bit ones cost it 1-4 % (8x2K 4.28 -> 4.35, 130M 1x8K 0.88 -> 0.92). (False: fp32 everywhere, for A/B.)
+BC_INPUT_DTYPE = True
+
+last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
+
+
+def supported(dstate: int) -> str | None:
+    return None if dstate <= 256 else f"dstate {dstate} > 256"
+
+
+__all__ = ["scan_forward", "scan_backward", "forward_config", "backward_config", "backward_config_uncached", "sequence_index", "supported",
+           "ForwardConfig", "BackwardConfig", "ckpt_layout", "ckpt_states"]

@@ -679,6 +679,34 @@ def _on_gluon(compiled) -> bool:
     return "gluon" in name
 
 
+def _gluon_against_triton(dims, kw, early, group, state_dtype, limit, cu_seqlens=None):
+    """The Gluon kernel's launch (late or early publish, spans of `group` chunks) against float64 and against the
+    Triton kernel's on the same configuration: y, the final states and y before the gate. Late: the Triton kernel's
+    arithmetic, equal up to the last bit of a few rounding flips; early: other roundings. Returns (config, y, final
+    states)."""
+    from flashssm.ops.ssd.forward import gluon_blocker
+
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
+                       pre_decays=True)
+    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
+    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
+                                  store_ypre=True)
+    assert _on_gluon(compiled)
+    y_t, h_t, ypre_t, compiled_t = launch(dims, **kw, return_final_states=True, state_dtype=state_dtype,
+                                          store_ypre=True, config=dataclasses.replace(cfg, gluon=False))
+    assert not _on_gluon(compiled_t)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=dims.chunk_size, dt_limit=limit,
+                                        cu_seqlens=cu_seqlens)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+    assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
+    assert (h.float() - h_t.float()).abs().max() <= (1e-2 if early else 1e-3) * h_t.float().abs().max()
+    if "z" in kw:
+        assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
+    return cfg, y, h
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("state_dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("opts", ["none", "D-h", "all"])
@@ -690,32 +718,13 @@ def test_gpu_gluon_forward(case, opts, state_dtype, early):
     blocks, dstate 64, grouped B/C, every option and state dtype. Late: the Triton kernel's arithmetic (a few rounding
     flips); early: its own state weights every token to the span's end at once, where the Triton kernel rescales
     sub-chunk by sub-chunk (the same math, other roundings of w x)."""
-    from flashssm.ops.ssd.forward import gluon_blocker
-
     batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
     extra = dict(none={}, **{"D-h": dict(D="h")}, all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True,
                                                               initial_states=True))[opts]
     kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
     limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
     dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
-    base = pick_config(dims, torch.bfloat16, kw["x"].device)
-    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
-                       pre_decays=True)
-    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
-    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
-                                  store_ypre=True)
-    assert _on_gluon(compiled)
-    y_t, h_t, ypre_t, compiled_t = launch(dims, **kw, return_final_states=True, state_dtype=state_dtype,
-                                          store_ypre=True, config=dataclasses.replace(cfg, gluon=False))
-    assert not _on_gluon(compiled_t)
-    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit)
-    assert_close(y, y_ref, torch.bfloat16, "y")
-    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
-    # late: the Triton kernel's arithmetic, equal up to the last bit of a few rounding flips; early: other roundings
-    assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
-    assert (h.float() - h_t.float()).abs().max() <= (1e-2 if early else 1e-3) * h_t.float().abs().max()
-    if "z" in kw:
-        assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
+    cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit)
     y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
     assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
 
@@ -811,8 +820,6 @@ def test_gpu_gluon_packed(case, opts, early):
     """The Gluon kernel on packed sequences (`cu_seqlens`, its spans from the Triton kernel's table), late and early
     publish: y, y before the gate and one final state per sequence against float64 and against the Triton kernel on
     the same launch; every sequence alone gives its part of y (nothing crosses a boundary); two runs, the same bits."""
-    from flashssm.ops.ssd.forward import gluon_blocker
-
     lengths, nheads, headdim, dstate, ngroups, chunk, group = case
     extra = {} if opts == "none" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
     state_dtype = torch.float32 if opts == "none" else torch.float16
@@ -821,23 +828,7 @@ def test_gpu_gluon_packed(case, opts, early):
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
     limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
     dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit, cu_seqlens=cu)
-    base = pick_config(dims, torch.bfloat16, kw["x"].device)
-    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
-                       pre_decays=True)
-    assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
-    y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
-                                  store_ypre=True)
-    assert _on_gluon(compiled)
-    y_t, h_t, ypre_t, compiled_t = launch(dims, **kw, return_final_states=True, state_dtype=state_dtype,
-                                          store_ypre=True, config=dataclasses.replace(cfg, gluon=False))
-    assert not _on_gluon(compiled_t)
-    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit, cu_seqlens=cu)
-    assert_close(y, y_ref, torch.bfloat16, "y")
-    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
-    assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
-    assert (h.float() - h_t.float()).abs().max() <= (1e-2 if early else 1e-3) * h_t.float().abs().max()
-    if "z" in kw:
-        assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
+    cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit, cu)
     for s, (start, end) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):  # each sequence on its own
         alone = {k: (v[:, start:end] if k in ("x", "dt", "B", "C", "z") else v) for k, v in kw.items()}
         if "initial_states" in kw:

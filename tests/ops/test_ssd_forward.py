@@ -291,6 +291,27 @@ def test_sweep_states(case, device):
             launch(dims, **kw, config=cfg, **bad)
 
 
+def _check_swept_states(dims, kw, cfg, state_chunk, store_dtype, recompute, tolerance, gluon=False):
+    """A forward launch of `cfg` storing the state entering every chunk of state_chunk tokens as its sweep runs
+    (`launch(states=, state_chunk=)`; `gluon`: checked to run on the Gluon kernel): every row written (the buffer
+    starts as NaN), within `tolerance` of the recompute's (`entering_states(**recompute)` at those chunks, in
+    store_dtype), and y and the final states the same bits as without storing."""
+    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+
+    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
+    sdims = dataclasses.replace(dims, chunk_size=state_chunk)
+    states = torch.full(states_shape(sdims), float("nan"), device=kw["x"].device, dtype=store_dtype)
+    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states,
+                               state_chunk=state_chunk)
+    if gluon:
+        assert _on_gluon(compiled)
+    assert not states.isnan().any(), "a state not stored"
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], store_dtype=store_dtype, **recompute)
+    assert rel_err(states.float(), want.float()) < tolerance, "stored states"
+    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+
+
 @pytest.mark.parametrize("form", ["recompute-late", "recompute-late-carry", "sweep-late", "sweep-early"])
 def test_packed_states_in_spans(form, device):
     """Packed sequences, the Triton kernel sweeping spans of 3 chunks: the states-only recompute publishing late (and
@@ -298,7 +319,7 @@ def test_packed_states_in_spans(form, device):
     entering every half chunk (late and early publish), each at its row of the chunk table (`varlen_state_rows`):
     the same rows as the early recompute's (a program a chunk), every one written (an empty sequence's chunk too:
     its initial state), y and the final states unchanged. Ragged ends, a one-token sequence, initial states."""
-    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+    from flashssm.ops.ssd.forward import entering_states, states_shape
 
     lengths = [150, 0, 1, 64, 37, 97]
     kw = ssd_inputs(1, sum(lengths), 3, 32, 16, 1, dtype=torch.float32, device=device, D="h", dt_bias=True,
@@ -323,17 +344,9 @@ def test_packed_states_in_spans(form, device):
             assert rel_err(carry, (dH * want).sum((2, 3))) < 1e-5, "carry"
         return
     early = form == "sweep-early"
-    sdims = dataclasses.replace(dims, chunk_size=chunk // 2)
     cfg = dataclasses.replace(pick_config(dims, torch.float32, kw["x"].device), early_publish=early,
                               group=1 if early else 3, sub=16, gluon_group=None, gluon=False)
-    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, chunk // 2)
-    states = torch.full(states_shape(sdims), float("nan"), device=device)
-    y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, states=states, state_chunk=chunk // 2)
-    assert not states.isnan().any(), "a state not stored"
-    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=False, **common)
-    assert rel_err(states, want) < 1e-5, "stored states"
-    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
-    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+    _check_swept_states(dims, kw, cfg, chunk // 2, torch.float32, dict(late_states=False, **common), 1e-5)
 
 
 @pytest.mark.gpu
@@ -782,8 +795,6 @@ GLUON_STATES_CASES = [  # batch, seqlen, nheads, headdim, dstate, chunk, chunks 
 def test_gpu_gluon_sweep_states(case):
     """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it, 16
     bits): every row written, within bf16 rounding of the recompute's, and y the same bits as without storing."""
-    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
-
     batch, seqlen, nheads, headdim, dstate, chunk, group, given, early, state_chunk = case
     kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=torch.bfloat16, device="cuda", D="h",
                     dt_softplus=True, initial_states=True)
@@ -791,18 +802,9 @@ def test_gpu_gluon_sweep_states(case):
     base = pick_config(dims, torch.bfloat16, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True,
                        group=1 if given else group, gluon_group=group if given else None, prefetch=not early)
-    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
-    sdims = dataclasses.replace(dims, chunk_size=state_chunk)
-    states = torch.full(states_shape(sdims), float("nan"), device="cuda", dtype=torch.bfloat16)
-    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states,
-                               state_chunk=state_chunk)
-    assert _on_gluon(compiled)
-    assert not states.isnan().any(), "a state not stored"
-    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_softplus=True,
-                           initial_states=kw["initial_states"], store_dtype=torch.bfloat16)
-    assert rel_err(states.float(), want.float()) < TOLERANCES[torch.bfloat16], "stored states"
-    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
-    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+    _check_swept_states(dims, kw, cfg, state_chunk, torch.bfloat16,
+                        dict(dt_softplus=True, initial_states=kw["initial_states"]), TOLERANCES[torch.bfloat16],
+                        gluon=True)
 
 
 GLUON_PACKED_CASES = [  # sequence lengths, nheads, headdim, dstate, ngroups, chunk, group (chunks a program)
@@ -872,8 +874,6 @@ def test_gpu_gluon_sweep_states_packed(early):
     """The Gluon kernel's stored states on packed sequences: spans of 3 chunks of 256 store the state entering every
     chunk of 128 at its row of the chunk table (`varlen_state_rows`: position-major, longest sequences first, ragged
     ends); every row written, within bf16 rounding of the recompute's, y the same bits as without storing."""
-    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
-
     lengths = [700, 1, 1600, 129, 640, 2000]
     kw = ssd_inputs(1, sum(lengths), 4, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True,
                     initial_states=True, num_seqs=len(lengths))
@@ -882,17 +882,9 @@ def test_gpu_gluon_sweep_states_packed(early):
     base = pick_config(dims, torch.bfloat16, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True, group=3,
                        prefetch=not early)
-    assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, 128)
-    sdims = dataclasses.replace(dims, chunk_size=128)
-    states = torch.full(states_shape(sdims), float("nan"), device="cuda", dtype=torch.bfloat16)
-    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states, state_chunk=128)
-    assert _on_gluon(compiled)
-    assert not states.isnan().any(), "a state not stored"
-    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], dt_softplus=True,
-                           initial_states=kw["initial_states"], store_dtype=torch.bfloat16)
-    assert rel_err(states.float(), want.float()) < TOLERANCES[torch.bfloat16], "stored states"
-    y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
-    assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
+    _check_swept_states(dims, kw, cfg, 128, torch.bfloat16,
+                        dict(dt_softplus=True, initial_states=kw["initial_states"]), TOLERANCES[torch.bfloat16],
+                        gluon=True)
 
 
 def test_varlen_state_rows():

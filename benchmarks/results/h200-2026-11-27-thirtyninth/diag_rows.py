@@ -1,6 +1,7 @@
 """Thirty-ninth session, call 8: why the window form of Mamba-1's packed rows (scan_window_call7.py, call 7) was slower
 than the reset form (flashssm's scan.py, call 6): both compiled for the packed 8 x 2048 forward of the 2.8B shape,
-their registers, spills and vector loads in the PTX, and their times in one process."""
+their registers, spills and vector loads in the PTX, and their times in one process. argv[1]: the window form's
+module file (session_thirtyninth_h.sh says how to rebuild it from rows-window-call7.diff)."""
 import importlib.util
 import re
 import sys

@@ -1370,7 +1370,12 @@ ROWS = True
 
 
 @functools.lru_cache(maxsize=64)
-def _rows(offsets: tuple[int, ...], segment: int, tile: int) -> list[tuple[int, ...]]:
+def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
+    """The forward's rows for packed sequences (host offsets): each non-empty sequence cut into segments of `segment`
+    tokens (0: one), the first from the tile holding its first token (rows start at multiples of `tile`, so that the
+    loads stay aligned vectors), as int64 (rows, 6): first token, end, the sequence's [lo, hi), the row of its previous
+    segment (-1: none), whether a next one follows; segment-major (deadlock-free tickets). Returns the table and its
+    number of rows; cached per arguments (every layer of a model packs the same sequences)."""
     starts = {}  # (sequence, segment k) -> (first token, end)
     for s, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
         if hi <= lo:
@@ -1383,24 +1388,8 @@ def _rows(offsets: tuple[int, ...], segment: int, tile: int) -> list[tuple[int, 
             k += 1
     order = sorted(starts, key=lambda sk: (sk[1], sk[0]))  # segment-major: a previous segment is an earlier row
     index = {sk: i for i, sk in enumerate(order)}
-    out = []
-    for s, k in order:
-        t_begin, t_end = starts[s, k]
-        out.append((t_begin, t_end, offsets[s], offsets[s + 1], index.get((s, k - 1), -1), int((s, k + 1) in index)))
-    return out
-
-
-def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
-    """The forward's rows for packed sequences (host offsets): each non-empty sequence cut into segments of `segment`
-    tokens (0: one), the first from the tile holding its first token (rows start at multiples of `tile`, so that the
-    loads stay aligned vectors), as int64 (rows, 6): first token, end, the sequence's [lo, hi), the row of its previous
-    segment (-1: none), whether a next one follows; segment-major (deadlock-free tickets). Cached per arguments."""
-    return _rows_on(offsets, segment, tile, device)
-
-
-@functools.lru_cache(maxsize=64)
-def _rows_on(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
-    rows = _rows(offsets, segment, tile)
+    rows = [(*starts[s, k], offsets[s], offsets[s + 1], index.get((s, k - 1), -1), int((s, k + 1) in index))
+            for s, k in order]
     table = torch.tensor(rows or [(0, 0, 0, 0, -1, 0)], dtype=torch.int64).to(device, non_blocking=True)
     return table, len(rows)
 

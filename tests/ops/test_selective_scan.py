@@ -76,7 +76,7 @@ def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=F
     y, last, ckpt = scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=num_seqs,
                                  return_last_state=True, ckpt_tile=bwd_cfg.chunk, config=fwd_cfg, offsets=offsets)
     grads = scan_backward(dy, dlast, *args, kw.get("delta_softplus", False), ckpt=ckpt, ckpt_tile=bwd_cfg.chunk,
-                          seq_index=seq, deterministic=deterministic, config=bwd_cfg)
+                          seq_index=seq, deterministic=deterministic, config=bwd_cfg, offsets=offsets)
     return y, last, {k: g for k, g in zip(GRAD_NAMES, grads) if kw.get(k) is not None}
 
 
@@ -269,6 +269,54 @@ def test_segments(fwd, bwd, hand_late, device):
         assert int(ws.flags.abs().sum()) == 0
 
 
+# (the per-token form on rows of one sequence, the A/B switch's other side, runs with --full and on the GPU: the shared
+# rows take that form by default)
+@pytest.mark.parametrize("group,window", cases([(0, True), (12, True), (0, False)],
+                                               ["row-each", "shared-rows", "row-each-varlen-form"],
+                                               full_ids=("row-each-varlen-form",)))
+def test_packed_rows(group, window, device, monkeypatch):
+    """Packed sequences as the rows of a dense batch (`varlen_rows`), forward and backward: a row per sequence
+    (group 0; the backward reads each one's boundaries from its row, or with WINDOW_BWD off from the per-token
+    sequence index) or short sequences sharing a row (group 12: the per-token index), sequences that start and end
+    inside chunks, empty and one-token ones, a long one cut into segments whose gradient is handed back between
+    them (and one without segments), deterministic mode: y, the last states and every gradient against float64
+    (NaN-poisoned outputs), and the tables have the rows the case is about. The workspace is clean afterwards."""
+    from flashssm._runtime import _workspaces
+    from flashssm.ops.selective_scan import scan
+    from flashssm.ops.selective_scan.scan import varlen_rows
+
+    monkeypatch.setattr(scan, "ROW_GROUP", group)
+    monkeypatch.setattr(scan, "WINDOW_BWD", window)
+    lengths = [5, 0, 1, 19, 3, 4, 30]
+    cu = [0] + list(itertools.accumulate(lengths))
+    shape = (1, 8, cu[-1], 5, 2)
+    kw = _inputs(shape, torch.float32, device)
+    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
+    dy = torch.randn_like(kw["u"])
+    dlast = torch.randn(len(lengths), shape[1], shape[3], device=device)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+    for segment, deterministic in ((0, False), (16, True)):
+        table, n_rows, shared = varlen_rows(tuple(cu), segment, 8, torch.device("cpu"), group)
+        lo_hi = [tuple(row[2:4]) for row in table.tolist()]
+        assert shared == bool(group)
+        if group:  # the first three sequences share a row, and its window spans them
+            assert (0, 6) in lo_hi, lo_hi
+        else:
+            assert n_rows >= 5 and [row[6] for row in table.tolist()][:5] == [0, 2, 3, 4, 5], table
+        if segment:  # the 30-token sequence's segments: each but the first follows its previous one
+            assert sum(row[4] >= 0 for row in table.tolist()) >= 1, table
+        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 2, 8, 1),
+                                 bwd_cfg=BackwardConfig(4, 2, 4, 8, 1, segment=segment), cu_seqlens=cu_t,
+                                 deterministic=deterministic)
+        what = f"segment {segment}: "
+        assert_close(y, y_ref, torch.float32, what + "y")
+        assert_close(last, last_ref, torch.float32, what + "last_state")
+        _check_grads(grads, g_ref, torch.float32, what)
+    for ws in _workspaces.values():
+        assert ws.counter.tolist() == [0]
+        assert int(ws.flags.abs().sum()) == 0
+
+
 @pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])
 def test_segments_nan_propagates_without_hang(hand_late, device):
     """A NaN in the first segment reaches every later segment's output of its channel through the
@@ -309,6 +357,26 @@ def test_segment_choice():
     assert forward_config(8, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
     assert forward_config(1, 5120, 16, 1, 132, 2, 2 * MIN_SEGMENT - 1).segment == 0
     assert forward_config(1, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
+
+
+def test_packed_backward_choice():
+    """The packed backward runs its rows as a dense batch's (`packed_backward_config`: the batch of as many longest
+    sequences as the tokens fill) where that batch's configuration has no segments, as at 8 x 2K, 64 x 256 or a
+    ragged packing of the 2.8B shape on an H100; the packed row as one sequence where one long sequence dominates
+    the packing or above dstate 32 (segments: ROWS_BWD_SEGMENTS)."""
+    from flashssm.bench.workloads import ragged_lengths
+    from flashssm.ops.selective_scan.scan import packed_backward_config, packed_batch
+
+    def offsets(lengths):
+        return tuple([0] + list(itertools.accumulate(lengths)))
+
+    for lengths in ([2048] * 8, [256] * 64, ragged_lengths(8, 16384, multiple=64), [5, 0, 1] * 40 + [300] * 50):
+        cfg = packed_backward_config(offsets(lengths), 5120, 16, 1, 132, 2)
+        assert cfg is not None and cfg.segment == 0, (lengths, cfg)
+    assert packed_batch(offsets([2048] * 8)) == (8, 2048)
+    assert packed_batch(offsets([16384, 3, 5])) == (1, 16384)
+    assert packed_backward_config(offsets([16384, 3, 5]), 5120, 16, 1, 132, 2) is None
+    assert packed_backward_config(offsets([1024] * 4), 5120, 128, 1, 132, 2) is None
 
 
 def test_backward_segments_above_dstate_32():
@@ -632,6 +700,23 @@ def test_gpu_fp32_varlen_and_chunks():
 
 
 @pytest.mark.gpu
+def test_gpu_fp32_many_short_sequences():
+    """A packing of many short sequences (1 to 90 tokens) and a long one: short ones share the rows of the picked
+    configurations (`varlen_rows`, asserted), whose backward then reads the per-token sequence index."""
+    from flashssm.ops.selective_scan.scan import ROW_GROUP, varlen_rows
+
+    lengths = torch.randint(1, 91, (60,), generator=torch.Generator().manual_seed(3)).tolist() + [2000, 0, 7]
+    cu_host = [0] + list(itertools.accumulate(lengths))
+    assert varlen_rows(tuple(cu_host), 0, 32, torch.device("cpu"), ROW_GROUP)[2]
+    kw = scan_inputs(1, 128, cu_host[-1], 16, dtype=torch.float32, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    cu = torch.tensor(cu_host, dtype=torch.int32, device="cuda")
+    dy = torch.randn(1, 128, cu_host[-1], device="cuda")
+    dlast = torch.randn(len(lengths), 128, 16, device="cuda")
+    _check_public_fp32(kw, dy, dlast, cu)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
 @pytest.mark.parametrize("dstate", [16, 64])
 def test_gpu_segments_through_the_public_path(varlen, dstate):
@@ -688,7 +773,8 @@ if which == "forward":
                   HAND_LATE=sys.argv[4] == "late", BC_AHEAD=True, TILE_AHEAD=True, ROWS=varlen and segments)
 else:
     kernel = _scan_bwd_kernel
-    consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True)
+    consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True,
+                  ROWS=varlen and segments)
 ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else "*i64" if a == "rows_ptr" else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
                                           else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}
@@ -702,15 +788,14 @@ print("compiled", len(compiled.asm["cubin"]))
 
 @pytest.mark.parametrize("which,lanes,varlen,segments", [("forward", 1, False, False), ("forward", 4, True, True),
                                                          ("forward", 2, False, "late"),
-                                                         ("backward", 4, True, False), ("backward", 4, False, True)],
+                                                         ("backward", 4, True, True), ("backward", 4, False, True)],
                          ids=["forward-lanes1", "forward-lanes4-varlen-segments", "forward-lanes2-late-segments",
-                              "backward-lanes4-varlen", "backward-lanes4-segments"])
+                              "backward-lanes4-varlen-segments", "backward-lanes4-segments"])
 def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
-    fresh process without the interpreter; the packed forward in segments with its rows, `varlen_rows`): the
-    interpreter does not type-check loop-carried values
-    or lower the inline-asm prefetch of the GPU path (FAST). Catches a kernel that runs under the
-    interpreter but does not compile."""
+    fresh process without the interpreter; the packed forward and backward in segments with their rows,
+    `varlen_rows`): the interpreter does not type-check loop-carried values or lower the inline-asm prefetch of the
+    GPU path (FAST). Catches a kernel that runs under the interpreter but does not compile."""
     import os
     import subprocess
     import sys

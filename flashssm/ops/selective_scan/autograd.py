@@ -87,7 +87,7 @@ def selective_scan_bwd(dy: Tensor, dlast: Optional[Tensor], u: Tensor, delta: Te
     with _runtime.on_device(u.device):
         grads = scan_backward(dy, dlast, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
                               ckpt=ckpt.contiguous(), ckpt_tile=ckpt_tile, seq_index=_seq_index(cu_seqlens, u),
-                              deterministic=deterministic)
+                              deterministic=deterministic, offsets=cu)
     return [g if g is not None and need else u.new_empty(0) for g, need in zip(grads, needs)]
 
 
@@ -143,7 +143,7 @@ class SelectiveScanFunction(torch.autograd.Function):
                                          num_seqs=None if offsets is None else len(offsets) - 1,
                                          return_last_state=return_last_state, ckpt_tile=ckpt_tile, offsets=offsets)
         ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, ckpt)
-        ctx.seq_index, ctx.delta_softplus, ctx.ckpt_tile = seq_index, delta_softplus, ckpt_tile
+        ctx.seq_index, ctx.offsets, ctx.delta_softplus, ctx.ckpt_tile = seq_index, offsets, delta_softplus, ckpt_tile
         ctx.return_last_state = return_last_state
         return (y, last) if return_last_state else y
 
@@ -159,7 +159,7 @@ class SelectiveScanFunction(torch.autograd.Function):
         with _runtime.on_device(u.device):
             grads = scan_backward(dy, dlast if ctx.return_last_state else None, u, delta, A, B, C, D, z, delta_bias,
                                   ctx.delta_softplus, ckpt=ckpt, ckpt_tile=ctx.ckpt_tile, seq_index=ctx.seq_index,
-                                  deterministic=torch.are_deterministic_algorithms_enabled())
+                                  deterministic=torch.are_deterministic_algorithms_enabled(), offsets=ctx.offsets)
         grads = [g if n else None for g, n in zip(grads, needs)]
         return (None, None, None, *grads, None, None)
 

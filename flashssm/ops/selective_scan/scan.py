@@ -498,7 +498,7 @@ def _scan_fwd_kernel(
         ticket = take_ticket(counter_ptr, n_programs)
         i_d = ticket % n_blocks
         r = (ticket // n_blocks).to(tl.int64)  # rows are segment-major: a row's previous segment is an earlier row
-        entry = rows_ptr + r * 6
+        entry = rows_ptr + r * 7
         t_begin = tl.multiple_of(tl.load(entry).to(tl.int32), TILE)  # (whole tiles: the loads stay vectors)
         t_end = tl.load(entry + 1).to(tl.int32)
         lo = tl.load(entry + 2).to(tl.int32)
@@ -664,15 +664,17 @@ def _scan_fwd_kernel(
 
 @triton.jit
 def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin, t_end, seqlen, n_tiles,
-                  state_size, dstate, o_t, o_d, m_d, bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l,
+                  state_size, dstate, o_t, o_d, m_d, bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, hi,
                   BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
                   FAST: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
-                  DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, ACC: tl.constexpr):
+                  DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, ACC: tl.constexpr,
+                  ROWS: tl.constexpr = False):
     """The backward's first pass over a segment [t_begin, t_end), forwards: per slot, the gradient its own
     tokens send to the state entering it, sum_t q_t (C_t dy_t (+ a sequence's last-state gradient at its
     last token)) with q_t = a_t_begin ... a_t (0 from a packed sequence's first token on), and q at the
     segment's end, the factor a gradient reaching its end is carried back by. Per (state, token): one
-    exp2, two multiplies and a multiply-add."""
+    exp2, two multiplies and a multiply-add. ROWS: tokens from `hi` on (a neighbouring row's, after its sequence's
+    end) pass as a decay of 1 with no dy."""
     NPAD: tl.constexpr = SLOTS * NL
     own = ()
     q = ()
@@ -696,6 +698,10 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
         if HAS_Z:
             zt = tl.load(z_base + t[None, :] * stride_z_l, mask=m_dt, other=0.0).to(ACC)
             dy = dy * zt * tl.sigmoid(zt)
+        if ROWS:  # (after the loads, whose mask stays the sequence's: vector loads)
+            m_w = m_dt & (t < hi)[None, :]
+            dl = tl.where(m_w, dl, 0.0)
+            dy = tl.where(m_w, dy, 0.0)
         dl_c = columns(dl, BLOCK_D, TILE)
         dy_c = columns(dy, BLOCK_D, TILE)
         if IS_VARLEN:
@@ -727,7 +733,7 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
 def _scan_bwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
     du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr, counter_ptr, flag_ptr, slot_ptr,
-    batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group, n_seg, seg_len,
+    rows_ptr, batch, dim, dstate, seqlen, dims_per_group, ngroups, n_tiles, n_ckpt, blocks_per_group, n_seg, seg_len,
     n_programs,
     stride_u_b, stride_u_d, stride_u_l,
     stride_delta_b, stride_delta_d, stride_delta_l,
@@ -738,7 +744,7 @@ def _scan_bwd_kernel(
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
-    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0,
+    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -759,9 +765,31 @@ def _scan_bwd_kernel(
     program each, tickets from the last segment to the first. A program first sums the gradient its own
     tokens send to the state entering its segment (`_segment_grad`), waits for the gradient reaching its
     segment's end (published by the program of the next segment), publishes q * that + own for the
-    previous segment at once, then runs the reverse walk over its own chunks from there."""
+    previous segment at once, then runs the reverse walk over its own chunks from there.
+    ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the programs are the rows of `varlen_rows` (whole chunks,
+    tickets from the last row), each a dense batch row's walk over its own span of sequences; a long sequence's
+    segments hand the gradient on as above. A row's tokens outside its own [lo, hi) (its first and last chunks'
+    neighbours) run through the recurrence with no incoming gradient and store nothing: their gradients are the
+    neighbouring rows'."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
-    if SEGMENTS:
+    lo = 0  # (ROWS: the row's own tokens, [lo, hi))
+    hi = seqlen
+    if ROWS:
+        ticket = take_ticket(counter_ptr, n_programs)
+        i_d = ticket % n_blocks
+        # rows are segment-major: taken from the last, a row's next segment (a later row) holds an earlier ticket
+        i_r = (n_programs // n_blocks - 1 - ticket // n_blocks).to(tl.int64)
+        entry = rows_ptr + i_r * 7
+        t_begin = tl.multiple_of(tl.load(entry).to(tl.int32), CHUNK)
+        t_end = tl.load(entry + 1).to(tl.int32)
+        lo = tl.load(entry + 2).to(tl.int32)
+        hi = tl.load(entry + 3).to(tl.int32)
+        prev = tl.load(entry + 4)
+        is_last = tl.load(entry + 5) == 0  # (the last segment of its sequence)
+        i_seq = tl.load(entry + 6)  # (its sequence, where the row holds one)
+        i_b = i_r * 0
+        seg = 0
+    elif SEGMENTS:
         i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
                                                     True)
     else:  # (spelled out here: triton 3.6 does not compile a helper that returns early with ints)
@@ -795,8 +823,14 @@ def _scan_bwd_kernel(
         rows = rows + (n,)
         A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n, other=0.0).to(ACC) * LOG2E,)
         if HAS_DLAST and not IS_VARLEN:  # the last state's gradient enters at the last token
-            m_last = m_n & ((n * 0 + seg) == n_seg - 1)
-            R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_last, other=0.0).to(ACC),)
+            if ROWS:  # (one sequence a row: tokens after its end pass it back unchanged)
+                m_last = m_n & ((n * 0 + is_last.to(tl.int32)) != 0)
+                R = R + (tl.load(dlast_ptr + i_seq * state_size + o_d[None, :] * dstate + n, mask=m_last,
+                                 other=0.0).to(ACC),)
+            else:
+                m_last = m_n & ((n * 0 + seg) == n_seg - 1)
+                R = R + (tl.load(dlast_ptr + i_b * state_size + o_d[None, :] * dstate + n, mask=m_last,
+                                 other=0.0).to(ACC),)
         else:
             R = R + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
         dA = dA + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
@@ -814,27 +848,39 @@ def _scan_bwd_kernel(
         part = i_d % blocks_per_group
     dbc_base = ((part * batch + i_b) * ngroups + g) * dstate * seqlen  # dB, dC: (parts, batch, ngroups, dstate, seqlen)
     # (batch * n_seg, blocks, TPC, NPAD, BLOCK_D): the states entering the tiles of the current chunk
-    row = i_b * n_seg + seg  # this program's slice of dA, dD, ddelta_bias
+    if ROWS:
+        row = i_r  # this program's slice of dA, dD, ddelta_bias, and of the scratch
+    else:
+        row = i_b * n_seg + seg
     scratch_base = (scratch_ptr + ((row * n_blocks + i_d) * TPC) * (NPAD * BLOCK_D)
                     + tl.arange(0, BLOCK_D)[None, :])
     if SEGMENTS:
-        chain = row * n_blocks + i_d  # this program's hand-over slot and flag
-        has_prev = seg > 0
+        if ROWS:  # the slot of a row holds the gradient reaching its end, filled by its sequence's next segment
+            chain_in = row * n_blocks + i_d
+            chain_out = prev * n_blocks + i_d
+            has_prev = prev >= 0
+            has_later = is_last == 0
+        else:  # the slot of a segment holds the gradient reaching its start, read by the previous segment
+            chain_out = row * n_blocks + i_d
+            chain_in = chain_out + n_blocks
+            has_prev = seg > 0
+            has_later = seg < n_seg - 1
         # the gradient the segment's own tokens send to the state entering it (not needed by the first)
         own, carry = _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin,
                                tl.where(has_prev, t_end, t_begin), seqlen, n_tiles, state_size, dstate, o_t, o_d, m_d,
-                               bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, FAST,
-                               HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, ACC)
+                               bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, hi, BLOCK_D, NL, SLOTS, TILE,
+                               FAST, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, ACC, ROWS)
         # the gradient reaching the segment's end, and at once the one reaching its start for the previous
-        if seg < n_seg - 1:
-            _wait(flag_ptr, chain + n_blocks)
-        later = _receive(slot_ptr, chain + n_blocks, rows, (o_g[:, None] * 0 + seg) < n_seg - 1, NL, BLOCK_D, SLOTS)
+        if has_later:
+            _wait(flag_ptr, chain_in)
+        later = _receive(slot_ptr, chain_in, rows, (o_g[:, None] * 0 + has_later.to(tl.int32)) > 0, NL, BLOCK_D,
+                         SLOTS)
         Rs = ()
         for j in tl.static_range(SLOTS):
             Rs = Rs + (R[j] + later[j],)
         R = Rs
         if has_prev:
-            _publish(flag_ptr, slot_ptr, chain, own, carry, R, rows, NL, BLOCK_D, SLOTS)
+            _publish(flag_ptr, slot_ptr, chain_out, own, carry, R, rows, NL, BLOCK_D, SLOTS)
 
     c_first = t_begin // CHUNK
     c_end = tl.cdiv(t_end, CHUNK)
@@ -862,8 +908,11 @@ def _scan_bwd_kernel(
                                   stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
         p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
         x = ()
+        m_ck = rows[0] >= 0
+        if ROWS:  # a chunk that starts before the row's tokens enters from zero
+            m_ck = (rows[0] * 0 + c0) >= lo
         for j in tl.static_range(SLOTS):
-            x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :],
+            x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :] & m_ck,
                              other=0.0).to(ACC),)
         for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
             p_sc = scratch_base + k * (NPAD * BLOCK_D)
@@ -873,6 +922,8 @@ def _scan_bwd_kernel(
             raw, u, _, _ = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_1, o_t, m_d, seqlen, stride_u_l,
                                      stride_delta_l, stride_do_l, stride_z_l, False, False, TILE_AHEAD)
             t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            if ROWS:  # the tokens before the row's pass as a decay of 1 with no input
+                m_dt = m_dt & (t >= lo)[None, :]
             u = u.to(ACC)
             dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
             if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
@@ -901,9 +952,16 @@ def _scan_bwd_kernel(
             raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
                                          stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
             t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+            m_t = t < seqlen
             raw = raw.to(ACC)
             u = u.to(ACC)
             dout = dout.to(ACC)
+            if ROWS:  # the row's own tokens: the others get no dy and no delta (so add nothing to dA, dD, ddelta_bias)
+                # and store nothing. (A neighbour's last-state gradient may still enter at its last token: it reaches
+                # no token of this row's, the sequence boundary's decay being 0, and adds to nothing kept.)
+                m_t = m_t & (t >= lo) & (t < hi)
+                m_dt = m_dt & m_t[None, :]
+                dout = tl.where(m_dt, dout, 0.0)
             if HAS_Z:
                 zt = zt.to(ACC)
             dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
@@ -989,7 +1047,7 @@ def _scan_bwd_kernel(
                 sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
                 sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
                 p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
-                m_bc = (rows[j] < dstate) & (t < seqlen)[None, :]
+                m_bc = (rows[j] < dstate) & m_t[None, :]
                 if DETERMINISTIC:
                     tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
                     tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
@@ -1281,6 +1339,23 @@ def sequence_index(cu_seqlens: torch.Tensor | None, seqlen: int) -> torch.Tensor
     return torch.searchsorted(cu_seqlens[1:].contiguous(), tokens, right=True).to(torch.int32)
 
 
+def packed_batch(offsets: tuple[int, ...]) -> tuple[int, int]:
+    """(batch, seqlen) of the dense batch a packing's backward is configured as: its longest sequence, and as many
+    of those as its tokens fill (at least one): a packing of one long sequence and a few short ones is a batch of
+    one whose long walk wants segments, eight sequences of 2K a batch of 8x2K."""
+    longest = max(max(e - s for s, e in zip(offsets, offsets[1:])), 1)
+    return max(1, offsets[-1] // longest), longest
+
+
+def packed_backward_config(offsets: tuple[int, ...], dim: int, dstate: int, ngroups: int, n_sms: int,
+                           elem_size: int = 2) -> BackwardConfig | None:
+    """The configuration of a packing's backward in rows (`packed_batch`'s dense batch's), or None where that cuts its
+    sequences into segments and ROWS_BWD_SEGMENTS is off: the packed row as one batch-1 sequence then."""
+    n_dense, longest = packed_batch(offsets)
+    config = backward_config(n_dense, dim, dstate, ngroups, longest, n_sms, elem_size)
+    return None if config.segment and not ROWS_BWD_SEGMENTS else config
+
+
 def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, seq_index=None,
                  num_seqs=None, return_last_state=False, ckpt_tile=None, config: ForwardConfig | None = None,
                  offsets: tuple[int, ...] | None = None):
@@ -1333,7 +1408,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
     table = A
     if packed_rows:  # a program per (row, block of channels), tickets row-major
-        table, n_rows = varlen_rows(offsets, cfg.segment, tile, u.device)
+        table, n_rows, _ = varlen_rows(offsets, cfg.segment, tile, u.device, ROW_GROUP, LONGEST_FIRST)
         n_programs = n_rows * n_blocks
         counter, flags, slot_buf = _runtime.workspace(u.device).get(max(n_programs, 1),
                                                                      slots * cfg.lanes * cfg.block_d, state_dtype)
@@ -1367,31 +1442,66 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
 # Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
 # as one sequence of batch 1, in segments with a first pass (A/B).
 ROWS = True
+# The same for the backward: each row walks back from its own end, its gradient handed between the segments of a
+# long sequence only. H200, 2.8B shape, training call (fortieth session, benchmarks/notes/selective_scan.md): 8 x 2048
+# packed 6.858 -> 5.946 ms (dense 5.184), 64 x 256 6.812 -> 5.939 (dense 5.047). False: the packed row as one sequence
+# of batch 1, in segments with a first pass (A/B).
+ROWS_BWD = True
+# The packed backward's rows also where its configuration cuts sequences into segments (a long one dominates the
+# packing, or dstate > 32). H200 (fortieth session), one sequence of 16384 tokens in three segments: rows 6.070 ms,
+# the packed row 5.751 (same segments; the rows' kernel costs more per token). False: the packed row there.
+ROWS_BWD_SEGMENTS = False
+# Rows of one sequence each: the backward reads the sequence's boundaries from the row ([lo, hi), the last-state
+# gradient entering at the row's end as in a dense batch) instead of the per-token sequence index (the varlen form,
+# which rows shared by short sequences need). H200, training call at 8 x 2048 packed: 6.308 -> 5.946 ms. False: the
+# varlen form always (A/B).
+WINDOW_BWD = True
+# Short packed sequences share a row while their tokens together stay within this many (and a segment): a program
+# per sequence of a few tokens would be all fixed cost, and the backward holds a scratch (~1.3 MB at dim 5120) and
+# a slice of dA per row, so that the rows stay O(tokens / ROW_GROUP + long sequences' segments). 0: a row each.
+ROW_GROUP = 256
+# Each segment rank's rows take their tickets longest first (1), or in sequence order (0; A/B). H200, the backward
+# alone: 8 ragged sequences of the 2.8B shape (longest 2669 of 16384 tokens) 5.484 -> 5.039 ms, 64 ragged 5.589 -> 5.497.
+LONGEST_FIRST = 1
 
 
 @functools.lru_cache(maxsize=64)
-def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device) -> tuple[torch.Tensor, int]:
-    """The forward's rows for packed sequences (host offsets): each non-empty sequence cut into segments of `segment`
-    tokens (0: one), the first from the tile holding its first token (rows start at multiples of `tile`, so that the
-    loads stay aligned vectors), as int64 (rows, 6): first token, end, the sequence's [lo, hi), the row of its previous
-    segment (-1: none), whether a next one follows; segment-major (deadlock-free tickets). Returns the table and its
-    number of rows; cached per arguments (every layer of a model packs the same sequences)."""
-    starts = {}  # (sequence, segment k) -> (first token, end)
+def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch.device,
+                group: int = 0, longest: int = 0) -> tuple[torch.Tensor, int, bool]:
+    """The rows of packed sequences (host offsets) for the kernels' ROWS form: each non-empty sequence cut into
+    segments of `segment` tokens (0: one), the first from the tile holding its first token (rows start at multiples
+    of `tile`: whole tiles for the forward's vector loads, whole chunks of stored states for the backward); sequences
+    of one segment share a row while their tokens stay within `group` (and `segment`). As int64 (rows, 7): first
+    token, end, the row's own tokens [lo, hi) (the others it runs through belong to its neighbours), the row of its
+    sequence's previous segment (-1: none), whether a next segment follows, its (first) sequence; segment-major, so
+    that a previous segment is an earlier row and a next one a later row (deadlock-free tickets, forwards and
+    backwards). longest 1 (forward tickets, in table order) or -1 (backward tickets, from the last row): each segment
+    rank's rows ordered so that the longest take the first tickets (a ragged packing's longest rows do not start
+    last, in the final wave). Returns the table, its number of rows and whether any row holds several sequences;
+    cached per arguments (every layer of a model packs the same sequences)."""
+    limit = min(group, segment) if segment > 0 else group
+    rows = []  # [k, first sequence, first token, end, lo, hi] (k: the segment's place in its sequence)
+    joining = None  # the row short sequences are joining, while it has room
     for s, (lo, hi) in enumerate(zip(offsets, offsets[1:])):
         if hi <= lo:
+            continue
+        if joining is not None and hi - joining[4] <= limit:
+            joining[3] = joining[5] = hi
             continue
         first = lo // tile * tile
         step = segment if segment > 0 else hi - first
         k = 0
         while first + k * step < hi:
-            starts[s, k] = (first + k * step, min(first + (k + 1) * step, hi))
+            rows.append([k, s, first + k * step, min(first + (k + 1) * step, hi), lo, hi])
             k += 1
-    order = sorted(starts, key=lambda sk: (sk[1], sk[0]))  # segment-major: a previous segment is an earlier row
-    index = {sk: i for i, sk in enumerate(order)}
-    rows = [(*starts[s, k], offsets[s], offsets[s + 1], index.get((s, k - 1), -1), int((s, k + 1) in index))
-            for s, k in order]
-    table = torch.tensor(rows or [(0, 0, 0, 0, -1, 0)], dtype=torch.int64).to(device, non_blocking=True)
-    return table, len(rows)
+        joining = rows[-1] if k == 1 and hi - lo < limit else None
+    rows.sort(key=lambda row: (row[0], -longest * (row[5] - row[4]), row[1]))  # segment-major
+    index = {(k, s): i for i, (k, s, *_) in enumerate(rows)}
+    table = [(*row[2:], index.get((row[0] - 1, row[1]), -1), int((row[0] + 1, row[1]) in index), row[1])
+             for row in rows]
+    shared = any(hi > offsets[s + 1] for _, s, _, _, _, hi in rows)
+    table_t = torch.tensor(table or [(0, 0, 0, 0, -1, 0, 0)], dtype=torch.int64).to(device, non_blocking=True)
+    return table_t, len(table), shared
 
 
 def _segments(segment: int, seqlen: int, n_blocks: int, batch: int, slot_elems: int, dtype: torch.dtype,
@@ -1426,10 +1536,14 @@ def bc_tiles(B4: torch.Tensor, C4: torch.Tensor, npad: int, tile: int, dtype: to
 
 
 def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, ckpt,
-                  ckpt_tile, seq_index=None, deterministic=False, config: BackwardConfig | None = None):
+                  ckpt_tile, seq_index=None, deterministic=False, config: BackwardConfig | None = None,
+                  offsets: tuple[int, ...] | None = None):
     """Launch the backward on validated inputs; ckpt and ckpt_tile from `scan_forward`.
 
     dout: (batch, dim, seqlen); dlast: (num_seqs, dim, dstate) or None.
+    Packed sequences: `seq_index`; with `offsets` (cu_seqlens' host values) too, the rows of `varlen_rows` (whole
+    chunks of ckpt_tile tokens) as a dense batch's rows, the configuration a dense batch's (`packed_batch`), unless
+    that configuration has segments (`ROWS_BWD_SEGMENTS`); else the packed row as one sequence of batch 1.
     Returns [du, ddelta, dA, dB, dC, dD, dz, ddelta_bias] (None for absent inputs), each in its
     input's dtype and shape. Without `deterministic`, dB and dC are summed over blocks of channels
     by fp32 atomics; with it, one slice per block, summed in a fixed order (more memory).
@@ -1439,6 +1553,11 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
     dpg = dim // ngroups
+    packed_rows = ROWS_BWD and seq_index is not None and offsets is not None
+    if config is None and packed_rows:
+        config = packed_backward_config(offsets, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
+                                        u.element_size())
+        packed_rows = config is not None
     cfg = config or backward_config(batch, dim, dstate, ngroups, seqlen, _runtime.sm_count(u.device, on_cpu=4),
                                     u.element_size())
     _check_groups(cfg, dim, ngroups)
@@ -1459,10 +1578,21 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
     ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
     dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
-    seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(segment, seqlen, n_blocks, batch,
-                                                                      slots * cfg.lanes * cfg.block_d, acc_dtype,
-                                                                      dev, du)
-    rows = batch * n_seg  # dA, dD, ddelta_bias: one slice per batch row and segment
+    table = A
+    window = False
+    if packed_rows:  # a program per (row, block of channels), tickets from the last row
+        table, rows, shared = varlen_rows(offsets, segment, ckpt_tile, dev, ROW_GROUP, -LONGEST_FIRST)
+        # one sequence a row: its boundaries are the row's [lo, hi), no per-token sequence index (WINDOW_BWD)
+        window = WINDOW_BWD and not shared
+        n_programs = rows * n_blocks
+        counter, flags, slot_buf = _runtime.workspace(dev).get(max(n_programs, 1), slots * cfg.lanes * cfg.block_d,
+                                                               acc_dtype)
+        seg, n_seg, grid = seqlen, 1, (n_programs,)
+    else:
+        seg, n_seg, n_programs, counter, flags, slot_buf, grid = _segments(segment, seqlen, n_blocks, batch,
+                                                                          slots * cfg.lanes * cfg.block_d, acc_dtype,
+                                                                          dev, du)
+        rows = batch * n_seg  # dA, dD, ddelta_bias: one slice per batch row and segment (rows: per row)
     dA = _runtime.empty((rows, dim, dstate), acc_dtype, dev)
     dD = _runtime.empty((rows, dim), acc_dtype, dev) if D is not None else None
     dbias = _runtime.empty((rows, dim), acc_dtype, dev) if delta_bias is not None else None
@@ -1474,7 +1604,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
         dB = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
         dC = torch.zeros(bc_shape, dtype=acc_dtype, device=dev)
 
-    if seqlen > 0 and batch > 0 and dim > 0:
+    if seqlen > 0 and batch > 0 and dim > 0 and n_programs > 0:
         bc = bc_tiles(B4, C4, slots * cfg.lanes, tile, acc_dtype, min_tiles=n_ckpt * (ckpt_tile // tile))
         z_arg = z if z is not None else u
         scratch = _runtime.empty((rows, n_blocks, ckpt_tile // tile, slots * cfg.lanes, cfg.block_d), acc_dtype, dev)
@@ -1483,14 +1613,15 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             u, delta, A, bc, D if D is not None else A, z_arg, delta_bias if delta_bias is not None else A,
             seq_index if seq_index is not None else A, ckpt, dout, dlast if dlast is not None else ckpt,
             du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
-            dbias if dbias is not None else dA, scratch, counter, flags, slot_buf,
+            dbias if dbias is not None else dA, scratch, counter, flags, slot_buf, table,
             batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group, n_seg, seg, n_programs,
             *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride()), u.device,
             BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
-            DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, HAS_DLAST=dlast is not None,
-            DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1, ACC=_acc(u.dtype), num_warps=cfg.num_warps,
-            BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck, CK_RUN=ck_run,
+            DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
+            HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
+            ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
+            CK_RUN=ck_run, ROWS=packed_rows,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:

@@ -21,7 +21,7 @@ from flashssm.ops.selective_scan import scan
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel
 
 BF16_PTRS = {"u_ptr", "delta_ptr", "z_ptr", "dout_ptr", "y_ptr", "du_ptr", "ddelta_ptr", "dz_ptr"}
-INT_PTRS = {"seq_ptr": "*i32", "counter_ptr": "*i32", "flag_ptr": "*i32"}
+INT_PTRS = {"seq_ptr": "*i32", "counter_ptr": "*i32", "flag_ptr": "*i32", "rows_ptr": "*i64"}
 
 
 def sizes(dim, dstate, seqlen, tile, chunk, block_d):
@@ -57,6 +57,9 @@ def main():
     p.add_argument("--ckpt", action="store_true", help="forward: store the backward's checkpoints")
     p.add_argument("--segments", action="store_true", help="the sequence in segments (hand-over between programs)")
     p.add_argument("--late", action="store_true", help="forward segments: hand the state on after the output pass")
+    p.add_argument("--varlen", action="store_true", help="packed sequences (the per-token sequence index)")
+    p.add_argument("--rows", action="store_true", help="packed sequences as the rows of `varlen_rows` (with --varlen "
+                                                       "and --segments)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
@@ -65,8 +68,8 @@ def main():
     if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
         values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
-                  HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=False, SEGMENTS=a.segments,
-                  ACC=tl.float32)
+                  HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=a.varlen, SEGMENTS=a.segments,
+                  ACC=tl.float32, ROWS=a.rows)
     ck, ck_run = scan.ckpt_layout(a.dstate)  # the stored states' order (scan_forward and scan_backward agree on it)
     if a.which == "bwd":
         consts = dict(common, CK=ck, CK_RUN=ck_run, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
@@ -83,6 +86,7 @@ def main():
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
                                         a.maxnreg, a.sass)
     print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} segments {a.segments} "
+          f"varlen {a.varlen} rows {a.rows} "
           f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")
 
 

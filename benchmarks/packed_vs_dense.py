@@ -158,7 +158,7 @@ def scan_rows(batch: int, seqlen: int, rounds: int) -> None:
     y_packed = flashssm.selective_scan(**flat_t, delta_softplus=True, cu_seqlens=_cu([seqlen] * batch, DEVICE))
     diff = (flat(y_dense, "u").float() - y_packed.float()).abs().max().item()
     print(f"selective_scan {batch}x{seqlen}: packed chunk-aligned y against dense y: max |diff| {diff:.3e}")
-    print(f"{'layout':<24} {'impl':<10} {'forward ms':>11} {'fwd+bwd ms':>11}")
+    print(f"{'layout':<24} {'impl':<10} {'forward ms':>11} {'fwd+bwd ms':>11} {'peak MiB':>9}")
     base = None
     dy_dense = torch.randn_like(dense["u"])
     for name, (tensors, lengths) in layouts.items():
@@ -173,10 +173,11 @@ def scan_rows(batch: int, seqlen: int, rounds: int) -> None:
             return torch.autograd.grad(y, list(leaves.values()), dy)
 
         both = _time(train, rounds)
+        peak = _peak_mib(train)
         if base is None:
             base = (fwd, both)
         ratio = "" if lengths is None else f"   ({fwd / base[0]:.2f}x, {both / base[1]:.2f}x dense)"
-        print(f"{name:<24} {'flashssm':<10} {fwd:>11.3f} {both:>11.3f}{ratio}")
+        print(f"{name:<24} {'flashssm':<10} {fwd:>11.3f} {both:>11.3f} {peak:>9.0f}{ratio}")
         if lengths is not None:
             print(f"{'':<24} lengths {lengths}")
 

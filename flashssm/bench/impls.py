@@ -312,6 +312,11 @@ def _scan_kwargs(inp: dict) -> dict:
     return dict(D=inp["D"], z=inp["z"], delta_bias=inp["delta_bias"], delta_softplus=True)
 
 
+def _no_packed_form(inp: dict, who: str) -> None:
+    if inp.get("cu_seqlens") is not None:
+        raise Unavailable(f"{who} has no packed-sequence (cu_seqlens) form")
+
+
 def _require_scan_kernel(w, inp: dict) -> None:
     from flashssm.ops import selective_scan
 
@@ -324,7 +329,8 @@ def _flashssm_scan(w, inp: dict):
     import flashssm
 
     _require_scan_kernel(w, inp)
-    return lambda: flashssm.selective_scan(inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], **_scan_kwargs(inp))
+    return lambda: flashssm.selective_scan(inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], **_scan_kwargs(inp),
+                                           cu_seqlens=inp.get("cu_seqlens"))
 
 
 def _scan_step_fn(state, u, delta, A, B, C):
@@ -337,6 +343,7 @@ def _torch_scan(compile: bool):
     """The plain step-by-step PyTorch scan in fp32; compiled, each step is one fused kernel (compiling
     the whole loop unrolls seqlen steps and does not finish in reasonable time)."""
     def setup(w, inp: dict):
+        _no_packed_form(inp, "this plain loop")
         if w.tokens > _SCAN_LOOP_LIMIT:
             raise Unavailable(f"a step-by-step PyTorch loop over {w.tokens} tokens takes minutes")
         step = torch.compile(_scan_step_fn) if compile else _scan_step_fn
@@ -360,7 +367,9 @@ def _flashssm_scan_fwd(w, inp: dict):
     import flashssm
 
     _require_scan_kernel(w, inp)
-    return lambda u, delta, A, B, C, D, z, bias: flashssm.selective_scan(u, delta, A, B, C, D, z, bias, True)
+    cu = inp.get("cu_seqlens")
+    return lambda u, delta, A, B, C, D, z, bias: flashssm.selective_scan(u, delta, A, B, C, D, z, bias, True,
+                                                                         cu_seqlens=cu)
 
 
 def _reference_scan_fwd(w, inp: dict):
@@ -368,7 +377,9 @@ def _reference_scan_fwd(w, inp: dict):
 
     if w.tokens > _SCAN_LOOP_LIMIT // 8:
         raise Unavailable(f"autograd through a step-by-step PyTorch loop over {w.tokens} tokens takes minutes")
-    return lambda u, delta, A, B, C, D, z, bias: selective_scan_reference(u, delta, A, B, C, D, z, bias, True)
+    cu = inp.get("cu_seqlens")
+    return lambda u, delta, A, B, C, D, z, bias: selective_scan_reference(u, delta, A, B, C, D, z, bias, True,
+                                                                          cu_seqlens=cu)
 
 
 def _mamba_ssm_scan_fn():
@@ -390,6 +401,7 @@ def _mamba_ssm_scan_fn():
 
 
 def _mamba_ssm_scan(w, inp: dict):
+    _no_packed_form(inp, "mamba_ssm's CUDA selective scan")
     if not inp["u"].is_cuda:
         raise Unavailable("mamba_ssm's CUDA selective scan needs a CUDA GPU")
     fn = _mamba_ssm_scan_fn()
@@ -397,6 +409,7 @@ def _mamba_ssm_scan(w, inp: dict):
 
 
 def _mamba_ssm_scan_fwd(w, inp: dict):
+    _no_packed_form(inp, "mamba_ssm's CUDA selective scan")
     if not inp["u"].is_cuda:
         raise Unavailable("mamba_ssm's CUDA selective scan needs a CUDA GPU")
     fn = _mamba_ssm_scan_fn()

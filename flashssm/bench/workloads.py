@@ -246,7 +246,8 @@ class ScanWorkload(_Workload):
     """One selective_scan (Mamba-1) forward as MambaMixer calls it: delta_bias, softplus, D, z; B and C
     shared by the channels. Inputs: u, z ~ N(0, 1), delta ~ 0.5 N(0, 1), B, C ~ N(0, 1), all in `dtype`;
     delta_bias = softplus^-1 of a log-uniform step in [1e-3, 0.1] and A = -(1..dstate) per channel
-    (Mamba-1's initialisation), D = 1."""
+    (Mamba-1's initialisation), D = 1. `lengths`: packed sequences (batch 1, seqlen their sum), passed as
+    cu_seqlens (int32, on the device); mamba_ssm's CUDA scan has no packed form."""
 
     name: str
     batch: int
@@ -255,7 +256,12 @@ class ScanWorkload(_Workload):
     dstate: int = 16
     dtype: str = "bfloat16"
     needs_gpu: bool = True
+    lengths: tuple[int, ...] | None = None
     op = "selective_scan"
+
+    def __post_init__(self):
+        if self.lengths is not None and (self.batch != 1 or sum(self.lengths) != self.seqlen):
+            raise ValueError(f"{self.name}: packed lengths need batch 1 and seqlen their sum ({sum(self.lengths)})")
 
     @property
     def tokens(self) -> int:
@@ -263,7 +269,8 @@ class ScanWorkload(_Workload):
 
     @property
     def shape(self) -> str:
-        return f"{self.batch}x{self.seqlen} dim {self.dim} n{self.dstate} {self.dtype}"
+        packed = "" if self.lengths is None else f" packed {len(self.lengths)} sequences"
+        return f"{self.batch}x{self.seqlen}{packed} dim {self.dim} n{self.dstate} {self.dtype}"
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -271,7 +278,7 @@ class ScanWorkload(_Workload):
         b, d, n, l = self.batch, self.dim, self.dstate, self.seqlen
         step = torch.exp(torch.rand(d, generator=gen, device=device) * (math.log(0.1) - math.log(1e-3))
                          + math.log(1e-3))
-        return dict(
+        inp = dict(
             u=_randn(gen, device, b, d, l, dtype=dtype),
             delta=(0.5 * _randn(gen, device, b, d, l)).to(dtype),
             A=-torch.arange(1, n + 1, device=device, dtype=torch.float32).repeat(d, 1),
@@ -281,12 +288,17 @@ class ScanWorkload(_Workload):
             z=_randn(gen, device, b, d, l, dtype=dtype),
             delta_bias=step + torch.log(-torch.expm1(-step)),
         )
+        if self.lengths is not None:
+            inp["cu_seqlens"] = torch.tensor([0, *itertools.accumulate(self.lengths)], dtype=torch.int32,
+                                             device=device)
+        return inp
 
     def reference(self, inp: dict):
         from flashssm.ops.selective_scan.reference import selective_scan_reference
 
         return selective_scan_reference(*(inp[k].double() for k in ("u", "delta", "A", "B", "C", "D", "z",
-                                                                      "delta_bias")), delta_softplus=True)
+                                                                      "delta_bias")), delta_softplus=True,
+                                        cu_seqlens=inp.get("cu_seqlens"))
 
     def bytes(self) -> int:
         """Read u, delta, z, B, C once, write y once."""
@@ -314,7 +326,7 @@ class ScanTrainWorkload(ScanWorkload):
         from flashssm.ops.selective_scan.reference import selective_scan_reference
 
         leaves = [inp[k].double().requires_grad_() for k in SCAN_TRAIN_INPUTS]
-        y = selective_scan_reference(*leaves, delta_softplus=True)
+        y = selective_scan_reference(*leaves, delta_softplus=True, cu_seqlens=inp.get("cu_seqlens"))
         return (y.detach(), *torch.autograd.grad(y, leaves, inp["dy"].double()))
 
     def bytes(self) -> int:
@@ -427,6 +439,9 @@ def ragged_lengths(n: int, total: int, seed: int = 0, multiple: int = 256) -> tu
 # packed training batches of the 2.7B mixer: 8 sequences of ~4K (against 8x4K) and 64 of ~512 (an SFT-like batch)
 PACKED_8 = ragged_lengths(8, 32768)
 PACKED_64 = ragged_lengths(64, 32768, seed=1)
+# and of the Mamba-1 2.8B mixer, the tokens of 8x2K (lengths not multiples of the backward's 32-token chunks)
+M1_PACKED_8 = ragged_lengths(8, 16384, multiple=32)
+M1_PACKED_64 = ragged_lengths(64, 16384, seed=1, multiple=32)
 
 
 # Mamba-2 2.7B's mixer: d_model 2560, expand 2 -> 5120 channels = 80 heads of 64, dstate 128, 1 group.
@@ -472,8 +487,14 @@ WORKLOADS: dict[str, Workload] = {
         ScanTrainWorkload("m1train-130m-1x8K", 1, 8192, dim=1536),
         # (the float64 reference's autograd keeps every state: 1x1K is what fits for dstate 128)
         ScanTrainWorkload("m1train-n128-1x1K", 1, 1024, dstate=128),
+        # packed sequences (cu_seqlens), the same tokens as 8x2K: 8 ragged ones, and 64 of ~256 (an SFT-like batch)
+        ScanWorkload("m1-2.8b-packed-8x2K", 1, 16384, lengths=M1_PACKED_8),
+        ScanTrainWorkload("m1train-2.8b-packed-8x2K", 1, 16384, lengths=M1_PACKED_8),
+        ScanTrainWorkload("m1train-2.8b-packed-64x256", 1, 16384, lengths=M1_PACKED_64),
         ScanWorkload("cpu-m1", 2, 100, dim=12, dstate=8, dtype="float32", needs_gpu=False),
         ScanTrainWorkload("cpu-m1train", 1, 70, dim=8, dstate=8, dtype="float32", needs_gpu=False),
+        ScanTrainWorkload("cpu-m1train-packed", 1, 70, dim=8, dstate=8, dtype="float32", needs_gpu=False,
+                          lengths=(30, 1, 0, 39)),
         # the kernels around the scan, 2.7B at 8x4K
         Conv1dWorkload("conv-2.7b-8x4K", 8, 4096),
         Conv1dWorkload("conv-2.7b-8x4K-tokens", 8, 4096, channels_last=False),

@@ -33,7 +33,8 @@ def test_floors_match_anchors(name, floor_ms):
 
 def test_packed_workloads():
     """The packed workloads: ragged lengths summing to the tokens of their dense twin, ending inside chunks; their
-    cu_seqlens, and each peer's form of them (mamba_ssm's per-token seq_idx, fla's int64 offsets with a host copy)."""
+    cu_seqlens, and each peer's form of them (mamba_ssm's per-token seq_idx, fla's int64 offsets with a host copy);
+    Mamba-1's too."""
     from flashssm.bench.impls import _fla_packed, _seq_idx
     from flashssm.bench.workloads import SSDWorkload, ragged_lengths
 
@@ -52,6 +53,18 @@ def test_packed_workloads():
     fla = _fla_packed(inp)
     assert fla["cu_seqlens"].dtype == torch.int64 and fla["cu_seqlens_cpu"].device.type == "cpu"
     assert _seq_idx({}) == {} and _fla_packed({}) == {}
+    # Mamba-1's: the tokens of 8x2K, lengths ending inside the backward's 32-token chunks, the floor of the same tokens
+    from flashssm.bench.workloads import ScanWorkload
+
+    for name in ("m1-2.8b-packed-8x2K", "m1train-2.8b-packed-8x2K", "m1train-2.8b-packed-64x256"):
+        w = WORKLOADS[name]
+        assert w.batch == 1 and sum(w.lengths) == w.seqlen == 16384 and "packed" in w.shape
+        assert sum(v % 32 == 0 for v in w.lengths[:-1]) == 0 and min(w.lengths) > 0
+    assert WORKLOADS["m1-2.8b-packed-8x2K"].bytes() == WORKLOADS["m1-2.8b-8x2K"].bytes()
+    with pytest.raises(ValueError, match="packed lengths"):
+        ScanWorkload("bad", 2, 10, lengths=(5, 5))
+    inp = ScanWorkload("p", 1, 6, dim=4, dstate=2, dtype="float32", lengths=(3, 0, 3)).make_inputs("cpu")
+    assert inp["cu_seqlens"].tolist() == [0, 3, 3, 6] and inp["u"].shape == (1, 4, 6)
 
 
 def test_accuracy_rule():

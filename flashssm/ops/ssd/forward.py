@@ -791,7 +791,14 @@ def chunk_rows(dims: SSDDims) -> int:
 def _chunk_rows(dims: SSDDims, q: int) -> int:
     if dims.cu_seqlens is None:
         return max(1, _runtime.cdiv(dims.seqlen, q)) * dims.batch
-    return sum(max(1, -(-(e - s) // q)) for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:]))
+    return _packed_chunk_rows(dims.cu_seqlens, q)
+
+
+@functools.lru_cache(maxsize=256)
+def _packed_chunk_rows(offsets: tuple[int, ...], q: int) -> int:
+    """A packing's rows of q-token chunks (one at least a sequence, an empty one too); cached: a training call asks
+    two or three times, every layer of a model with the same offsets."""
+    return sum(max(1, -(-(e - s) // q)) for s, e in zip(offsets, offsets[1:]))
 
 
 def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, *, y=None, ypre=None,

@@ -168,6 +168,16 @@ def scan_inputs(batch, dim, seqlen, dstate, *, ngroups=None, dtype=torch.float64
     return kw
 
 
+def assert_workspace_clean() -> None:
+    """Every workspace's ticket counter and hand-over flags are back at zero (the kernels leave them so: no launch
+    needs a memset)."""
+    from flashssm._runtime import _workspaces
+
+    for ws in _workspaces.values():
+        assert ws.counter.tolist() == [0]
+        assert int(ws.flags.abs().sum()) == 0
+
+
 def filled_allocations(call) -> tuple[list[str], int]:
     """Runs call() under torch.use_deterministic_algorithms(True) (torch's fill of new tensors with NaN on, as by
     default) and returns the places in flashssm's code that called torch.empty, torch.empty_like or Tensor.new_empty

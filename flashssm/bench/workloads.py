@@ -18,6 +18,21 @@ class _Workload:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    # packed sequences, for the workloads with a `lengths` field (batch 1, seqlen their sum)
+    def _check_lengths(self) -> None:
+        if self.lengths is not None and (self.batch != 1 or sum(self.lengths) != self.seqlen):
+            raise ValueError(f"{self.name}: packed lengths need batch 1 and seqlen their sum ({sum(self.lengths)})")
+
+    def _packed(self) -> str:
+        return "" if self.lengths is None else f" packed {len(self.lengths)} sequences"
+
+    def _with_cu_seqlens(self, inp: dict, device) -> dict:
+        """inp, with the lengths' offsets as cu_seqlens (int32, on the device) where the workload is packed."""
+        if self.lengths is not None:
+            inp["cu_seqlens"] = torch.tensor([0, *itertools.accumulate(self.lengths)], dtype=torch.int32,
+                                             device=device)
+        return inp
+
 
 @dataclass(frozen=True)
 class SSDWorkload(_Workload):
@@ -43,8 +58,7 @@ class SSDWorkload(_Workload):
     op = "ssd_scan"
 
     def __post_init__(self):
-        if self.lengths is not None and (self.batch != 1 or sum(self.lengths) != self.seqlen):
-            raise ValueError(f"{self.name}: packed lengths need batch 1 and seqlen their sum ({sum(self.lengths)})")
+        self._check_lengths()
 
     @property
     def tokens(self) -> int:
@@ -52,8 +66,7 @@ class SSDWorkload(_Workload):
 
     @property
     def shape(self) -> str:
-        packed = "" if self.lengths is None else f" packed {len(self.lengths)} sequences"
-        return (f"{self.batch}x{self.seqlen}{packed} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
+        return (f"{self.batch}x{self.seqlen}{self._packed()} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
                 f"Q{self.chunk_size} {self.dtype}")
 
     def make_inputs(self, device, seed: int = 0) -> dict:
@@ -71,10 +84,7 @@ class SSDWorkload(_Workload):
             B=randn(b, l, self.ngroups, self.dstate),
             C=randn(b, l, self.ngroups, self.dstate),
         )
-        if self.lengths is not None:
-            inp["cu_seqlens"] = torch.tensor([0, *itertools.accumulate(self.lengths)], dtype=torch.int32,
-                                             device=device)
-        return inp
+        return self._with_cu_seqlens(inp, device)
 
     def reference(self, inp: dict) -> torch.Tensor:
         """y in float64 from the chunked reference."""
@@ -260,8 +270,7 @@ class ScanWorkload(_Workload):
     op = "selective_scan"
 
     def __post_init__(self):
-        if self.lengths is not None and (self.batch != 1 or sum(self.lengths) != self.seqlen):
-            raise ValueError(f"{self.name}: packed lengths need batch 1 and seqlen their sum ({sum(self.lengths)})")
+        self._check_lengths()
 
     @property
     def tokens(self) -> int:
@@ -269,8 +278,7 @@ class ScanWorkload(_Workload):
 
     @property
     def shape(self) -> str:
-        packed = "" if self.lengths is None else f" packed {len(self.lengths)} sequences"
-        return f"{self.batch}x{self.seqlen}{packed} dim {self.dim} n{self.dstate} {self.dtype}"
+        return f"{self.batch}x{self.seqlen}{self._packed()} dim {self.dim} n{self.dstate} {self.dtype}"
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -288,10 +296,7 @@ class ScanWorkload(_Workload):
             z=_randn(gen, device, b, d, l, dtype=dtype),
             delta_bias=step + torch.log(-torch.expm1(-step)),
         )
-        if self.lengths is not None:
-            inp["cu_seqlens"] = torch.tensor([0, *itertools.accumulate(self.lengths)], dtype=torch.int32,
-                                             device=device)
-        return inp
+        return self._with_cu_seqlens(inp, device)
 
     def reference(self, inp: dict):
         from flashssm.ops.selective_scan.reference import selective_scan_reference

@@ -16,8 +16,8 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckpt_layout, ckpt_states, scan_backward,
                                               scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import (TOLERANCES, assert_close, cases, filled_allocations, pairs_of_four, rel_err, scan_inputs,
-                           spread)
+from tests.helpers import (TOLERANCES, assert_close, assert_workspace_clean, cases, filled_allocations, pairs_of_four,
+                           rel_err, scan_inputs, spread)
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -67,8 +67,9 @@ def _entering_ref(kw, tokens):
 
 
 def _direct(kw, dy, dlast, *, fwd_cfg, bwd_cfg, cu_seqlens=None, deterministic=False, rows=True):
-    """The launchers called directly with chosen tiles: (y, last, grads by name). Packed sequences: the forward's
-    rows (a chain of segments a sequence), or with rows False the packed row as one sequence."""
+    """The launchers called directly with chosen tiles: (y, last, grads by name). Packed sequences: the rows of
+    `varlen_rows`, forward and backward (a chain of segments a sequence), or with rows False the packed row as one
+    sequence."""
     seq = sequence_index(cu_seqlens, kw["u"].shape[2]) if cu_seqlens is not None else None
     num_seqs = None if cu_seqlens is None else cu_seqlens.numel() - 1
     offsets = tuple(cu_seqlens.tolist()) if cu_seqlens is not None and rows else None
@@ -238,8 +239,6 @@ def test_segments(fwd, bwd, hand_late, device):
     mode; the workspace is clean afterwards. The forward hands the state on before its output pass (its
     own first pass) or after it (hand_late); packed sequences each as a chain of segments from its first token's
     tile (`varlen_rows`), and once as the packed row cut into segments."""
-    from flashssm._runtime import _workspaces
-
     cases = [((2, 6, 38, 5, None), None, False, True), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False, True),
              ((1, 4, 40, 3, None), [0, 8, 8, 17, 40], True, True), ((1, 8, 35, 6, 2), [0, 9, 9, 10, 35], False, False)]
     for shape, cu, deterministic, rows in cases:
@@ -264,9 +263,7 @@ def test_segments(fwd, bwd, hand_late, device):
             _, _, ckpt1 = scan_forward(*args, True, return_last_state=False, ckpt_tile=8,
                                        config=ForwardConfig(block, fwd[0], fwd[1], 1))
             assert_close(ckpt, ckpt1, torch.float32, "ckpt")
-    for ws in _workspaces.values():
-        assert ws.counter.tolist() == [0]
-        assert int(ws.flags.abs().sum()) == 0
+    assert_workspace_clean()
 
 
 # (the per-token form on rows of one sequence, the A/B switch's other side, runs with --full and on the GPU: the shared
@@ -281,7 +278,6 @@ def test_packed_rows(group, window, device, monkeypatch):
     inside chunks, empty and one-token ones, a long one cut into segments whose gradient is handed back between
     them (and one without segments), deterministic mode: y, the last states and every gradient against float64
     (NaN-poisoned outputs), and the tables have the rows the case is about. The workspace is clean afterwards."""
-    from flashssm._runtime import _workspaces
     from flashssm.ops.selective_scan import scan
     from flashssm.ops.selective_scan.scan import varlen_rows
 
@@ -312,9 +308,7 @@ def test_packed_rows(group, window, device, monkeypatch):
         assert_close(y, y_ref, torch.float32, what + "y")
         assert_close(last, last_ref, torch.float32, what + "last_state")
         _check_grads(grads, g_ref, torch.float32, what)
-    for ws in _workspaces.values():
-        assert ws.counter.tolist() == [0]
-        assert int(ws.flags.abs().sum()) == 0
+    assert_workspace_clean()
 
 
 @pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])

@@ -11,11 +11,10 @@ import flashssm
 from flashssm.ops.ssd import kernel_available
 from flashssm.ops.ssd import reference as ref
 from flashssm.ops.checks import check_ssd_scan
-from flashssm._runtime import _workspaces
 from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from tests.conftest import HAS_GPU
 from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
-                           assert_close, rel_err, ssd_id, ssd_inputs, to_float64)
+                           assert_close, assert_workspace_clean, rel_err, ssd_id, ssd_inputs, to_float64)
 
 # flashssm's fallback-to-reference warning is an error here: these tests must run the kernel
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
@@ -136,9 +135,7 @@ def test_workspace_left_clean(device):
     cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device=device)
     flashssm.ssd_scan(**kw, chunk_size=32, cu_seqlens=cu)
     flashssm.ssd_scan(**ssd_inputs(3, 100, 4, 32, 16, 2, dtype=torch.float32, device=device), chunk_size=16)
-    for ws in _workspaces.values():
-        assert ws.counter.tolist() == [0]
-        assert int(ws.flags.abs().sum()) == 0
+    assert_workspace_clean()
 
 
 def test_nan_propagates_and_stays_local(device):

@@ -487,12 +487,12 @@ def _scan_fwd_kernel(
     hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
     full round of programs earlier and has, in the usual case, finished.
     ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the segments are the rows of `varlen_rows`, each sequence
-    cut into segments of its own (a chain of its own: a sequence's first segment waits for nothing), from the tile
-    holding its first token; a row's tokens outside its sequence, [lo, hi), run through the recurrence (the state is
-    dropped at the sequence's first token) but store nothing: y, the backward's states and final states are the
-    neighbouring rows'."""
+    cut into segments of its own (a chain of its own: a sequence's first segment waits for nothing) or short ones
+    sharing a row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), run through the
+    recurrence (the state is dropped at each sequence's first token) but store nothing: y, the backward's states and
+    final states are the neighbouring rows'."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
-    lo = 0  # (ROWS: the row's sequence, [lo, hi))
+    lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
     if ROWS:
         ticket = take_ticket(counter_ptr, n_programs)
@@ -766,11 +766,13 @@ def _scan_bwd_kernel(
     tokens send to the state entering its segment (`_segment_grad`), waits for the gradient reaching its
     segment's end (published by the program of the next segment), publishes q * that + own for the
     previous segment at once, then runs the reverse walk over its own chunks from there.
-    ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the programs are the rows of `varlen_rows` (whole chunks,
-    tickets from the last row), each a dense batch row's walk over its own span of sequences; a long sequence's
-    segments hand the gradient on as above. A row's tokens outside its own [lo, hi) (its first and last chunks'
-    neighbours) run through the recurrence with no incoming gradient and store nothing: their gradients are the
-    neighbouring rows'."""
+    ROWS (packed sequences, with SEGMENTS): the programs are the rows of `varlen_rows` (whole chunks, tickets from
+    the last row), each a dense batch row's walk over its own span of sequences; a long sequence's segments hand the
+    gradient on as above. A row's tokens outside its own [lo, hi) (its first and last chunks' neighbours) pass as a
+    decay of 1 with no input and no dy, and store nothing: their gradients are the neighbouring rows'. Rows shared
+    by short sequences read the per-token sequence index (IS_VARLEN); rows of one sequence need none (IS_VARLEN
+    off): a chunk that starts before the row's tokens enters from zero, and the sequence's last-state gradient
+    enters at the row's end."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -788,7 +790,6 @@ def _scan_bwd_kernel(
         is_last = tl.load(entry + 5) == 0  # (the last segment of its sequence)
         i_seq = tl.load(entry + 6)  # (its sequence, where the row holds one)
         i_b = i_r * 0
-        seg = 0
     elif SEGMENTS:
         i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
                                                     True)
@@ -1362,8 +1363,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     """Launch the forward on validated inputs.
 
     Packed sequences: `seq_index` (`sequence_index`) and num_seqs; with `offsets` (cu_seqlens' host values) too, each
-    sequence runs as a chain of its own (`varlen_rows`; the configuration is a dense batch's of as many sequences of
-    the longest one's length), else the packed row as one sequence of batch 1.
+    sequence runs as a chain of its own, short ones sharing rows (`varlen_rows`; the configuration is a dense batch's
+    of as many sequences of the longest one's length), else the packed row as one sequence of batch 1.
 
     Returns (y (batch, dim, seqlen) in u's dtype, last_state (num_seqs, dim, dstate) fp32 or None,
     ckpt (batch, cdiv(seqlen, ckpt_tile), dim, dstate) fp32 or None: the state entering every
@@ -1376,7 +1377,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     ngroups = B4.shape[1]
     packed_rows = ROWS and seq_index is not None and offsets is not None
     if config is None and packed_rows:
-        longest = max(e - s for s, e in zip(offsets, offsets[1:]))
+        longest = packed_batch(offsets)[1]
         config = forward_config(max(1, len(offsets) - 1), dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
                                 u.element_size(), longest)
     cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),

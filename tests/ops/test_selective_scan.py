@@ -769,6 +769,9 @@ else:
     kernel = _scan_bwd_kernel
     consts = dict(common, CHUNK=32, HAS_DLAST=True, DETERMINISTIC=False, BC_AHEAD=True, TILE_AHEAD=True,
                   ROWS=varlen and segments)
+for param in kernel.params:  # a constexpr left out takes its default, as in the JIT
+    if param.is_constexpr and param.has_default and param.name not in consts:
+        consts[param.name] = param.default
 ptrs = {a: "*i32" if a in ("seq_ptr", "counter_ptr", "flag_ptr") else "*i64" if a == "rows_ptr" else ("*bf16" if a[:-4] in ("u", "delta", "z", "y", "dout", "du", "ddelta", "dz")
                                           else "*fp32") for a in kernel.arg_names if a.endswith("_ptr")}
 signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kernel.arg_names}

@@ -730,6 +730,214 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
 
 
 @triton.jit
+def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delta_base, do_base, z_base, bc_base,
+               scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base,
+               dbc_base, i_b, n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
+               stride_do_l, stride_z_l,
+               BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
+               FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+               DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr,
+               DETERMINISTIC: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr, TILE_AHEAD: tl.constexpr,
+               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr):
+    """One chunk of `_scan_bwd_kernel`'s reverse walk (its two passes, below), from the gradient R reaching the chunk's
+    end; returns R at its start and the sums dA, dD, dbias with the chunk's share added. WINDOW: the chunk holds tokens
+    outside the row's own [lo, hi) (a packed row's first or last chunk), which pass as a decay of 1 with no input and
+    no dy and store nothing; without it the chunk runs the dense batch's code, whose masks stay whole tiles (vector
+    stores, no per-token compares)."""
+    TPC: tl.constexpr = CHUNK // TILE
+    NPAD: tl.constexpr = SLOTS * NL
+    LN2: tl.constexpr = 0.6931471805599453
+    # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
+    # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
+    tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
+    next_in_1 = 0  # (the tiles' inputs loaded ahead, TILE_AHEAD: for pass 1 and for pass 2)
+    next_in_2 = 0
+    if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
+        next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                              stride_do_l, stride_z_l, False, False)
+        next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d, seqlen,
+                              stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
+    p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
+    x = ()
+    m_ck = rows[0] >= 0
+    if WINDOW:  # a chunk that starts before the row's tokens enters from zero
+        m_ck = (rows[0] * 0 + c0) >= lo
+    for j in tl.static_range(SLOTS):
+        x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :] & m_ck,
+                         other=0.0).to(ACC),)
+    for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
+        p_sc = scratch_base + k * (NPAD * BLOCK_D)
+        for j in tl.static_range(SLOTS):
+            tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+        t0 = c0 + k * TILE
+        raw, u, _, _ = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_1, o_t, m_d, seqlen, stride_u_l,
+                                 stride_delta_l, stride_do_l, stride_z_l, False, False, TILE_AHEAD)
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        if WINDOW:  # the tokens before the row's pass as a decay of 1 with no input
+            m_dt = m_dt & (t >= lo)[None, :]
+        u = u.to(ACC)
+        dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
+            next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                                  stride_delta_l, stride_do_l, stride_z_l, False, False)
+        dl_c = columns(dl, BLOCK_D, TILE)
+        du_c = columns(dl * u, BLOCK_D, TILE)
+        keeps = dl_c
+        if IS_VARLEN:
+            keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
+    p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
+    for j in tl.static_range(SLOTS):
+        tl.store(p_sc + rows[j] * BLOCK_D, x[j])
+    tl.debug_barrier()  # (should a layout put a value's store and load on different threads)
+
+    # pass 2: the tiles in reverse, each from the state entering it
+    for kt_rev in range(0, TPC):
+        kt = TPC - 1 - kt_rev
+        p_sc = scratch_base + kt * (NPAD * BLOCK_D)
+        x = ()
+        for j in tl.static_range(SLOTS):
+            x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
+        t0 = c0 + kt * TILE
+        raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
+                                     stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
+        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        m_t = t < seqlen
+        raw = raw.to(ACC)
+        u = u.to(ACC)
+        dout = dout.to(ACC)
+        if WINDOW:  # the row's own tokens: the others get no dy and no delta (so add nothing to dA, dD, ddelta_bias)
+            # and store nothing. (A neighbour's last-state gradient may still enter at its last token: it reaches
+            # no token of this row's, the sequence boundary's decay being 0, and adds to nothing kept.)
+            m_t = m_t & (t >= lo) & (t < hi)
+            m_dt = m_dt & m_t[None, :]
+            dout = tl.where(m_dt, dout, 0.0)
+        if HAS_Z:
+            zt = zt.to(ACC)
+        dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+        if TILE_AHEAD:  # the next tile's loads now (the chunk's first tile loads itself again: the next chunk's
+            # tiles load before its pass 1)
+            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d, seqlen,
+                                  stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
+        if HAS_Z:
+            sz = tl.sigmoid(zt)
+            dy = dout * zt * sz
+        else:
+            dy = dout
+        dl_c = columns(dl, BLOCK_D, TILE)
+        du_c = columns(dl * u, BLOCK_D, TILE)
+        dy_c = columns(dy, BLOCK_D, TILE)
+        if IS_VARLEN:
+            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+        acc_b = ()  # per token: sum over the slots of dh B
+        acc_a = ()  # per token: sum over the slots of A2 dh a h_{t-1}
+        acc_y = ()  # per token: sum over the slots of C h
+        for kk in tl.static_range(TILE):
+            acc_b = acc_b + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+            acc_a = acc_a + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+            if HAS_Z:
+                acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+        Rn = ()
+        dAn = ()
+        next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+        for j in tl.static_range(SLOTS):
+            rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+            b_j, c_j = rows_j
+            h0 = x[j]
+            xj = h0
+            hs = ()
+            ds = ()
+            for kk in tl.static_range(TILE):
+                a = tl.exp2(dl_c[kk][None, :] * A2[j])
+                if IS_VARLEN:
+                    a = a * keeps[kk]
+                xj = a * xj + du_c[kk][None, :] * b_j[kk]
+                hs = hs + (xj,)
+                ds = ds + (a,)
+            r = R[j]
+            dAj = dA[j]
+            cb = ()
+            ca = ()
+            cy = ()
+            gB = ()
+            gC = ()
+            for kr in tl.static_range(TILE - 1, -1, -1):
+                dh = r + c_j[kr] * dy_c[kr][None, :]
+                if IS_VARLEN:
+                    if HAS_DLAST:  # a sequence's last state is read at its last token
+                        dh += _dlast_at(dlast_ptr, seqs[kr], ends[kr], state_size, dstate, o_d, m_d, rows[j], ACC)
+                if kr > 0:
+                    h_prev = hs[kr - 1]
+                else:
+                    h_prev = h0
+                q = dh * (ds[kr] * h_prev)
+                cb = (dh * b_j[kr],) + cb
+                ca = (A2[j] * q,) + ca
+                if HAS_Z:
+                    cy = (c_j[kr] * hs[kr],) + cy
+                gB = (dh * du_c[kr][None, :],) + gB
+                gC = (dy_c[kr][None, :] * hs[kr],) + gC
+                dAj += dl_c[kr][None, :] * q
+                r = ds[kr] * dh
+            Rn = Rn + (r,)
+            dAn = dAn + (dAj,)
+            nb = ()
+            na = ()
+            ny = ()
+            for kk in tl.static_range(TILE):
+                nb = nb + (acc_b[kk] + cb[kk],)
+                na = na + (acc_a[kk] + ca[kk],)
+                if HAS_Z:
+                    ny = ny + (acc_y[kk] + cy[kk],)
+            acc_b = nb
+            acc_a = na
+            acc_y = ny
+            # dB, dC of this slot's states: summed over the block's channels
+            sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
+            sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
+            p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
+            m_bc = (rows[j] < dstate) & m_t[None, :]
+            if DETERMINISTIC:
+                tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
+                tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
+            else:
+                tl.atomic_add(dB_ptr + p_dbc, sB, mask=m_bc, sem="relaxed")
+                tl.atomic_add(dC_ptr + p_dbc, sC, mask=m_bc, sem="relaxed")
+        R = Rn
+        dA = dAn
+        sb = ()
+        sa = ()
+        sy = ()
+        for kk in tl.static_range(TILE):
+            sb = sb + (tl.sum(acc_b[kk], axis=0),)
+            sa = sa + (tl.sum(acc_a[kk], axis=0),)
+            if HAS_Z:
+                sy = sy + (tl.sum(acc_y[kk], axis=0),)
+        dhB = join_columns(sb, BLOCK_D, TILE)
+        du = dl * dhB
+        ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
+        if HAS_D:
+            du += Dv[:, None] * dy
+            dD += tl.sum(dy * u, axis=1)
+        if DELTA_SOFTPLUS:
+            ddl = ddl * tl.sigmoid(raw + bias[:, None])
+        ddl = tl.where(m_dt, ddl, 0.0)
+        dbias += tl.sum(ddl, axis=1)
+        p_out = out_base + t[None, :]
+        tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
+        tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
+        if HAS_Z:
+            ypre = join_columns(sy, BLOCK_D, TILE)
+            if HAS_D:
+                ypre += Dv[:, None] * u
+            dz = dout * ypre * silu_grad(zt, sz)
+            tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+    return R, dA, dD, dbias
+
+
+@triton.jit
 def _scan_bwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr, ckpt_ptr, dout_ptr, dlast_ptr,
     du_ptr, ddelta_ptr, dz_ptr, dA_ptr, dB_ptr, dC_ptr, dD_ptr, dbias_ptr, scratch_ptr, counter_ptr, flag_ptr, slot_ptr,
@@ -744,7 +952,7 @@ def _scan_bwd_kernel(
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
-    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False,
+    CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -806,12 +1014,12 @@ def _scan_bwd_kernel(
     g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
     TPC: tl.constexpr = CHUNK // TILE
     NPAD: tl.constexpr = SLOTS * NL
-    LN2: tl.constexpr = 0.6931471805599453
     state_size = dim * dstate
 
     bias = tl.zeros((BLOCK_D,), dtype=ACC)
     if HAS_DELTA_BIAS:
         bias = tl.load(delta_bias_ptr + o_d, mask=m_d, other=0.0).to(ACC)
+    Dv = bias  # (unused without D)
     if HAS_D:
         Dv = tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)
     A2 = ()
@@ -897,193 +1105,33 @@ def _scan_bwd_kernel(
                 if HAS_Z:
                     prefetch(z_base + (c0 - CHUNK) * stride_z_l, "L1")
                 prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate, "L1")
-        # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
-        # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
-        tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
-        next_in_1 = 0  # (the tiles' inputs loaded ahead, TILE_AHEAD: for pass 1 and for pass 2)
-        next_in_2 = 0
-        if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
-            next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                                  stride_do_l, stride_z_l, False, False)
-            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d, seqlen,
-                                  stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
-        p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
-        x = ()
-        m_ck = rows[0] >= 0
-        if ROWS:  # a chunk that starts before the row's tokens enters from zero
-            m_ck = (rows[0] * 0 + c0) >= lo
-        for j in tl.static_range(SLOTS):
-            x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :] & m_ck,
-                             other=0.0).to(ACC),)
-        for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
-            p_sc = scratch_base + k * (NPAD * BLOCK_D)
-            for j in tl.static_range(SLOTS):
-                tl.store(p_sc + rows[j] * BLOCK_D, x[j])
-            t0 = c0 + k * TILE
-            raw, u, _, _ = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_1, o_t, m_d, seqlen, stride_u_l,
-                                     stride_delta_l, stride_do_l, stride_z_l, False, False, TILE_AHEAD)
-            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-            if ROWS:  # the tokens before the row's pass as a decay of 1 with no input
-                m_dt = m_dt & (t >= lo)[None, :]
-            u = u.to(ACC)
-            dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-            if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
-                next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
-                                      stride_delta_l, stride_do_l, stride_z_l, False, False)
-            dl_c = columns(dl, BLOCK_D, TILE)
-            du_c = columns(dl * u, BLOCK_D, TILE)
-            keeps = dl_c
-            if IS_VARLEN:
-                keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
-            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
-        p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
-        for j in tl.static_range(SLOTS):
-            tl.store(p_sc + rows[j] * BLOCK_D, x[j])
-        tl.debug_barrier()  # (should a layout put a value's store and load on different threads)
-
-        # pass 2: the tiles in reverse, each from the state entering it
-        for kt_rev in range(0, TPC):
-            kt = TPC - 1 - kt_rev
-            p_sc = scratch_base + kt * (NPAD * BLOCK_D)
-            x = ()
-            for j in tl.static_range(SLOTS):
-                x = x + (tl.load(p_sc + rows[j] * BLOCK_D),)
-            t0 = c0 + kt * TILE
-            raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
-                                         stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
-            t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-            m_t = t < seqlen
-            raw = raw.to(ACC)
-            u = u.to(ACC)
-            dout = dout.to(ACC)
-            if ROWS:  # the row's own tokens: the others get no dy and no delta (so add nothing to dA, dD, ddelta_bias)
-                # and store nothing. (A neighbour's last-state gradient may still enter at its last token: it reaches
-                # no token of this row's, the sequence boundary's decay being 0, and adds to nothing kept.)
-                m_t = m_t & (t >= lo) & (t < hi)
-                m_dt = m_dt & m_t[None, :]
-                dout = tl.where(m_dt, dout, 0.0)
-            if HAS_Z:
-                zt = zt.to(ACC)
-            dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-            if TILE_AHEAD:  # the next tile's loads now (the chunk's first tile loads itself again: the next chunk's
-                # tiles load before its pass 1)
-                next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d, seqlen,
-                                      stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
-            if HAS_Z:
-                sz = tl.sigmoid(zt)
-                dy = dout * zt * sz
+        if ROWS:  # a row's first and last chunk hold its neighbours' tokens: only they take the window's masks
+            inner = (c0 >= lo) & (c0 + CHUNK <= hi)
+            if not INNER:  # (A/B: every chunk with the masks)
+                inner = c0 < 0
+            if inner:
+                R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv,
+                    u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
+                    dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b,
+                    n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
+                    stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
+                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
+                    TILE_AHEAD, CK, CK_RUN, False)
             else:
-                dy = dout
-            dl_c = columns(dl, BLOCK_D, TILE)
-            du_c = columns(dl * u, BLOCK_D, TILE)
-            dy_c = columns(dy, BLOCK_D, TILE)
-            if IS_VARLEN:
-                keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
-            p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-            acc_b = ()  # per token: sum over the slots of dh B
-            acc_a = ()  # per token: sum over the slots of A2 dh a h_{t-1}
-            acc_y = ()  # per token: sum over the slots of C h
-            for kk in tl.static_range(TILE):
-                acc_b = acc_b + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
-                acc_a = acc_a + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
-                if HAS_Z:
-                    acc_y = acc_y + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
-            Rn = ()
-            dAn = ()
-            next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
-            for j in tl.static_range(SLOTS):
-                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
-                b_j, c_j = rows_j
-                h0 = x[j]
-                xj = h0
-                hs = ()
-                ds = ()
-                for kk in tl.static_range(TILE):
-                    a = tl.exp2(dl_c[kk][None, :] * A2[j])
-                    if IS_VARLEN:
-                        a = a * keeps[kk]
-                    xj = a * xj + du_c[kk][None, :] * b_j[kk]
-                    hs = hs + (xj,)
-                    ds = ds + (a,)
-                r = R[j]
-                dAj = dA[j]
-                cb = ()
-                ca = ()
-                cy = ()
-                gB = ()
-                gC = ()
-                for kr in tl.static_range(TILE - 1, -1, -1):
-                    dh = r + c_j[kr] * dy_c[kr][None, :]
-                    if IS_VARLEN:
-                        if HAS_DLAST:  # a sequence's last state is read at its last token
-                            dh += _dlast_at(dlast_ptr, seqs[kr], ends[kr], state_size, dstate, o_d, m_d, rows[j], ACC)
-                    if kr > 0:
-                        h_prev = hs[kr - 1]
-                    else:
-                        h_prev = h0
-                    q = dh * (ds[kr] * h_prev)
-                    cb = (dh * b_j[kr],) + cb
-                    ca = (A2[j] * q,) + ca
-                    if HAS_Z:
-                        cy = (c_j[kr] * hs[kr],) + cy
-                    gB = (dh * du_c[kr][None, :],) + gB
-                    gC = (dy_c[kr][None, :] * hs[kr],) + gC
-                    dAj += dl_c[kr][None, :] * q
-                    r = ds[kr] * dh
-                Rn = Rn + (r,)
-                dAn = dAn + (dAj,)
-                nb = ()
-                na = ()
-                ny = ()
-                for kk in tl.static_range(TILE):
-                    nb = nb + (acc_b[kk] + cb[kk],)
-                    na = na + (acc_a[kk] + ca[kk],)
-                    if HAS_Z:
-                        ny = ny + (acc_y[kk] + cy[kk],)
-                acc_b = nb
-                acc_a = na
-                acc_y = ny
-                # dB, dC of this slot's states: summed over the block's channels
-                sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
-                sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
-                p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
-                m_bc = (rows[j] < dstate) & m_t[None, :]
-                if DETERMINISTIC:
-                    tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
-                    tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
-                else:
-                    tl.atomic_add(dB_ptr + p_dbc, sB, mask=m_bc, sem="relaxed")
-                    tl.atomic_add(dC_ptr + p_dbc, sC, mask=m_bc, sem="relaxed")
-            R = Rn
-            dA = dAn
-            sb = ()
-            sa = ()
-            sy = ()
-            for kk in tl.static_range(TILE):
-                sb = sb + (tl.sum(acc_b[kk], axis=0),)
-                sa = sa + (tl.sum(acc_a[kk], axis=0),)
-                if HAS_Z:
-                    sy = sy + (tl.sum(acc_y[kk], axis=0),)
-            dhB = join_columns(sb, BLOCK_D, TILE)
-            du = dl * dhB
-            ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
-            if HAS_D:
-                du += Dv[:, None] * dy
-                dD += tl.sum(dy * u, axis=1)
-            if DELTA_SOFTPLUS:
-                ddl = ddl * tl.sigmoid(raw + bias[:, None])
-            ddl = tl.where(m_dt, ddl, 0.0)
-            dbias += tl.sum(ddl, axis=1)
-            p_out = out_base + t[None, :]
-            tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
-            tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
-            if HAS_Z:
-                ypre = join_columns(sy, BLOCK_D, TILE)
-                if HAS_D:
-                    ypre += Dv[:, None] * u
-                dz = dout * ypre * silu_grad(zt, sz)
-                tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+                R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv,
+                    u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
+                    dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b,
+                    n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
+                    stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
+                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
+                    TILE_AHEAD, CK, CK_RUN, True)
+        else:
+            R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
+                delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
+                ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b, n_ckpt, seqlen, dstate,
+                state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, BLOCK_D, NL,
+                SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
+                HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
     _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
@@ -1464,6 +1512,15 @@ ROW_GROUP = 256
 # Each segment rank's rows take their tickets longest first (1), or in sequence order (0; A/B). H200, the backward
 # alone: 8 ragged sequences of the 2.8B shape (longest 2669 of 16384 tokens) 5.484 -> 5.039 ms, 64 ragged 5.589 -> 5.497.
 LONGEST_FIRST = 1
+# The backward's rows run a chunk that lies inside the row's own tokens [lo, hi) with the dense batch's code, and
+# only a row's first and last chunks with the window's masks (each token compared with lo and hi in every tile:
+# 64-bit compares, predicates and selects a token, and 2-byte stores where the dense code stores 4 bytes). Nsight
+# Compute on the H200, 8 x 2048 of the 2.8B shape (forty-first session): the rows' kernel executed 9 % more
+# instructions than the dense one (2.71e9 against 2.49e9, ISETP/UISETP/LOP3/PLOP3/P2R/FSEL) at 6 % more cycles an
+# instruction, 4.95 against 4.30 ms. With this (H200, backward alone, alternating, du the same bits): 8 x 2048 4.934
+# -> 4.278 ms (dense 4.319), 8 ragged 5.017 -> 4.380, 64 ragged 5.476 -> 4.924. False: every chunk with the masks
+# (A/B).
+INNER_CHUNKS_DENSE = True
 
 
 @functools.lru_cache(maxsize=64)
@@ -1622,7 +1679,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
-            CK_RUN=ck_run, ROWS=packed_rows,
+            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:

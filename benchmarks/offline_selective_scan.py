@@ -58,8 +58,8 @@ def main():
     p.add_argument("--segments", action="store_true", help="the sequence in segments (hand-over between programs)")
     p.add_argument("--late", action="store_true", help="forward segments: hand the state on after the output pass")
     p.add_argument("--varlen", action="store_true", help="packed sequences (the per-token sequence index)")
-    p.add_argument("--rows", action="store_true", help="packed sequences as the rows of `varlen_rows` (with --varlen "
-                                                       "and --segments)")
+    p.add_argument("--rows", action="store_true", help="packed sequences as the rows of `varlen_rows` (with --segments; "
+                                                       "--varlen: rows shared by short sequences, else one a row)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
@@ -77,6 +77,7 @@ def main():
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
+                      WINDOW=a.rows and not a.varlen and scan.WINDOW_FWD,
                       STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
                       CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0, TILE_AHEAD=scan.TILE_AHEAD_FWD)
         # the forward's B/C tiles in the inputs' bf16 where scan_forward takes them so (BC_INPUT_DTYPE)

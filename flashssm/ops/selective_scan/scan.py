@@ -404,11 +404,13 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
                    stride_u_l, stride_delta_l,
                    BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
                    FAST: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
-                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr, TILE_AHEAD: tl.constexpr = False):
+                   IS_VARLEN: tl.constexpr, ACC: tl.constexpr, TILE_AHEAD: tl.constexpr = False, lo=0,
+                   WINDOW: tl.constexpr = False):
     """The forward's first pass over a segment [t_begin, t_end): per slot, the state it ends with from a
     zero entering state, and the factor its entering state is carried by to its end, exp2(A2 * sum delta)
     (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds.
-    TILE_AHEAD: each tile's u and delta are loaded while the tile before it runs."""
+    TILE_AHEAD: each tile's u and delta are loaded while the tile before it runs. WINDOW (a packed row of one
+    sequence, which has a next segment): the tokens before lo are the previous sequence's, a decay of 1 and no input."""
     NPAD: tl.constexpr = SLOTS * NL
     own = ()
     for j in tl.static_range(SLOTS):
@@ -434,6 +436,8 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
             next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
                                 stride_delta_l, stride_u_l, stride_u_l, False, False)
         t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+        if WINDOW:
+            m_dt = m_dt & (t >= lo)[None, :]
         dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
         u = u.to(ACC)
         dl_c = columns(dl, BLOCK_D, TILE)
@@ -454,6 +458,105 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
 
 
 @triton.jit
+def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_base, z_base, y_base, bc_base, D_ptr,
+              y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+              stride_u_l, stride_delta_l, stride_z_l, stride_y_l,
+              BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CKPT: tl.constexpr,
+              PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr,
+              HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
+              IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
+              BC_AHEAD: tl.constexpr, CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr,
+              MASKED: tl.constexpr):
+    """One tile of `_scan_fwd_kernel`'s output pass (its loads for the next tile issued here, B and C a tile ahead
+    with PREFETCH_BC): from the state h entering it, returns the state leaving it and what was loaded ahead. MASKED: the
+    tile holds tokens outside the row's own [lo, hi) (a packed row's first or last tile): y is stored for its own only,
+    and with WINDOW (rows of one sequence, no per-token sequence index) the others pass as a decay of 1 with no input.
+    Without it the tile runs the dense batch's code."""
+    NPAD: tl.constexpr = SLOTS * NL
+    if STORE_CKPT:
+        # the state entering this backward chunk (ROWS: by the row whose sequence holds its first token)
+        if (t0 % CKPT == 0) & (t0 >= lo):
+            p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
+            _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, CK, CK_RUN)
+    raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
+    t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+    raw = raw.to(ACC)
+    u = u.to(ACC)
+    if HAS_Z:
+        zt = zt.to(ACC)
+    p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+    if FAST:
+        # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
+        # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
+        ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
+        _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), 2 * NPAD * TILE, NL, BLOCK_D)
+        LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
+        if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
+            prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+            prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+            if HAS_Z:
+                prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
+    if PREFETCH_BC:
+        bs = n_bs
+        cs = n_cs
+        n_bs, n_cs = _bc_tile(p_bc + 2 * NPAD * TILE, rows, NL, BLOCK_D, SLOTS, TILE)
+    next_in = _raw_tile(u_base, delta_base, u_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
+                        stride_u_l, stride_z_l, False, HAS_Z)
+    m_w = m_dt
+    if WINDOW:  # (rows of one sequence) the tokens of other sequences: a decay of 1 and no input
+        if MASKED:
+            m_w = m_dt & ((t >= lo) & (t < hi))[None, :]
+    dl = tl.where(m_w, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+    dl_c = columns(dl, BLOCK_D, TILE)
+    du_c = columns(dl * u, BLOCK_D, TILE)
+    if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
+        keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+    # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
+    accs = ()
+    for k in tl.static_range(TILE):
+        accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
+    hn = ()
+    # (BC_AHEAD never with PREFETCH_BC: the caller says so)
+    next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+    for j in tl.static_range(SLOTS):
+        if PREFETCH_BC:
+            b_j = bs[j]
+            c_j = cs[j]
+        else:
+            rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
+            b_j, c_j = rows_j
+        x = h[j]
+        an = ()
+        for k in tl.static_range(TILE):
+            if IS_VARLEN:
+                x = x * keeps[k]
+            x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
+            an = an + (accs[k] + x * c_j[k],)
+            if IS_VARLEN:
+                if STORE_LAST:  # the state after a sequence's last token is its final state
+                    if ends[k] & (t0 + k >= lo) & (t0 + k < hi):
+                        tl.store(last_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j], x,
+                                 mask=(rows[j] < dstate) & m_d[None, :])
+        accs = an
+        hn = hn + (x,)
+    h = hn
+    ys = ()
+    for k in tl.static_range(TILE):
+        ys = ys + (tl.sum(accs[k], axis=0),)
+    y = join_columns(ys, BLOCK_D, TILE)
+    if HAS_D:
+        y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
+    if HAS_Z:
+        y *= _fast_silu(zt, FAST)
+    if MASKED:  # the row's first or last tile: its own tokens only
+        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
+                 mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+    else:
+        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+    return h, next_in, n_bs, n_cs
+
+
+@triton.jit
 def _scan_fwd_kernel(
     u_ptr, delta_ptr, A_ptr, bc_ptr, D_ptr, z_ptr, delta_bias_ptr, seq_ptr,
     y_ptr, last_ptr, ckpt_ptr, counter_ptr, flag_ptr, slot_ptr, rows_ptr,
@@ -467,7 +570,7 @@ def _scan_fwd_kernel(
     PREFETCH_BC: tl.constexpr, PREFETCH_TILES: tl.constexpr, FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
-    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False,
+    CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False, WINDOW: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -486,11 +589,13 @@ def _scan_fwd_kernel(
     waves): no first pass; a program waits for the state entering its segment, runs the output pass and
     hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
     full round of programs earlier and has, in the usual case, finished.
-    ROWS (packed sequences, with SEGMENTS and IS_VARLEN): the segments are the rows of `varlen_rows`, each sequence
-    cut into segments of its own (a chain of its own: a sequence's first segment waits for nothing) or short ones
-    sharing a row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), run through the
-    recurrence (the state is dropped at each sequence's first token) but store nothing: y, the backward's states and
-    final states are the neighbouring rows'."""
+    ROWS (packed sequences, with SEGMENTS): the segments are the rows of `varlen_rows`, each sequence cut into
+    segments of its own (a chain of its own: a sequence's first segment waits for nothing) or short ones sharing a
+    row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), store nothing: y, the
+    backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens through
+    the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as a
+    decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first
+    and last tile take the window's masks (`_fwd_tile`)."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -504,6 +609,7 @@ def _scan_fwd_kernel(
         lo = tl.load(entry + 2).to(tl.int32)
         hi = tl.load(entry + 3).to(tl.int32)
         prev = tl.load(entry + 4)
+        i_seq = tl.load(entry + 6)  # (its sequence, where the row holds one)
         i_b = r * 0
         seg = (prev >= 0).to(tl.int32)  # (0 for a sequence's first segment: nothing to wait for)
     elif SEGMENTS:
@@ -555,7 +661,7 @@ def _scan_fwd_kernel(
             own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
                                         tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
                                         stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
-                                        DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD)
+                                        DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, lo, WINDOW)
         # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
         # with HAND_LATE that one is handed on after the output pass
         if seg > 0:
@@ -569,94 +675,44 @@ def _scan_fwd_kernel(
     # memory latency)
     next_in = _raw_tile(u_base, delta_base, u_base, z_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
                         stride_u_l, stride_z_l, False, HAS_Z)
+    n_bs = ()  # (B and C of the next tile, PREFETCH_BC)
+    n_cs = ()
     if PREFETCH_BC:
         n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
     for t0 in range(t_begin, t_end, TILE):
-        if STORE_CKPT:
-            # the state entering this backward chunk (ROWS: by the row whose sequence holds its first token)
-            if (t0 % CKPT == 0) & (t0 >= lo):
-                p_ck = ckpt_ptr + (i_b * n_ckpt + t0 // CKPT) * state_size + o_d[None, :] * dstate
-                _store_states(p_ck, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, CK, CK_RUN)
-        raw, u, _, zt = next_in  # this tile's inputs, loaded a tile ahead
-        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-        raw = raw.to(ACC)
-        u = u.to(ACC)
-        if HAS_Z:
-            zt = zt.to(ACC)
-        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-        if FAST:
-            # B and C a few tiles ahead into L1: read just in time, they would wait an L2 latency
-            # each tile (every program of the batch row reads them; L2 holds them, L1 does not)
-            ahead = tl.minimum(t0 // TILE + PREFETCH_TILES, n_tiles - 1) - t0 // TILE
-            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), 2 * NPAD * TILE, NL, BLOCK_D)
-            LINE_U: tl.constexpr = 1024 // u_ptr.dtype.element_ty.primitive_bitwidth  # tokens per 128 bytes
-            if (t0 % LINE_U == 0) & (t0 + LINE_U < seqlen):  # the rows of u, delta, z: their next 128-byte lines
-                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
-                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
-                if HAS_Z:
-                    prefetch(z_base + (t0 + LINE_U) * stride_z_l, "L1")
-        if PREFETCH_BC:
-            bs = n_bs
-            cs = n_cs
-            n_bs, n_cs = _bc_tile(p_bc + 2 * NPAD * TILE, rows, NL, BLOCK_D, SLOTS, TILE)
-        next_in = _raw_tile(u_base, delta_base, u_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                            stride_u_l, stride_z_l, False, HAS_Z)
-        dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-        dl_c = columns(dl, BLOCK_D, TILE)
-        du_c = columns(dl * u, BLOCK_D, TILE)
-        if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
-            keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
-        # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
-        accs = ()
-        for k in tl.static_range(TILE):
-            accs = accs + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
-        hn = ()
-        # (BC_AHEAD never with PREFETCH_BC: the caller says so)
-        next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
-        for j in tl.static_range(SLOTS):
-            if PREFETCH_BC:
-                b_j = bs[j]
-                c_j = cs[j]
+        if ROWS:  # a row's first and last tile hold its neighbours' tokens: only they take the window's masks
+            if (t0 >= lo) & (t0 + TILE <= hi):
+                h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                    u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                    seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                    stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                    PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                    IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
             else:
-                rows_j, next_rows = _slot_step(p_bc, rows, j, next_rows, NL, BLOCK_D, SLOTS, TILE, True, BC_AHEAD)
-                b_j, c_j = rows_j
-            x = h[j]
-            an = ()
-            for k in tl.static_range(TILE):
-                if IS_VARLEN:
-                    x = x * keeps[k]
-                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
-                an = an + (accs[k] + x * c_j[k],)
-                if IS_VARLEN:
-                    if STORE_LAST:  # the state after a sequence's last token is its final state
-                        if ends[k] & (t0 + k >= lo) & (t0 + k < hi):
-                            tl.store(last_ptr + seqs[k] * state_size + o_d[None, :] * dstate + rows[j], x,
-                                     mask=(rows[j] < dstate) & m_d[None, :])
-            accs = an
-            hn = hn + (x,)
-        h = hn
-        ys = ()
-        for k in tl.static_range(TILE):
-            ys = ys + (tl.sum(accs[k], axis=0),)
-        y = join_columns(ys, BLOCK_D, TILE)
-        if HAS_D:
-            y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
-        if HAS_Z:
-            y *= _fast_silu(zt, FAST)
-        if ROWS:
-            if (t0 >= lo) & (t0 + TILE <= hi):  # a tile inside the row's sequence: vector stores
-                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
-            else:  # its first or last tile: the sequence's tokens only
-                tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
-                         mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+                h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                    u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                    seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                    stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                    PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                    IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
         else:
-            tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base,
+                delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt,
+                n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_z_l,
+                stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT, PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z,
+                HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK,
+                CK_RUN, WINDOW, False)
+
     if SEGMENTS:
         if HAND_LATE:
             if has_next:
                 _hand_on(flag_ptr, slot_ptr, chain, h, rows, NL, BLOCK_D, SLOTS)
     if STORE_LAST:
-        if not IS_VARLEN:
+        if WINDOW:  # a sequence's last segment: the state after its last token (unchanged since)
+            if not has_next:
+                p_last = last_ptr + i_seq * state_size + o_d[None, :] * dstate
+                _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
+        elif not IS_VARLEN:
             if seg == n_seg - 1:
                 p_last = last_ptr + i_b * state_size + o_d[None, :] * dstate
                 _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
@@ -1456,8 +1512,11 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     prefetch_bc = slots * tile <= cfg.prefetch_bc  # a whole tile of B and C ahead (no slot-ahead loads then)
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
     table = A
+    window = False
     if packed_rows:  # a program per (row, block of channels), tickets row-major
-        table, n_rows, _ = varlen_rows(offsets, cfg.segment, tile, u.device, ROW_GROUP, LONGEST_FIRST)
+        table, n_rows, shared = varlen_rows(offsets, cfg.segment, tile, u.device, ROW_GROUP, LONGEST_FIRST)
+        # one sequence a row: its boundaries are the row's [lo, hi), no per-token sequence index (WINDOW_FWD)
+        window = WINDOW_FWD and not shared
         n_programs = n_rows * n_blocks
         counter, flags, slot_buf = _runtime.workspace(u.device).get(max(n_programs, 1),
                                                                      slots * cfg.lanes * cfg.block_d, state_dtype)
@@ -1477,10 +1536,11 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
         PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
-        DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None, STORE_LAST=return_last_state,
+        DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
+        STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
-        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, num_warps=cfg.num_warps,
+        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
     if compiled is not None:
@@ -1491,6 +1551,15 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
 # Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
 # as one sequence of batch 1, in segments with a first pass (A/B).
 ROWS = True
+# Rows of one sequence each: the forward reads the sequence's boundaries from the row ([lo, hi): the tokens of the
+# neighbours in its first and last tile pass as a decay of 1 with no input, the final state is stored after the row)
+# instead of the per-token sequence index and its reset, a multiply a state and token (the varlen form, which rows
+# shared by short sequences need); the tiles inside the row's tokens run the dense batch's code. H200, 2.8B shape,
+# forward storing the backward's states, alternating (forty-first session), y the same bits: 8 x 2048 packed 0.889 ->
+# 0.792 ms (dense 0.777), 8 ragged 0.887 -> 0.795, 64 ragged 0.884 -> 0.802 (dense 64 x 256 0.759). (The thirty-ninth
+# session's window form masked every tile, and its y stores inside a row lost their vectors: 1.140 ms.) False: the
+# varlen form always (A/B).
+WINDOW_FWD = True
 # The same for the backward: each row walks back from its own end, its gradient handed between the segments of a
 # long sequence only. H200, 2.8B shape, training call (fortieth session, benchmarks/notes/selective_scan.md): 8 x 2048
 # packed 6.858 -> 5.946 ms (dense 5.184), 64 x 256 6.812 -> 5.939 (dense 5.047). False: the packed row as one sequence

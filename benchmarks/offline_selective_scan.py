@@ -60,11 +60,12 @@ def main():
     p.add_argument("--varlen", action="store_true", help="packed sequences (the per-token sequence index)")
     p.add_argument("--rows", action="store_true", help="packed sequences as the rows of `varlen_rows` (with --segments; "
                                                        "--varlen: rows shared by short sequences, else one a row)")
+    p.add_argument("--seqlen", type=int, default=2048, help="(a multiple of 16 is marked so, as the JIT does)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
-    values = sizes(a.dim, a.dstate, 2048, a.tile, a.chunk, block_d)
+    values = sizes(a.dim, a.dstate, a.seqlen, a.tile, a.chunk, block_d)
     if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
         values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,

@@ -1,0 +1,51 @@
+"""Mamba-1's forward at a sequence length that is a multiple of 16 against one that is not (the (batch, dim, seqlen)
+rows then lose 16-byte alignment and the kernel's vector loads and stores: benchmarks/notes/selective_scan.md,
+forty-first session), 2.8B shape, bf16, flashssm alone; ms per token against the aligned length's.
+
+    PYTHONPATH=. python benchmarks/odd_length_scan.py [--batch 8] [--seqlen 2048 --seqlen 2047] [--train]
+"""
+
+import argparse
+
+import torch
+from triton.testing import do_bench
+
+import flashssm
+
+
+def inputs(batch, seqlen, dim=5120, dstate=16, device="cuda"):
+    g = torch.Generator(device=device).manual_seed(0)
+    r = lambda *s, dt=torch.bfloat16: torch.randn(*s, device=device, generator=g).to(dt)  # noqa: E731
+    return dict(u=r(batch, dim, seqlen), delta=r(batch, dim, seqlen) * 0.5 - 2.0,
+                A=-torch.rand(dim, dstate, device=device, generator=g) * 4 - 0.5, B=r(batch, dstate, seqlen),
+                C=r(batch, dstate, seqlen), D=r(dim, dt=torch.float32), z=r(batch, dim, seqlen),
+                delta_bias=r(dim, dt=torch.float32) * 0.1, delta_softplus=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seqlen", type=int, action="append")
+    ap.add_argument("--train", action="store_true", help="forward + backward instead")
+    args = ap.parse_args()
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    base = None
+    for seqlen in args.seqlen or [2048, 2047]:
+        kw = inputs(args.batch, seqlen)
+        if args.train:
+            leaves = {k: v.requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                      for k, v in kw.items()}
+            dy = torch.randn(args.batch, 5120, seqlen, device="cuda", dtype=torch.bfloat16)
+            f = lambda: flashssm.selective_scan(**leaves).backward(dy)  # noqa: E731
+        else:
+            f = lambda: flashssm.selective_scan(**kw)  # noqa: E731
+        f()
+        ms = do_bench(f, warmup=10, rep=100)
+        per = ms / seqlen
+        base = base or per
+        print(f"{args.batch}x{seqlen}{' train' if args.train else ''}: {ms:.3f} ms, {per / base:.3f}x the first "
+              f"length's time a token", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1036,7 +1036,8 @@ def _scan_bwd_kernel(
     decay of 1 with no input and no dy, and store nothing: their gradients are the neighbouring rows'. Rows shared
     by short sequences read the per-token sequence index (IS_VARLEN); rows of one sequence need none (IS_VARLEN
     off): a chunk that starts before the row's tokens enters from zero, and the sequence's last-state gradient
-    enters at the row's end."""
+    enters at the row's end. Only a row's first and last chunk take the window's masks (`_bwd_chunk`, INNER): the
+    others run the dense batch's code."""
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen

@@ -61,11 +61,17 @@ def main():
     p.add_argument("--rows", action="store_true", help="packed sequences as the rows of `varlen_rows` (with --segments; "
                                                        "--varlen: rows shared by short sequences, else one a row)")
     p.add_argument("--seqlen", type=int, default=2048, help="(a multiple of 16 is marked so, as the JIT does)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="u, delta, z (and dout) as transposed (batch, seqlen, dim) tensors, as the Mamba-1 model passes "
+                        "them (stride 1 along dim); y and the gradients stay (batch, dim, seqlen)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, a.seqlen, a.tile, a.chunk, block_d)
+    if a.channels_last:
+        for x in ("u", "delta", "z", "do"):
+            values.update({f"stride_{x}_b": a.dim * a.seqlen, f"stride_{x}_d": 1, f"stride_{x}_l": a.dim})
     if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
         values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,

@@ -93,20 +93,20 @@ def main():
             f()
             c = scan.last_compiled.get(which)
             res[form] = {"times": [], "regs": getattr(c, "n_regs", None), "spills": getattr(c, "n_spills", None),
-                         "du": f()[0]}
+                         "out": f()[0]}
         for _ in range(args.rounds):
             for form, f in calls.items():
                 res[form]["times"].append(do_bench(f, warmup=5, rep=40))
         base = next(iter(res))
-        du_base = res[base]["du"]
+        out_base = res[base]["out"]
         if base == "dense":
-            du_base = du_base.permute(1, 0, 2).reshape(1, -1, batch * seqlen)
+            out_base = out_base.permute(1, 0, 2).reshape(1, -1, batch * seqlen)
         print(f"{spec}{' ragged' if args.ragged else ''} (longest {max(lengths)}):")
         for form, r in res.items():
             ms = statistics.median(r["times"])
             diff = ("" if form == base or (args.ragged and base == "dense") else
                     f" {'y' if args.forward else 'du'} max|diff| "
-                    f"{(r['du'].float() - du_base.float()).abs().max().item():.2e}")
+                    f"{(r['out'].float() - out_base.float()).abs().max().item():.2e}")
             print(f"  {form:<14} {ms:8.3f} ms ({ms / statistics.median(res[base]['times']):.2f}x {base})  regs "
                   f"{r['regs']} spills {r['spills']}{diff}")
 

@@ -11,15 +11,7 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
-
-
-def inputs(batch, seqlen, dim=5120, dstate=16, device="cuda"):
-    g = torch.Generator(device=device).manual_seed(0)
-    r = lambda *s, dt=torch.bfloat16: torch.randn(*s, device=device, generator=g).to(dt)  # noqa: E731
-    return dict(u=r(batch, dim, seqlen), delta=r(batch, dim, seqlen) * 0.5 - 2.0,
-                A=-torch.rand(dim, dstate, device=device, generator=g) * 4 - 0.5, B=r(batch, dstate, seqlen),
-                C=r(batch, dstate, seqlen), D=r(dim, dt=torch.float32), z=r(batch, dim, seqlen),
-                delta_bias=r(dim, dt=torch.float32) * 0.1, delta_softplus=True)
+from flashssm.bench.workloads import ScanWorkload
 
 
 def main():
@@ -31,11 +23,11 @@ def main():
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     base = None
     for seqlen in args.seqlen or [2048, 2047]:
-        kw = inputs(args.batch, seqlen)
+        kw = dict(ScanWorkload("odd", args.batch, seqlen).make_inputs("cuda"), delta_softplus=True)
         if args.train:
             leaves = {k: v.requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                       for k, v in kw.items()}
-            dy = torch.randn(args.batch, 5120, seqlen, device="cuda", dtype=torch.bfloat16)
+            dy = torch.randn_like(kw["u"])
             f = lambda: flashssm.selective_scan(**leaves).backward(dy)  # noqa: E731
         else:
             f = lambda: flashssm.selective_scan(**kw)  # noqa: E731

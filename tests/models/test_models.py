@@ -284,6 +284,18 @@ def test_mixer_compiles_without_graph_breaks(reference_ops):
         x = torch.randn(2, 19, 32, device=DEVICE)
         compiled = torch.compile(mixer, fullgraph=True, backend="aot_eager" if DEVICE == "cpu" else "inductor")
         assert torch.allclose(compiled(x), mixer(x), atol=1e-5, rtol=1e-4)
+        # training: the backward's custom op returns its gradients in the strides its fake implementation gives
+        # (Inductor asserts them; the Mamba-1 mixer's u, delta and z are transposed views). On the CPU, aot_eager's
+        # backward graph of the Mamba-1 reference fails a view on its own (torch 2.13: softplus_backward's fake
+        # strides differ from its eager ones when grad and input differ in layout), and the kernels there run
+        # under the interpreter, which Dynamo does not trace: tests/ops/test_custom_op_layouts.py covers the ops.
+        if DEVICE == "cpu" and isinstance(mixer, MambaMixer):
+            continue
+        params = [p for p in mixer.parameters() if p.requires_grad]
+        got = torch.autograd.grad(compiled(x).square().sum(), params)
+        want = torch.autograd.grad(mixer(x).square().sum(), params)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-3)
 
 
 def test_kernels_in_model_cpu(monkeypatch):

@@ -95,7 +95,9 @@ def selective_scan_bwd(dy: Tensor, dlast: Optional[Tensor], u: Tensor, delta: Te
 def _(dy, dlast, u, delta, A, B, C, D, z, delta_bias, cu_seqlens, ckpt, delta_softplus, ckpt_tile, deterministic,
       needs):
     inputs = [u, delta, A, B, C, D, z, delta_bias]
-    return [torch.empty_like(t) if t is not None and need else u.new_empty(0) for t, need in zip(inputs, needs)]
+    # contiguous, as scan_backward allocates them, whatever the inputs' layouts (torch.compile plans its buffers by
+    # these strides: tests/ops/test_custom_op_layouts.py)
+    return [t.new_empty(t.shape) if t is not None and need else u.new_empty(0) for t, need in zip(inputs, needs)]
 
 
 def _setup_context(ctx, inputs, output):

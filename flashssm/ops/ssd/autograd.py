@@ -54,8 +54,10 @@ def _(x, dt, A, B, C, D, z, dt_bias, initial_states, cu_seqlens, chunk_size, dt_
     num_seqs = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else batch
     final = (x.new_empty((num_seqs, nheads, headdim, B.shape[-1]), dtype=_STATE_DTYPES[state_dtype])
              if return_final_states else x.new_empty(0))
-    ypre = torch.empty_like(x) if store_ypre and z is not None else x.new_empty(0)
-    return torch.empty_like(x), final, ypre
+    # contiguous, as the launch allocates them, whatever x's layout (torch.compile plans its buffers by these strides:
+    # tests/ops/test_custom_op_layouts.py)
+    ypre = x.new_empty(x.shape) if store_ypre and z is not None else x.new_empty(0)
+    return x.new_empty(x.shape), final, ypre
 
 
 @torch.library.custom_op("flashssm::ssd_scan_bwd", mutates_args=())
@@ -89,7 +91,8 @@ def ssd_scan_bwd(dy: Tensor, dfinal: Optional[Tensor], x: Tensor, dt: Tensor, A:
 def _(dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, cu_seqlens, chunk_size, dt_softplus, dt_lo,
       dt_hi, state_dtype, deterministic, needs):
     inputs = [x, dt, A, B, C, D, z, dt_bias, initial_states]
-    return [torch.empty_like(t) if t is not None and need else x.new_empty(0) for t, need in zip(inputs, needs)]
+    # contiguous, as ssd_backward allocates them (see the forward's fake)
+    return [t.new_empty(t.shape) if t is not None and need else x.new_empty(0) for t, need in zip(inputs, needs)]
 
 
 _INPUTS = ("x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states")

@@ -3,6 +3,10 @@ rows then lose 16-byte alignment and the kernel's vector loads and stores: bench
 forty-first session), 2.8B shape, bf16, flashssm alone; ms per token against the aligned length's.
 
     PYTHONPATH=. python benchmarks/odd_length_scan.py [--batch 8] [--seqlen 2048 --seqlen 2047] [--train]
+        [--row-align 8 --row-align 1] [--channels-last]
+
+--row-align: scan.ROW_ALIGN's values to time each length with, alternating (`row_align`: 1 is the JIT's marks alone).
+--channels-last: u, delta and z as the Mamba-1 mixer passes them (transposed (batch, seqlen, dim) tensors).
 """
 
 import argparse
@@ -12,6 +16,7 @@ from triton.testing import do_bench
 
 import flashssm
 from flashssm.bench.workloads import ScanWorkload
+from flashssm.ops.selective_scan import scan
 
 
 def main():
@@ -19,11 +24,18 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seqlen", type=int, action="append")
     ap.add_argument("--train", action="store_true", help="forward + backward instead")
+    ap.add_argument("--row-align", type=int, action="append")
+    ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    aligns = args.row_align or [scan.ROW_ALIGN]
     base = None
     for seqlen in args.seqlen or [2048, 2047]:
         kw = dict(ScanWorkload("odd", args.batch, seqlen).make_inputs("cuda"), delta_softplus=True)
+        if args.channels_last:
+            for k in ("u", "delta", "z"):
+                kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
         if args.train:
             leaves = {k: v.requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                       for k, v in kw.items()}
@@ -31,12 +43,18 @@ def main():
             f = lambda: flashssm.selective_scan(**leaves).backward(dy)  # noqa: E731
         else:
             f = lambda: flashssm.selective_scan(**kw)  # noqa: E731
-        f()
-        ms = do_bench(f, warmup=10, rep=100)
-        per = ms / seqlen
-        base = base or per
-        print(f"{args.batch}x{seqlen}{' train' if args.train else ''}: {ms:.3f} ms, {per / base:.3f}x the first "
-              f"length's time a token", flush=True)
+        times = {a: [] for a in aligns}
+        for _ in range(args.rounds):
+            for a in aligns:
+                scan.ROW_ALIGN = a
+                f()
+                times[a].append(do_bench(f, warmup=10, rep=100))
+        for a in aligns:
+            ms = sorted(times[a])[len(times[a]) // 2]
+            per = ms / seqlen
+            base = base or per
+            print(f"{args.batch}x{seqlen}{' train' if args.train else ''}{' channels-last' if args.channels_last else ''}"
+                  f" row_align {a}: {ms:.3f} ms, {per / base:.3f}x the first's time a token", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ The backward takes about a minute to compile (its tiles are unrolled per slot an
 
 import argparse
 
+import torch
 import triton.language as tl
 
 from benchmarks.offline_ssd_forward import compile_specialised, resource_report
@@ -74,9 +75,14 @@ def main():
             values.update({f"stride_{x}_b": a.dim * a.seqlen, f"stride_{x}_d": 1, f"stride_{x}_l": a.dim})
     if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
         values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
+    # the rows' alignment the wrappers compute (`scan.row_align`), from the strides above
+    rows_of = lambda *xs: [torch.empty_strided((8, a.dim, a.seqlen), [values[f"stride_{x}_{k}"] for k in "bdl"],  # noqa: E731
+                                               device="meta") for x in xs]
+    align_in = scan.row_align(*rows_of("u", "delta", "z", *(("do",) if a.which == "bwd" else ())))
+    align_out = scan.row_align(*rows_of("y"), seqlen=a.seqlen)
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=a.varlen, SEGMENTS=a.segments,
-                  ACC=tl.float32, ROWS=a.rows)
+                  ACC=tl.float32, ROWS=a.rows, ALIGN_IN=align_in, ALIGN_OUT=align_out)
     ck, ck_run = scan.ckpt_layout(a.dstate)  # the stored states' order (scan_forward and scan_backward agree on it)
     if a.which == "bwd":
         consts = dict(common, CK=ck, CK_RUN=ck_run, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
@@ -94,7 +100,7 @@ def main():
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
                                         a.maxnreg, a.sass)
     print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} segments {a.segments} "
-          f"varlen {a.varlen} rows {a.rows} "
+          f"varlen {a.varlen} rows {a.rows} align {align_in}/{align_out} "
           f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")
 
 

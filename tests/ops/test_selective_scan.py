@@ -671,6 +671,20 @@ def test_gpu_bf16_against_float64(dstate, ngroups):
     _check_grads(dict(zip(names, got)), g_ref, torch.bfloat16)
 
 
+def test_row_align():
+    """What the kernels are told their (batch, dim, seqlen) rows start at multiples of: a wrong claim would be a
+    misaligned vector access on the GPU (test_gpu_row_alignments runs these layouts there)."""
+    from flashssm.ops.selective_scan.scan import ROW_ALIGN, row_align
+
+    assert ROW_ALIGN == 8
+    rows = lambda seqlen, stride=None: torch.empty(2, 6, stride or seqlen)[..., :seqlen]  # noqa: E731
+    assert [row_align(rows(n), seqlen=n) for n in (2048, 2040, 2044, 2046, 2047, 1)] == [8, 8, 4, 2, 1, 1]
+    assert row_align(rows(2047, 2048)) == 8 and row_align(rows(2047, 2048), seqlen=2047) == 1
+    assert row_align(torch.empty(2, 2048, 6).transpose(1, 2)) == 1  # stride 1 along dim (the Mamba-1 mixer's)
+    assert row_align(rows(2040), rows(2044), rows(2048)) == 4  # every tensor's rows
+    assert row_align(torch.empty(1, 6, 40)[:, 1:, :]) == 8  # (rows past an offset: the data pointer's own alignment)
+
+
 def _check_public_fp32(kw, dy, dlast, cu):
     """flashssm.selective_scan with its picked configurations: y, last states and every gradient (of
     <y, dy> + <last, dlast>) against float64, at fp32 tolerances."""
@@ -682,6 +696,34 @@ def _check_public_fp32(kw, dy, dlast, cu):
     names = list(g_ref)
     got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
     _check_grads(dict(zip(names, got)), g_ref, torch.float32)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["2040", "2044", "2046", "2047", "2047-in-2048", "2040-transposed"])
+def test_gpu_row_alignments(layout):
+    """Rows of every alignment `row_align` tells the kernels (16-bit rows of 8, 4, 2 and 1 elements; rows of 2047
+    tokens at a stride of 2048; stride 1 along dim), forward and backward, bf16, against float64."""
+    seqlen = int(layout.split("-")[0])
+    kw = scan_inputs(2, 64, seqlen, 16, dtype=torch.bfloat16, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    for k in ("u", "delta", "z"):
+        if layout.endswith("in-2048"):
+            wide = torch.zeros(2, 64, 2048, device="cuda", dtype=kw[k].dtype)
+            wide[..., :seqlen] = kw[k]
+            kw[k] = wide[..., :seqlen]
+        elif layout.endswith("transposed"):
+            kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
+    dy = torch.randn(2, 64, seqlen, device="cuda", dtype=torch.bfloat16)
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy)
+    # (detached, not cloned: a clone of the padded rows would be contiguous)
+    leaves = {k: v.detach().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    assert leaves["u"].stride() == kw["u"].stride()
+    y, last = flashssm.selective_scan(**leaves, return_last_state=True)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
+    names = list(g_ref)
+    got = torch.autograd.grad(y, [leaves[k] for k in names], dy)
+    _check_grads(dict(zip(names, got)), g_ref, torch.bfloat16)
 
 
 @pytest.mark.gpu

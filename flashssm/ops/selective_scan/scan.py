@@ -263,6 +263,27 @@ def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.c
 
 
 @triton.jit
+def _row_base(ptr, i_b, o_d, stride_b, stride_d, ALIGN: tl.constexpr):
+    """The rows of the block's channels in a (batch, dim, seqlen) tensor, [BLOCK_D, 1] pointers. ALIGN: every row's
+    offset is a multiple of it (the caller's promise, `row_align`): the JIT marks a stride only when it is a multiple
+    of 16, so without this a row length of 2040 would cost the tiles their vector loads and stores."""
+    off = i_b * stride_b + o_d[:, None] * stride_d
+    if ALIGN > 1:
+        off = tl.multiple_of(off, [ALIGN, ALIGN])
+    return ptr + off
+
+
+@triton.jit
+def _aligned_length(seqlen, ALIGN: tl.constexpr):
+    """seqlen, known to be a multiple of ALIGN (the caller's promise, `row_align`): the tiles' masks compare their
+    tokens with it, and stay whole vectors only where it is a multiple of their width. (tl.multiple_of does not mark
+    a kernel argument, which no operation defines: the same value, computed.)"""
+    if ALIGN > 1:
+        seqlen = seqlen // ALIGN * ALIGN
+    return seqlen
+
+
+@triton.jit
 def _tile_mask(t0, o_t, m_d, seqlen):
     """The tokens of the tile from t0 and its mask, [BLOCK_D, TILE]: the block's channels, inside the sequence."""
     t = t0 + o_t
@@ -571,6 +592,7 @@ def _scan_fwd_kernel(
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
     CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False, WINDOW: tl.constexpr = False,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -595,7 +617,9 @@ def _scan_fwd_kernel(
     backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens through
     the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as a
     decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first
-    and last tile take the window's masks (`_fwd_tile`)."""
+    and last tile take the window's masks (`_fwd_tile`).
+    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of."""
+    seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -640,10 +664,10 @@ def _scan_fwd_kernel(
         A2 = A2 + (tl.load(A_ptr + o_d[None, :] * stride_A_d + n * stride_A_n, mask=m_n & m_d[None, :],
                            other=0.0).to(ACC) * LOG2E,)
         h = h + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
-    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
-    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
-    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
-    y_base = y_ptr + i_b * stride_y_b + o_d[:, None] * stride_y_d
+    u_base = _row_base(u_ptr, i_b, o_d, stride_u_b, stride_u_d, ALIGN_IN)
+    delta_base = _row_base(delta_ptr, i_b, o_d, stride_delta_b, stride_delta_d, ALIGN_IN)
+    z_base = _row_base(z_ptr, i_b, o_d, stride_z_b, stride_z_d, ALIGN_IN)
+    y_base = _row_base(y_ptr, i_b, o_d, stride_y_b, stride_y_d, ALIGN_OUT)
     NPAD: tl.constexpr = SLOTS * NL
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     state_size = dim * dstate
@@ -1009,6 +1033,7 @@ def _scan_bwd_kernel(
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
     CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -1037,7 +1062,10 @@ def _scan_bwd_kernel(
     by short sequences read the per-token sequence index (IS_VARLEN); rows of one sequence need none (IS_VARLEN
     off): a chunk that starts before the row's tokens enters from zero, and the sequence's last-state gradient
     enters at the row's end. Only a row's first and last chunk take the window's masks (`_bwd_chunk`, INNER): the
-    others run the dense batch's code."""
+    others run the dense batch's code.
+    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and seqlen (the rows of du, ddelta, dz),
+    are known multiples of."""
+    seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -1103,10 +1131,10 @@ def _scan_bwd_kernel(
     dD = tl.zeros((BLOCK_D,), dtype=ACC)
     dbias = tl.zeros((BLOCK_D,), dtype=ACC)
 
-    u_base = u_ptr + i_b * stride_u_b + o_d[:, None] * stride_u_d
-    delta_base = delta_ptr + i_b * stride_delta_b + o_d[:, None] * stride_delta_d
-    z_base = z_ptr + i_b * stride_z_b + o_d[:, None] * stride_z_d
-    do_base = dout_ptr + i_b * stride_do_b + o_d[:, None] * stride_do_d
+    u_base = _row_base(u_ptr, i_b, o_d, stride_u_b, stride_u_d, ALIGN_IN)
+    delta_base = _row_base(delta_ptr, i_b, o_d, stride_delta_b, stride_delta_d, ALIGN_IN)
+    z_base = _row_base(z_ptr, i_b, o_d, stride_z_b, stride_z_d, ALIGN_IN)
+    do_base = _row_base(dout_ptr, i_b, o_d, stride_do_b, stride_do_d, ALIGN_IN)
     out_base = (i_b * dim + o_d[:, None]) * seqlen  # du, ddelta, dz: contiguous (batch, dim, seqlen)
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     part = 0
@@ -1428,6 +1456,20 @@ def ckpt_states(ckpt: torch.Tensor) -> torch.Tensor:
     return ckpt[..., (n % ck) * run + n // ck]
 
 
+def row_align(*tensors: torch.Tensor, seqlen: int | None = None) -> int:
+    """The kernels' ALIGN_IN / ALIGN_OUT: the largest power of two up to ROW_ALIGN that divides the (batch, dim) strides
+    of every (batch, dim, seqlen) tensor given (and seqlen), so that every row starts at a multiple of it. The JIT
+    marks a stride only when it is a multiple of 16: rows of 2040 or 1000 tokens are 16-byte aligned in bf16 (8
+    elements), but the kernels would not know it, and their tiles' loads and stores would split into 2-byte ones
+    (offline, sm_90: 24 a tile instead of 3 vectors). A tensor with stride 1 along dim (the Mamba-1 mixer's transposed
+    views) gives 1: its tiles are vectors along the channels, which the JIT's marks already cover."""
+    values = [s for t in tensors for s in t.stride()[:2]] + ([seqlen] if seqlen is not None else [])
+    align = ROW_ALIGN
+    while align > 1 and any(v % align for v in values):
+        align //= 2
+    return max(align, 1)
+
+
 def _acc(dtype: torch.dtype):
     return tl.float64 if dtype == torch.float64 else tl.float32
 
@@ -1541,7 +1583,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
-        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, num_warps=cfg.num_warps,
+        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, ALIGN_IN=row_align(u, delta, z_arg),
+        ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
     )
     if compiled is not None:
@@ -1749,7 +1792,8 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
-            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE,
+            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, ALIGN_IN=row_align(u, delta, z_arg, dout),
+            ALIGN_OUT=row_align(du, seqlen=seqlen),
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:
@@ -1794,6 +1838,10 @@ CKPT_BY_LANES = True
 # 0.794, 1x32K -0.7 %; dstate 16 alone +0.6 to +2.6 % (it is not L1-bound: fp32 stays). The backward's tiles stay
 # fp32: 16-bit ones cost it 1-4 % (8x2K 4.28 -> 4.35, 130M 1x8K 0.88 -> 0.92). (False: fp32 everywhere, for A/B.)
 BC_INPUT_DTYPE = True
+
+# The rows' alignment the kernels are told (`row_align`), in elements: 8 is 16 bytes in 16-bit dtypes, the widest
+# vector. 1: none beyond the JIT's own marks (A/B).
+ROW_ALIGN = 8
 
 last_compiled = {}  # the compiled kernel of the last GPU launch, by direction: n_regs, n_spills (for tuning)
 

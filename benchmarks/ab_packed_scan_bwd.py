@@ -7,6 +7,7 @@ boundaries, the longest rows first, the chunks inside a row's tokens by the dens
 Per form: ms, the kernel's registers and spills, the largest difference of du from the first form's (--forms).
 
     PYTHONPATH=. python benchmarks/ab_packed_scan_bwd.py [--scan 8x2048] [--ragged] [--rounds 5] [--forward]
+        [--dstate 16]
 
 --forward: the forward instead (storing the backward's states, as a training call does), as a dense batch, the packed
 row as one batch-1 sequence (`ROWS` False), rows with the per-token sequence index (`WINDOW_FWD` False) and by
@@ -30,10 +31,10 @@ FORWARD_FORMS = {"dense": {}, "batch-1 row": {"ROWS": False}, "rows varlen": {"W
 NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 
 
-def packed_calls(batch: int, seqlen: int, ragged: bool, forms=tuple(FORMS), forward: bool = False):
-    """{form: a call of the backward alone} on the 2.8B shape, each after its own forward (with stored states); with
-    `forward`, {form: a call of that forward} (FORWARD_FORMS)."""
-    inp = ScanWorkload("packed", batch, seqlen).make_inputs("cuda")
+def packed_calls(batch: int, seqlen: int, ragged: bool, forms=tuple(FORMS), forward: bool = False, dstate: int = 16):
+    """{form: a call of the backward alone} on the 2.8B shape (dstate 16, or `dstate`), each after its own forward
+    (with stored states); with `forward`, {form: a call of that forward} (FORWARD_FORMS)."""
+    inp = ScanWorkload("packed", batch, seqlen, dstate=dstate).make_inputs("cuda")
     total = batch * seqlen
     dense = [inp[k] for k in NAMES]
     flat = [v.permute(1, 0, 2).reshape(1, v.shape[1], total).contiguous() if k in ("u", "delta", "z", "B", "C") else v
@@ -81,13 +82,14 @@ def main():
     ap.add_argument("--forms", default=None, help="comma-separated, of " + ", ".join(FORMS) + " (--forward: "
                     + ", ".join(FORWARD_FORMS) + ")")
     ap.add_argument("--forward", action="store_true", help="the forward (storing the backward's states) instead")
+    ap.add_argument("--dstate", type=int, default=16)
     args = ap.parse_args()
     forms = (args.forms or ",".join(FORWARD_FORMS if args.forward else FORMS)).split(",")
     which = "forward" if args.forward else "backward"
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     for spec in args.scan or ["8x2048"]:
         batch, seqlen = (int(v) for v in spec.split("x"))
-        calls, lengths = packed_calls(batch, seqlen, args.ragged, forms, args.forward)
+        calls, lengths = packed_calls(batch, seqlen, args.ragged, forms, args.forward, args.dstate)
         res = {}
         for form, f in calls.items():
             f()
@@ -101,7 +103,7 @@ def main():
         out_base = res[base]["out"]
         if base == "dense":
             out_base = out_base.permute(1, 0, 2).reshape(1, -1, batch * seqlen)
-        print(f"{spec}{' ragged' if args.ragged else ''} (longest {max(lengths)}):")
+        print(f"{spec}{' ragged' if args.ragged else ''} dstate {args.dstate} (longest {max(lengths)}):")
         for form, r in res.items():
             ms = statistics.median(r["times"])
             diff = ("" if form == base or (args.ragged and base == "dense") else

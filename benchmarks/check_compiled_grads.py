@@ -1,0 +1,57 @@
+"""Gradients of ssd_scan and selective_scan three ways on the GPU: eager (the autograd.Function), through the custom ops
+in eager mode (their registered autograd), and torch.compile with Inductor; and the Mamba-2 / Mamba-1 mixers'
+parameter gradients eager against compiled. Prints the largest difference of each gradient against eager's.
+
+    PYTHONPATH=. python benchmarks/check_compiled_grads.py
+"""
+
+import torch
+
+import flashssm
+from flashssm.ops.ssd.autograd import ssd_scan_fwd, state_dtype_name
+from tests.helpers import ssd_inputs
+
+NAMES = ["x", "dt", "A", "B", "C", "D", "z", "dt_bias"]
+
+
+def ssd_three_ways(batch, seqlen, nheads, headdim, dstate, chunk):
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=torch.float32, device="cuda", D="h", z=True,
+                    dt_bias=True, dt_softplus=True)
+
+    def public(x, dt, A, B, C, D, z, dt_bias):
+        return flashssm.ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=True)
+
+    def op(x, dt, A, B, C, D, z, dt_bias):
+        return ssd_scan_fwd(x, dt, A, B, C, D, z, dt_bias, None, None, chunk, True, 0.0, float("inf"), False,
+                            state_dtype_name(None), True)[0]
+
+    dy = torch.randn(batch, seqlen, nheads, headdim, device="cuda")
+    grads = {}
+    for name, fn in (("eager", public), ("custom op", op), ("compiled", torch.compile(public, backend="inductor"))):
+        args = [kw[k].detach().clone().requires_grad_() for k in NAMES]
+        grads[name] = torch.autograd.grad(fn(*args), args, dy)
+    print(f"ssd_scan {batch}x{seqlen} heads {nheads} headdim {headdim} dstate {dstate} chunk {chunk}:")
+    for name in ("custom op", "compiled"):
+        diffs = {k: (a - b).abs().max().item() for k, a, b in zip(NAMES, grads[name], grads["eager"])}
+        print(f"  {name:<10} " + " ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
+
+
+def mixers():
+    from flashssm.modules import Mamba2Mixer, MambaMixer
+
+    torch.manual_seed(0)
+    for mixer in (Mamba2Mixer(32, d_state=16, headdim=16, chunk_size=16, device="cuda"),
+                  MambaMixer(32, d_state=8, device="cuda")):
+        x = torch.randn(2, 19, 32, device="cuda")
+        params = dict((n, p) for n, p in mixer.named_parameters() if p.requires_grad)
+        want = torch.autograd.grad(mixer(x).square().sum(), list(params.values()))
+        got = torch.autograd.grad(torch.compile(mixer, backend="inductor")(x).square().sum(), list(params.values()))
+        print(type(mixer).__name__, " ".join(f"{n} {(g - w).abs().max().item():.1e}/{w.abs().max().item():.1e}"
+                                             for n, g, w in zip(params, got, want)))
+
+
+if __name__ == "__main__":
+    print(torch.cuda.get_device_name(), "torch", torch.__version__)
+    ssd_three_ways(2, 19, 4, 16, 16, 16)
+    ssd_three_ways(2, 300, 4, 64, 64, 64)
+    mixers()

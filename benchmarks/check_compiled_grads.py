@@ -39,13 +39,16 @@ def ssd_three_ways(batch, seqlen, nheads, headdim, dstate, chunk):
 def mixers():
     from flashssm.modules import Mamba2Mixer, MambaMixer
 
-    torch.manual_seed(0)
+    torch._dynamo.reset()
     for mixer in (Mamba2Mixer(32, d_state=16, headdim=16, chunk_size=16, device="cuda"),
                   MambaMixer(32, d_state=8, device="cuda")):
         x = torch.randn(2, 19, 32, device="cuda")
         params = dict((n, p) for n, p in mixer.named_parameters() if p.requires_grad)
+        # (as tests/models/test_models.py's test: a compiled forward first, its graph dropped)
+        compiled = torch.compile(mixer, fullgraph=True, backend="inductor")
+        print("forward", (compiled(x) - mixer(x)).abs().max().item())
+        got = torch.autograd.grad(compiled(x).square().sum(), list(params.values()))
         want = torch.autograd.grad(mixer(x).square().sum(), list(params.values()))
-        got = torch.autograd.grad(torch.compile(mixer, backend="inductor")(x).square().sum(), list(params.values()))
         print(type(mixer).__name__, " ".join(f"{n} {(g - w).abs().max().item():.1e}/{w.abs().max().item():.1e}"
                                              for n, g, w in zip(params, got, want)))
 

@@ -53,8 +53,39 @@ def mixers():
                                              for n, g, w in zip(params, got, want)))
 
 
+def autograd_functions(label):
+    """rmsnorm_gated and causal_conv1d (autograd.Functions whose launches Dynamo traces into the graph), compiled against
+    eager: the largest difference, and how many of the compiled gradients are NaN."""
+    torch._dynamo.reset()
+    x = torch.randn(2, 19, 64, device="cuda")
+    z = torch.randn(2, 19, 64, device="cuda")
+    w = torch.randn(64, device="cuda")
+    xc = torch.randn(2, 64, 19, device="cuda")
+    wc = torch.randn(64, 4, device="cuda")
+    bc = torch.randn(64, device="cuda")
+    cases = {"rmsnorm_gated": (lambda x, z, w: flashssm.rmsnorm_gated(x, w, z, group_size=32), (x, z, w)),
+             "causal_conv1d": (lambda x, w, b: flashssm.causal_conv1d(x, w, b, "silu"), (xc, wc, bc))}
+    for name, (fn, inputs) in cases.items():
+        args = [t.clone().requires_grad_() for t in inputs]
+        want = torch.autograd.grad(fn(*args).square().sum(), args)
+        got = torch.autograd.grad(torch.compile(fn, backend="inductor")(*args).square().sum(), args)
+        print(f"{label} {name}: " + " ".join(f"diff {(g - w_).abs().max().item():.1e} nan {g.isnan().sum().item()} "
+                                              f"max {g.abs().max().item():.1e}" for g, w_ in zip(got, want)))
+
+
 if __name__ == "__main__":
-    print(torch.cuda.get_device_name(), "torch", torch.__version__)
+    import sys
+
+    from flashssm import _runtime
+
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, "poison", _runtime.poison_outputs())
+    if "--functions" in sys.argv:
+        autograd_functions("as is")
+        poisoned = _runtime._poisoned
+        _runtime._poisoned = lambda out: out if torch.compiler.is_compiling() else poisoned(out)
+        autograd_functions("no fill while compiling")
+        mixers()
+        sys.exit()
     ssd_three_ways(2, 19, 4, 16, 16, 16)
     ssd_three_ways(2, 300, 4, 64, 64, 64)
     mixers()

@@ -195,3 +195,20 @@ def test_workspace_keeps_outgrown_buffers(monkeypatch):
     assert any(t is flags for t in ws.retired) and any(t is slots for t in ws.retired)
     _, flags3, slots3 = ws.get(16, 8, torch.float32)  # smaller: the same buffers, nothing retired
     assert flags3 is flags2 and slots3 is slots2 and len(ws.retired) == 2
+
+
+def test_poisoned_outputs_not_filled_while_compiling(monkeypatch):
+    """Kernel outputs are NaN-filled in the tests (FLASHSSM_POISON_OUTPUTS), but not while torch.compile traces: after
+    that in-place fill, Inductor's compiled backward of the traced autograd.Functions came out all zeros on the GPU
+    (torch 2.11; benchmarks/check_compiled_grads.py --functions)."""
+    assert _runtime.poison_outputs()
+    assert _runtime.empty((3,), torch.float32, "cpu").isnan().all()
+    filled = []
+    monkeypatch.setattr(torch.Tensor, "fill_", lambda self, value: filled.append(value) or self)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    _runtime.empty((3,), torch.float32, "cpu")
+    _runtime.empty_like(torch.zeros(2, 3))
+    assert filled == []
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: False)
+    _runtime.empty((3,), torch.float32, "cpu")
+    assert len(filled) == 1

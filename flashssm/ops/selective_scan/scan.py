@@ -1498,10 +1498,11 @@ def packed_batch(offsets: tuple[int, ...]) -> tuple[int, int]:
 def packed_backward_config(offsets: tuple[int, ...], dim: int, dstate: int, ngroups: int, n_sms: int,
                            elem_size: int = 2) -> BackwardConfig | None:
     """The configuration of a packing's backward in rows (`packed_batch`'s dense batch's), or None where that cuts its
-    sequences into segments and ROWS_BWD_SEGMENTS is off: the packed row as one batch-1 sequence then."""
+    sequences into segments and ROWS_BWD_SEGMENTS does not take them (off, or dstate > 32): the packed row as one
+    batch-1 sequence then."""
     n_dense, longest = packed_batch(offsets)
     config = backward_config(n_dense, dim, dstate, ngroups, longest, n_sms, elem_size)
-    return None if config.segment and not ROWS_BWD_SEGMENTS else config
+    return None if config.segment and not (ROWS_BWD_SEGMENTS and dstate <= 32) else config
 
 
 def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, *, seq_index=None,
@@ -1609,10 +1610,12 @@ WINDOW_FWD = True
 # packed 6.858 -> 5.946 ms (dense 5.184), 64 x 256 6.812 -> 5.939 (dense 5.047). False: the packed row as one sequence
 # of batch 1, in segments with a first pass (A/B).
 ROWS_BWD = True
-# The packed backward's rows also where its configuration cuts sequences into segments (a long one dominates the
-# packing, or dstate > 32). H200 (fortieth session), one sequence of 16384 tokens in three segments: rows 6.070 ms,
-# the packed row 5.751 (same segments; the rows' kernel costs more per token). False: the packed row there.
-ROWS_BWD_SEGMENTS = False
+# The packed backward's rows also where its configuration cuts sequences into segments at dstate <= 32 (a long
+# sequence dominates the packing). H200, one sequence of 16384 tokens of the 2.8B shape in three segments: rows
+# 6.070 ms against the packed row's 5.751 in the fortieth session; since the rows' inner chunks run the dense code
+# (INNER_CHUNKS_DENSE), 5.441 against 5.739 (forty-second session, du the same bits). Above dstate 32 (segments
+# whatever the grid) not measured: the packed row there. False: the packed row wherever there are segments (A/B).
+ROWS_BWD_SEGMENTS = True
 # Rows of one sequence each: the backward reads the sequence's boundaries from the row ([lo, hi), the last-state
 # gradient entering at the row's end as in a dense batch) instead of the per-token sequence index (the varlen form,
 # which rows shared by short sequences need). H200, training call at 8 x 2048 packed: 6.308 -> 5.946 ms. False: the

@@ -799,11 +799,14 @@ from triton.compiler import ASTSource
 from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel, ckpt_layout
 
 which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] in ("1", "late")
-DSTATE = 8  # (half the 2.8B shape's 16: the same code with half the slots unrolled, compiled in half the time)
+align = int(sys.argv[5])
+# (half the 2.8B shape's 16: the same code with half the slots unrolled, compiled in half the time; a slot a lane at
+# 32 lanes, dstate 256's layout of one channel a program)
+DSTATE = max(8, lanes)
 ck, ck_run = ckpt_layout(DSTATE)
 common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=DSTATE // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
               HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=varlen, SEGMENTS=segments, ACC=tl.float32,
-              CK=ck, CK_RUN=ck_run)
+              CK=ck, CK_RUN=ck_run, ALIGN_IN=align, ALIGN_OUT=align)
 if which == "forward":
     kernel = _scan_fwd_kernel
     consts = dict(common, CKPT=32, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=True, STORE_CKPT=True,
@@ -826,16 +829,18 @@ print("compiled", len(compiled.asm["cubin"]))
 """
 
 
-@pytest.mark.parametrize("which,lanes,varlen,segments", [("forward", 1, False, False), ("forward", 4, True, True),
-                                                         ("forward", 2, False, "late"),
-                                                         ("backward", 4, True, True), ("backward", 4, False, True)],
-                         ids=["forward-lanes1", "forward-lanes4-varlen-segments", "forward-lanes2-late-segments",
-                              "backward-lanes4-varlen-segments", "backward-lanes4-segments"])
-def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
+@pytest.mark.parametrize("which,lanes,varlen,segments,align", [
+    ("forward", 1, False, False, 1), ("forward", 4, True, True, 8), ("forward", 2, False, "late", 8),
+    ("backward", 4, True, True, 8), ("backward", 4, False, True, 1), ("backward", 32, False, True, 4)],
+    ids=["forward-lanes1", "forward-lanes4-varlen-segments", "forward-lanes2-late-segments",
+         "backward-lanes4-varlen-segments", "backward-lanes4-segments-unaligned", "backward-lanes32-segments"])
+def test_kernels_compile_for_hopper(which, lanes, varlen, segments, align):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
     fresh process without the interpreter; the packed forward and backward in segments with their rows,
     `varlen_rows`): the interpreter does not type-check loop-carried values or lower the inline-asm prefetch of the
-    GPU path (FAST). Catches a kernel that runs under the interpreter but does not compile."""
+    GPU path (FAST). Catches a kernel that runs under the interpreter but does not compile; the rows' alignment
+    marks (`row_align`) as the GPU's aligned shapes take them, with one program a channel (dstate 256's layout:
+    Triton's coalescing pass once asserted on its marks)."""
     import os
     import subprocess
     import sys
@@ -844,7 +849,7 @@ def test_kernels_compile_for_hopper(which, lanes, varlen, segments):
         pytest.skip("the GPU tests compile and run it")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     run = subprocess.run([sys.executable, "-c", _COMPILE_FOR_HOPPER, which, str(lanes), str(int(varlen)),
-                          segments if segments == "late" else str(int(segments))], env=env,
+                          segments if segments == "late" else str(int(segments)), str(align)], env=env,
                          capture_output=True, text=True, timeout=600)
     if run.returncode and ("ptxas" in run.stderr.lower() or "ImportError" in run.stderr):
         pytest.skip(f"no offline compile here: {run.stderr.strip().splitlines()[-1]}")

@@ -266,11 +266,12 @@ def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.c
 def _row_base(ptr, i_b, o_d, stride_b, stride_d, ALIGN: tl.constexpr):
     """The rows of the block's channels in a (batch, dim, seqlen) tensor, [BLOCK_D, 1] pointers. ALIGN: every row's
     offset is a multiple of it (the caller's promise, `row_align`): the JIT marks a stride only when it is a multiple
-    of 16, so without this a row length of 2040 would cost the tiles their vector loads and stores."""
-    off = i_b * stride_b + o_d[:, None] * stride_d
+    of 16, so without this a row length of 2040 would cost the tiles their vector loads and stores. (Marked as
+    [BLOCK_D] and then expanded: Triton's coalescing pass asserts on a multiple_of over a [1, 1] tensor, BLOCK_D 1.)"""
+    off = i_b * stride_b + o_d * stride_d
     if ALIGN > 1:
-        off = tl.multiple_of(off, [ALIGN, ALIGN])
-    return ptr + off
+        off = tl.multiple_of(off, [ALIGN])
+    return ptr + off[:, None]
 
 
 @triton.jit

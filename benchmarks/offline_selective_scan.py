@@ -35,6 +35,7 @@ def sizes(dim, dstate, seqlen, tile, chunk, block_d):
         "stride_z_b": dim * seqlen, "stride_z_d": seqlen, "stride_z_l": 1,
         "stride_y_b": dim * seqlen, "stride_y_d": seqlen, "stride_y_l": 1,
         "stride_do_b": dim * seqlen, "stride_do_d": seqlen, "stride_do_l": 1,
+        "stride_o_b": dim * seqlen, "stride_o_d": seqlen, "stride_o_l": 1,
         "stride_A_d": dstate, "stride_A_n": 1, "n_seg": 1, "seg_len": seqlen, "n_programs": 1,
     }
 
@@ -64,14 +65,17 @@ def main():
     p.add_argument("--seqlen", type=int, default=2048, help="(a multiple of 16 is marked so, as the JIT does)")
     p.add_argument("--channels-last", action="store_true",
                    help="u, delta, z (and dout) as transposed (batch, seqlen, dim) tensors, as the Mamba-1 model passes "
-                        "them (stride 1 along dim); y and the gradients stay (batch, dim, seqlen)")
+                        "them (stride 1 along dim); y and du, ddelta, dz in the same layout (`scan.rows_like`) unless "
+                        "--outputs-tokens")
+    p.add_argument("--outputs-tokens", action="store_true",
+                   help="with --channels-last: y and the gradients tokens contiguous (OUTPUTS_LIKE_U False)")
     p.add_argument("--sass", help="write the SASS here")
     a = p.parse_args()
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, a.seqlen, a.tile, a.chunk, block_d)
     if a.channels_last:
-        for x in ("u", "delta", "z", "do"):
+        for x in ("u", "delta", "z", "do") + (() if a.outputs_tokens or not scan.OUTPUTS_LIKE_U else ("y", "o")):
             values.update({f"stride_{x}_b": a.dim * a.seqlen, f"stride_{x}_d": 1, f"stride_{x}_l": a.dim})
     if a.segments:  # (values of 1 would be specialised into constants: the kernel would not be the one that runs)
         values.update(n_seg=5, seg_len=448, n_programs=5 * (-(-a.dim // block_d)))
@@ -79,7 +83,7 @@ def main():
     rows_of = lambda *xs: [torch.empty_strided((8, a.dim, a.seqlen), [values[f"stride_{x}_{k}"] for k in "bdl"],  # noqa: E731
                                                device="meta") for x in xs]
     align_in = scan.row_align(*rows_of("u", "delta", "z", *(("do",) if a.which == "bwd" else ())))
-    align_out = scan.row_align(*rows_of("y"), seqlen=a.seqlen)
+    align_out = scan.row_align(*rows_of("o" if a.which == "bwd" else "y"), seqlen=a.seqlen)
     common = dict(BLOCK_D=block_d, NL=lanes, SLOTS=-(-a.dstate // lanes), TILE=a.tile, FAST=True, HAS_D=True,
                   HAS_Z=True, HAS_DELTA_BIAS=True, DELTA_SOFTPLUS=True, IS_VARLEN=a.varlen, SEGMENTS=a.segments,
                   ACC=tl.float32, ROWS=a.rows, ALIGN_IN=align_in, ALIGN_OUT=align_out)

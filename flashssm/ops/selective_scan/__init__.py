@@ -35,7 +35,9 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     cu_seqlens: optional (num_seqs + 1,) int32/int64 offsets of sequences packed along seqlen
         (batch 1); every sequence starts from a zero state and nothing, forward or gradient,
         crosses a boundary.
-    Returns y (batch, dim, seqlen) in u's dtype, or (y, last_state (batch or num_seqs, dim, dstate) fp32).
+    Returns y (batch, dim, seqlen) in u's dtype, or (y, last_state (batch or num_seqs, dim, dstate) fp32). On the
+    kernels' path y (and the gradients of u, delta and z) keep u's layout: channels contiguous where u's are (stride 1
+    along dim, as the Mamba-1 mixer's transposed views), else tokens contiguous.
 
     On CUDA: one fused Triton launch forward; differentiable through a fused one-launch backward
     that recomputes the states from the ones the forward keeps every few dozen tokens (under

@@ -49,6 +49,16 @@ def selective_scan_fwd(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor
     return y, last if last is not None else u.new_empty(0), ckpt if ckpt is not None else u.new_empty(0)
 
 
+def _fake_empty(u: Tensor):
+    return lambda shape, dtype: u.new_empty(shape, dtype=dtype)
+
+
+def rows_like(u: Tensor, dtype: torch.dtype, empty) -> Tensor:
+    from flashssm.ops.selective_scan.scan import rows_like as layout
+
+    return layout(u, dtype, empty)
+
+
 def _state_dtype(u: Tensor) -> torch.dtype:
     return torch.float64 if u.dtype == torch.float64 else torch.float32
 
@@ -61,7 +71,7 @@ def _(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, delta_softplus, return_la
     last = u.new_empty((num_seqs, dim, dstate), dtype=_state_dtype(u)) if return_last_state else u.new_empty(0)
     ckpt = (u.new_empty((batch, -(-seqlen // ckpt_tile), dim, dstate), dtype=_state_dtype(u)) if ckpt_tile
             else u.new_empty(0))
-    return u.new_empty((batch, dim, seqlen)), last, ckpt
+    return rows_like(u, u.dtype, _fake_empty(u)), last, ckpt
 
 
 @torch.library.custom_op("flashssm::selective_scan_bwd", mutates_args=())
@@ -95,9 +105,11 @@ def selective_scan_bwd(dy: Tensor, dlast: Optional[Tensor], u: Tensor, delta: Te
 def _(dy, dlast, u, delta, A, B, C, D, z, delta_bias, cu_seqlens, ckpt, delta_softplus, ckpt_tile, deterministic,
       needs):
     inputs = [u, delta, A, B, C, D, z, delta_bias]
-    # contiguous, as scan_backward allocates them, whatever the inputs' layouts (torch.compile plans its buffers by
-    # these strides: tests/ops/test_custom_op_layouts.py)
-    return [t.new_empty(t.shape) if t is not None and need else u.new_empty(0) for t, need in zip(inputs, needs)]
+    # as scan_backward allocates them (torch.compile plans its buffers by these strides:
+    # tests/ops/test_custom_op_layouts.py): du, ddelta, dz in u's layout (`rows_like`), the others contiguous
+    rows = {0, 1, 6}
+    return [(rows_like(u, t.dtype, _fake_empty(u)) if i in rows else t.new_empty(t.shape)) if t is not None and need
+            else u.new_empty(0) for i, (t, need) in enumerate(zip(inputs, needs))]
 
 
 def _setup_context(ctx, inputs, output):

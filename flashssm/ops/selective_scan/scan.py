@@ -263,15 +263,21 @@ def _dlast_at(dlast_ptr, seq, ends, state_size, dstate, o_d, m_d, row, ACC: tl.c
 
 
 @triton.jit
-def _row_base(ptr, i_b, o_d, stride_b, stride_d, ALIGN: tl.constexpr):
-    """The rows of the block's channels in a (batch, dim, seqlen) tensor, [BLOCK_D, 1] pointers. ALIGN: every row's
+def _row_offset(i_b, o_d, stride_b, stride_d, ALIGN: tl.constexpr):
+    """The offsets of the block's channels' rows in a (batch, dim, seqlen) tensor, [BLOCK_D, 1]. ALIGN: every row's
     offset is a multiple of it (the caller's promise, `row_align`): the JIT marks a stride only when it is a multiple
     of 16, so without this a row length of 2040 would cost the tiles their vector loads and stores. (Marked as
     [BLOCK_D] and then expanded: Triton's coalescing pass asserts on a multiple_of over a [1, 1] tensor, BLOCK_D 1.)"""
     off = i_b * stride_b + o_d * stride_d
     if ALIGN > 1:
         off = tl.multiple_of(off, [ALIGN])
-    return ptr + off[:, None]
+    return off[:, None]
+
+
+@triton.jit
+def _row_base(ptr, i_b, o_d, stride_b, stride_d, ALIGN: tl.constexpr):
+    """`_row_offset`'s rows as pointers into ptr."""
+    return ptr + _row_offset(i_b, o_d, stride_b, stride_d, ALIGN)
 
 
 @triton.jit
@@ -814,7 +820,7 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
 def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delta_base, do_base, z_base, bc_base,
                scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base,
                dbc_base, i_b, n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
-               stride_do_l, stride_z_l,
+               stride_do_l, stride_z_l, stride_o_l,
                BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
                FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
                DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr,
@@ -1006,7 +1012,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             ddl = ddl * tl.sigmoid(raw + bias[:, None])
         ddl = tl.where(m_dt, ddl, 0.0)
         dbias += tl.sum(ddl, axis=1)
-        p_out = out_base + t[None, :]
+        p_out = out_base + t[None, :] * stride_o_l
         tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
         tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
         if HAS_Z:
@@ -1029,6 +1035,7 @@ def _scan_bwd_kernel(
     stride_A_d, stride_A_n,
     stride_z_b, stride_z_d, stride_z_l,
     stride_do_b, stride_do_d, stride_do_l,
+    stride_o_b, stride_o_d, stride_o_l,
     BLOCK_D: tl.constexpr, NL: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr,
     FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
@@ -1064,8 +1071,8 @@ def _scan_bwd_kernel(
     off): a chunk that starts before the row's tokens enters from zero, and the sequence's last-state gradient
     enters at the row's end. Only a row's first and last chunk take the window's masks (`_bwd_chunk`, INNER): the
     others run the dense batch's code.
-    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and seqlen (the rows of du, ddelta, dz),
-    are known multiples of."""
+    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and of du, ddelta, dz and seqlen, are
+    known multiples of. du, ddelta and dz share one layout (stride_o_*: u's, `rows_like`)."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
@@ -1136,7 +1143,7 @@ def _scan_bwd_kernel(
     delta_base = _row_base(delta_ptr, i_b, o_d, stride_delta_b, stride_delta_d, ALIGN_IN)
     z_base = _row_base(z_ptr, i_b, o_d, stride_z_b, stride_z_d, ALIGN_IN)
     do_base = _row_base(dout_ptr, i_b, o_d, stride_do_b, stride_do_d, ALIGN_IN)
-    out_base = (i_b * dim + o_d[:, None]) * seqlen  # du, ddelta, dz: contiguous (batch, dim, seqlen)
+    out_base = _row_offset(i_b, o_d, stride_o_b, stride_o_d, ALIGN_OUT)  # du, ddelta, dz (u's layout: `rows_like`)
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     part = 0
     if DETERMINISTIC:
@@ -1200,7 +1207,7 @@ def _scan_bwd_kernel(
                     u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
                     dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b,
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
-                    stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
+                    stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
                     TILE_AHEAD, CK, CK_RUN, False)
             else:
@@ -1208,14 +1215,14 @@ def _scan_bwd_kernel(
                     u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
                     dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b,
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
-                    stride_do_l, stride_z_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
+                    stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
                     TILE_AHEAD, CK, CK_RUN, True)
         else:
             R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
                 delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
                 ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b, n_ckpt, seqlen, dstate,
-                state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, BLOCK_D, NL,
+                state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL,
                 SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
                 HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False)
 
@@ -1471,6 +1478,30 @@ def row_align(*tensors: torch.Tensor, seqlen: int | None = None) -> int:
     return max(align, 1)
 
 
+# The (batch, dim, seqlen) outputs (y; du, ddelta, dz) take u's layout: tokens contiguous, or channels contiguous
+# (stride 1 along dim: the Mamba-1 mixer's transposed views, as mamba_ssm's causal_conv1d and flashssm's keep it).
+# Channels-contiguous outputs are stored as the inputs are loaded, a vector across channels a token, so a length that
+# is no multiple of 8 no longer splits their stores, and the mixer's next GEMM (out_proj; the projections' backward)
+# reads them without a transpose. (False: always tokens contiguous, the previous form, for A/B.)
+OUTPUTS_LIKE_U = True
+
+
+def channels_contiguous(u: torch.Tensor) -> bool:
+    """u (batch, dim, seqlen) has stride 1 along dim (and seqlen's stride is not 1 too: a dim or seqlen of 1 leaves
+    both layouts the same memory, taken as tokens contiguous)."""
+    return u.stride(1) == 1 and u.stride(2) > 1
+
+
+def rows_like(u: torch.Tensor, dtype: torch.dtype, empty=None) -> torch.Tensor:
+    """A (batch, dim, seqlen) output in u's layout (`OUTPUTS_LIKE_U`): channels contiguous when u's are, else tokens
+    contiguous. empty(shape, dtype): the allocator (the custom ops' fakes pass theirs), `_runtime.empty` by default."""
+    batch, dim, seqlen = u.shape
+    empty = empty or (lambda shape, dt: _runtime.empty(shape, dt, u.device))
+    if OUTPUTS_LIKE_U and channels_contiguous(u):
+        return empty((batch, seqlen, dim), dtype).transpose(1, 2)
+    return empty((batch, dim, seqlen), dtype)
+
+
 def _acc(dtype: torch.dtype):
     return tl.float64 if dtype == torch.float64 else tl.float32
 
@@ -1533,7 +1564,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
                                    u.element_size(), seqlen)
     _check_groups(cfg, dim, ngroups)
     state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
-    y = _runtime.empty((batch, dim, seqlen), u.dtype, u.device)
+    y = rows_like(u, u.dtype)
     last = None
     if return_last_state:
         n = num_seqs if seq_index is not None else batch
@@ -1750,9 +1781,9 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     if segment % ckpt_tile:  # segments end where the forward's stored states are
         raise ValueError(f"BackwardConfig.segment ({segment}) must be a multiple of ckpt_tile ({ckpt_tile})")
 
-    du = _runtime.empty((batch, dim, seqlen), u.dtype, dev)
-    ddelta = _runtime.empty((batch, dim, seqlen), delta.dtype, dev)
-    dz = _runtime.empty((batch, dim, seqlen), z.dtype, dev) if z is not None else None
+    du = rows_like(u, u.dtype)
+    ddelta = rows_like(u, delta.dtype)
+    dz = rows_like(u, z.dtype) if z is not None else None
     table = A
     window = False
     if packed_rows:  # a program per (row, block of channels), tickets from the last row
@@ -1790,7 +1821,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             du, ddelta, dz if dz is not None else du, dA, dB, dC, dD if dD is not None else dA,
             dbias if dbias is not None else dA, scratch, counter, flags, slot_buf, table,
             batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group, n_seg, seg, n_programs,
-            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride()), u.device,
+            *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride(), *du.stride()), u.device,
             BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,

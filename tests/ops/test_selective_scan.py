@@ -602,23 +602,27 @@ def test_noncontiguous_inputs_and_gradient(device):
 
 
 @pytest.mark.parametrize("like_u", [True, False], ids=["outputs-like-u", "tokens-contiguous"])
-def test_outputs_keep_u_layout(like_u, device, monkeypatch):
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
+def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):
     """y and du, ddelta, dz take u's layout (`rows_like`): channels contiguous for the Mamba-1 mixer's transposed
-    views, stored a vector across channels a token, at an odd length; delta and z in the other layout still get
-    their gradients right (they follow u's layout). The previous form (OUTPUTS_LIKE_U False) for A/B."""
+    views, stored a vector across channels a token, at an odd length, dense and packed; delta and z in the other
+    layout still get their gradients right (they follow u's layout). The previous form (OUTPUTS_LIKE_U False) for
+    A/B."""
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan, "OUTPUTS_LIKE_U", like_u)
-    kw = _inputs((2, 6, 21, 4, None), torch.float32, device)
+    batch = 1 if varlen else 2
+    cu = torch.tensor([0, 5, 6, 21], dtype=torch.int32, device=device) if varlen else None
+    kw = _inputs((batch, 6, 21, 4, None), torch.float32, device)
     channels_last = lambda t: t.transpose(1, 2).contiguous().transpose(1, 2)  # noqa: E731
     kw["u"], kw["z"] = channels_last(kw["u"]), channels_last(kw["z"])  # delta stays tokens contiguous
     leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
     leaves["u"] = channels_last(kw["u"].detach()).requires_grad_()
     leaves["z"] = channels_last(kw["z"].detach()).requires_grad_()
     assert leaves["u"].stride(1) == 1 and leaves["delta"].stride(2) == 1
-    dy = torch.randn(2, 6, 21, device=device)
-    y_ref, _, g_ref = _grads_ref(kw, dy)
-    y = flashssm.selective_scan(**leaves)
+    dy = torch.randn(batch, 6, 21, device=device)
+    y_ref, _, g_ref = _grads_ref(kw, dy, cu_seqlens=cu)
+    y = flashssm.selective_scan(**leaves, cu_seqlens=cu)
     assert (y.stride(1) == 1) == like_u and (y.stride(2) == 1) != like_u
     assert_close(y, y_ref, torch.float32, "y")
     names = list(g_ref)
@@ -628,7 +632,7 @@ def test_outputs_keep_u_layout(like_u, device, monkeypatch):
         assert (got[k].stride(1) == 1) == like_u, f"d{k}: strides {got[k].stride()}"
     _check_grads(got, g_ref, torch.float32)
     plain = flashssm.selective_scan(**{k: v.detach().contiguous() if isinstance(v, torch.Tensor) else v
-                                       for k, v in kw.items()})
+                                       for k, v in kw.items()}, cu_seqlens=cu)
     assert plain.is_contiguous() and torch.equal(plain, y.detach())
 
 

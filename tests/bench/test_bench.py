@@ -106,8 +106,9 @@ def test_cli_runs_on_this_machine(tmp_path, capsys):
     args = ["bench", "--json", str(out)]
     if torch.cuda.is_available():  # the full registry takes minutes: one small workload
         args += ["--rep", "20", "--warmup", "5", "-w", "accuracy-2x1K", "-i", "flashssm", "-i", "reference"]
-    else:  # the interpreter's timings mean nothing: one timed call each, no warm-up
-        args += ["--rep", "0", "--warmup", "0"]
+    else:  # the interpreter's timings mean nothing: one timed call each, no warm-up; flashssm's variants (fp16
+        # states, deterministic) left out: their kernels' tests cover them, and they took 40 % of this test's time
+        args += ["--rep", "0", "--warmup", "0", "-i", "flashssm", "-i", "reference", "-i", "torch"]
     assert main(args) == 0
     data = json.loads(out.read_text())
     names = [w["workload"]["name"] for w in data["workloads"]]
@@ -119,7 +120,8 @@ def test_cli_runs_on_this_machine(tmp_path, capsys):
         assert "timings need a GPU" in capsys.readouterr().out
         for wr in data["workloads"]:  # every CPU workload: the kernel and the references agree with float64
             for r in wr["results"]:
-                assert r["status"] == "ok" and r["accuracy"]["rel_err"] < 2e-4, (wr["op"], r)  # fp16 states: 1e-4
+                assert r["status"] == "ok" and r["accuracy"]["rel_err"] < 1e-5, (wr["op"], r)
+            assert {r["impl"] for r in wr["results"]} <= {"flashssm", "reference", "torch"}
     assert results["reference"]["status"] == "ok"
     assert results["reference"]["accuracy"]["passed"]
     assert results["reference"]["accuracy"]["rel_err"] < (1e-5 if names == CPU_DEFAULT else 3e-3)

@@ -835,9 +835,9 @@ from flashssm.ops.selective_scan.scan import _scan_bwd_kernel, _scan_fwd_kernel,
 
 which, lanes, varlen, segments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] in ("1", "late")
 align = int(sys.argv[5])
-# (half the 2.8B shape's 16: the same code with half the slots unrolled, compiled in half the time; a slot a lane from
-# 8 lanes (the packed backward: 92 s of a core on an empty cache at 4 lanes, 42 at 8), and at 32, dstate 256's layout
-# of one channel a program)
+# (half the 2.8B shape's 16: the same code with half the slots unrolled, compiled in half the time; a slot a lane in
+# the backwards at 8 lanes (the packed one: 92 s of a core on an empty cache at 4 lanes, 42 at 8; the GPU tests compile
+# the 4-lane ones), and at 32, dstate 256's layout of one channel a program)
 DSTATE = max(8, lanes)
 ck, ck_run = ckpt_layout(DSTATE)
 common = dict(BLOCK_D=32 // lanes, NL=lanes, SLOTS=DSTATE // lanes, TILE=8, FAST=True, HAS_D=True, HAS_Z=True,
@@ -867,9 +867,9 @@ print("compiled", len(compiled.asm["cubin"]))
 
 @pytest.mark.parametrize("which,lanes,varlen,segments,align", [
     ("forward", 1, False, False, 1), ("forward", 4, True, True, 8), ("forward", 2, False, "late", 8),
-    ("backward", 8, True, True, 8), ("backward", 4, False, True, 1), ("backward", 32, False, True, 4)],
+    ("backward", 8, True, True, 8), ("backward", 8, False, True, 1), ("backward", 32, False, True, 4)],
     ids=["forward-lanes1", "forward-lanes4-varlen-segments", "forward-lanes2-late-segments",
-         "backward-lanes8-varlen-segments", "backward-lanes4-segments-unaligned", "backward-lanes32-segments"])
+         "backward-lanes8-varlen-segments", "backward-lanes8-segments-unaligned", "backward-lanes32-segments"])
 def test_kernels_compile_for_hopper(which, lanes, varlen, segments, align):
     """The forward and backward kernels compiled for sm_90 without a GPU (triton.compile down to a cubin, in a
     fresh process without the interpreter; the packed forward and backward in segments with their rows,

@@ -13,8 +13,9 @@ from flashssm.ops.ssd import reference as ref
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd.forward import LaunchConfig, launch, pick_config
 from tests.conftest import HAS_GPU
-from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
-                           assert_close, assert_workspace_clean, rel_err, ssd_id, ssd_inputs, to_float64)
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_NAMES, SSD_OPTIONS, SSD_OPTIONS_PAIRWISE, TOLERANCES,
+                           VARLEN_IDS, VARLEN_PACKS, assert_close, assert_workspace_clean, rel_err, ssd_id, ssd_inputs,
+                           to_float64)
 
 # flashssm's fallback-to-reference warning is an error here: these tests must run the kernel
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
@@ -56,7 +57,9 @@ def test_every_option(D, z, dt_bias, dt_softplus, dt_limit, initial_states, devi
     if dt_limit:
         kw["dt_limit"] = (0.02, 0.08)
     y, _ = run_and_check(kw, torch.float32, chunk_size=16)
-    assert torch.equal(flashssm.ssd_scan(**kw, chunk_size=16), y)  # without final states: the same y
+    # without final states: the same y (on the CPU over every pair of options' values, half this test's time over all)
+    if HAS_GPU or (D, z, dt_bias, dt_softplus, dt_limit, initial_states) in SSD_OPTIONS_PAIRWISE:
+        assert torch.equal(flashssm.ssd_scan(**kw, chunk_size=16), y)
 
 
 @pytest.mark.parametrize("chunk_size", [16, 32, 64, 128, 256])

@@ -107,9 +107,8 @@ def _(dy, dlast, u, delta, A, B, C, D, z, delta_bias, cu_seqlens, ckpt, delta_so
     inputs = [u, delta, A, B, C, D, z, delta_bias]
     # as scan_backward allocates them (torch.compile plans its buffers by these strides:
     # tests/ops/test_custom_op_layouts.py): du, ddelta, dz in u's layout (`rows_like`), the others contiguous
-    rows = {0, 1, 6}
-    return [(rows_like(u, t.dtype, _fake_empty(u)) if i in rows else t.new_empty(t.shape)) if t is not None and need
-            else u.new_empty(0) for i, (t, need) in enumerate(zip(inputs, needs))]
+    return [(rows_like(u, t.dtype, _fake_empty(u)) if name in ("u", "delta", "z") else t.new_empty(t.shape))
+            if t is not None and need else u.new_empty(0) for name, t, need in zip(_INPUTS, inputs, needs)]
 
 
 def _setup_context(ctx, inputs, output):

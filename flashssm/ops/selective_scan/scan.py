@@ -1222,8 +1222,8 @@ def _scan_bwd_kernel(
             R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
                 delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
                 ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b, n_ckpt, seqlen, dstate,
-                state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL,
-                SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
+                state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, stride_o_l, BLOCK_D,
+                NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
                 HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
@@ -1479,7 +1479,7 @@ def row_align(*tensors: torch.Tensor, seqlen: int | None = None) -> int:
 
 
 # The (batch, dim, seqlen) outputs (y; du, ddelta, dz) take u's layout: tokens contiguous, or channels contiguous
-# (stride 1 along dim: the Mamba-1 mixer's transposed views, as mamba_ssm's causal_conv1d and flashssm's keep it).
+# (stride 1 along dim: the Mamba-1 mixer's transposed views; flashssm's causal_conv1d keeps its input's layout too).
 # Channels-contiguous outputs are stored as the inputs are loaded, a vector across channels a token, so a length that
 # is no multiple of 8 no longer splits their stores, and the mixer's next GEMM (out_proj; the projections' backward)
 # reads them without a transpose. (False: always tokens contiguous, the previous form, for A/B.)

@@ -257,7 +257,11 @@ class ScanWorkload(_Workload):
     shared by the channels. Inputs: u, z ~ N(0, 1), delta ~ 0.5 N(0, 1), B, C ~ N(0, 1), all in `dtype`;
     delta_bias = softplus^-1 of a log-uniform step in [1e-3, 0.1] and A = -(1..dstate) per channel
     (Mamba-1's initialisation), D = 1. `lengths`: packed sequences (batch 1, seqlen their sum), passed as
-    cu_seqlens (int32, on the device); mamba_ssm's CUDA scan has no packed form."""
+    cu_seqlens (int32, on the device); mamba_ssm's CUDA scan has no packed form. `mixer_layout`: the same values laid
+    out as flashssm's MambaMixer passes them: u, delta, z (and a training workload's dy) as (batch, dim, seqlen) views
+    of (batch, seqlen, dim) tensors, B and C as views of x_proj's (batch, seqlen, dt_rank + 2 dstate) output;
+    otherwise every tensor is contiguous. (The training harness differentiates clones of the inputs: u, delta and z
+    keep the layout, B and C come out contiguous.)"""
 
     name: str
     batch: int
@@ -267,6 +271,7 @@ class ScanWorkload(_Workload):
     dtype: str = "bfloat16"
     needs_gpu: bool = True
     lengths: tuple[int, ...] | None = None
+    mixer_layout: bool = False
     op = "selective_scan"
 
     def __post_init__(self):
@@ -278,9 +283,27 @@ class ScanWorkload(_Workload):
 
     @property
     def shape(self) -> str:
-        return f"{self.batch}x{self.seqlen}{self._packed()} dim {self.dim} n{self.dstate} {self.dtype}"
+        return (f"{self.batch}x{self.seqlen}{self._packed()} dim {self.dim} n{self.dstate} {self.dtype}"
+                f"{', the mixer layout' if self.mixer_layout else ''}")
+
+    def _laid_out(self, inp: dict) -> dict:
+        """inp's (batch, dim, seqlen) tensors in `mixer_layout` where the workload asks for it."""
+        if not self.mixer_layout:
+            return inp
+        out = dict(inp, **{k: inp[k].transpose(1, 2).contiguous().transpose(1, 2) for k in ("u", "delta", "z", "dy")
+                           if k in inp})
+        rank, n = -(-self.dim // 32), self.dstate  # (x_proj's dt_rank: ceil(d_model / 16), d_model = dim / 2)
+        proj = inp["B"].new_zeros(self.batch, self.seqlen, rank + 2 * n)
+        proj[..., rank:rank + n] = inp["B"].transpose(1, 2)
+        proj[..., rank + n:] = inp["C"].transpose(1, 2)
+        out["B"], out["C"] = proj[..., rank:rank + n].transpose(1, 2), proj[..., rank + n:].transpose(1, 2)
+        return out
 
     def make_inputs(self, device, seed: int = 0) -> dict:
+        return self._laid_out(self._values(device, seed))
+
+    def _values(self, device, seed: int) -> dict:
+        """The inputs, every tensor contiguous."""
         gen = torch.Generator(device=device).manual_seed(seed)
         dtype = DTYPES[self.dtype]
         b, d, n, l = self.batch, self.dim, self.dstate, self.seqlen
@@ -322,10 +345,10 @@ class ScanTrainWorkload(ScanWorkload):
     op = "selective_scan_train"
 
     def make_inputs(self, device, seed: int = 0) -> dict:
-        inp = super().make_inputs(device, seed)
+        inp = self._values(device, seed)
         gen = torch.Generator(device=device).manual_seed(seed + 1)
         inp["dy"] = _randn(gen, device, *inp["u"].shape, dtype=inp["u"].dtype)
-        return inp
+        return self._laid_out(inp)
 
     def reference(self, inp: dict):
         from flashssm.ops.selective_scan.reference import selective_scan_reference
@@ -483,11 +506,13 @@ WORKLOADS: dict[str, Workload] = {
         ScanStepWorkload("m1step-2.8b-b128", 128),
         # Mamba-1's selective scan: the 2.8B mixer (dim 5120, dstate 16), and dstate 128
         ScanWorkload("m1-2.8b-8x2K", 8, 2048),
+        ScanWorkload("m1-2.8b-8x2K-mixer", 8, 2048, mixer_layout=True),
         ScanWorkload("m1-2.8b-1x32K", 1, 32768),
         ScanWorkload("m1-n128-8x2K", 8, 2048, dstate=128),
         # a small model (Mamba-1 130M: dim 1536) at batch 1: the channels alone give 48 warps
         ScanWorkload("m1-130m-1x32K", 1, 32768, dim=1536),
         ScanTrainWorkload("m1train-2.8b-8x2K", 8, 2048),
+        ScanTrainWorkload("m1train-2.8b-8x2K-mixer", 8, 2048, mixer_layout=True),
         ScanTrainWorkload("m1train-2.8b-1x32K", 1, 32768),
         ScanTrainWorkload("m1train-130m-1x8K", 1, 8192, dim=1536),
         # (the float64 reference's autograd keeps every state: 1x1K is what fits for dstate 128)

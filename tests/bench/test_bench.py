@@ -67,6 +67,36 @@ def test_packed_workloads():
     assert inp["cu_seqlens"].tolist() == [0, 3, 3, 6] and inp["u"].shape == (1, 4, 6)
 
 
+def test_mixer_layout_workloads():
+    """Mamba-1's workloads in the mixer's layout: the same values as their contiguous twins, u, delta, z (and dy)
+    with stride 1 along dim, B and C as views of one x_proj output; the same floor; flashssm's scan on one agrees
+    with the float64 reference through the bench's own accuracy rule."""
+    from flashssm.bench.impls import IMPLS
+    from flashssm.bench.workloads import ScanTrainWorkload, ScanWorkload
+
+    for cls in (ScanWorkload, ScanTrainWorkload):
+        sizes = dict(dim=40, dstate=4, dtype="float32", needs_gpu=False)
+        plain = cls("p", 2, 9, **sizes).make_inputs("cpu")
+        mixer = cls("m", 2, 9, mixer_layout=True, **sizes).make_inputs("cpu")
+        assert plain.keys() == mixer.keys()
+        assert all(torch.equal(v, mixer[k]) for k, v in plain.items())
+        assert all(v.is_contiguous() for v in plain.values())
+        for k in ("u", "delta", "z", "dy"):
+            if k in mixer:
+                assert mixer[k].stride() == (9 * 40, 1, 40), k
+        rank = 2  # ceil(d_model / 16), d_model = dim / 2
+        assert mixer["B"].stride() == mixer["C"].stride() == (9 * (rank + 8), 1, rank + 8)
+        assert mixer["C"].data_ptr() == mixer["B"].data_ptr() + 4 * 4
+    for name in ("m1-2.8b-8x2K", "m1train-2.8b-8x2K"):
+        w, twin = WORKLOADS[name + "-mixer"], WORKLOADS[name]
+        assert w.mixer_layout and "mixer layout" in w.shape and w.bytes() == twin.bytes()
+    w = ScanWorkload("m", 1, 9, dim=8, dstate=4, dtype="float32", needs_gpu=False, mixer_layout=True)
+    inp = w.make_inputs("cpu")
+    y = IMPLS["selective_scan"]["flashssm"].setup(w, inp)()
+    assert y.stride(1) == 1  # (the output keeps u's layout)
+    assert accuracy(y, w.reference(inp), torch.float32).passed
+
+
 def test_accuracy_rule():
     ref = torch.randn(1000, dtype=torch.float64)
     good = accuracy((ref * (1 + 1e-3)).float(), ref, torch.float32)

@@ -4,7 +4,8 @@
 #    8 x 2048): Nsight Compute's DRAM and L2 write traffic, and instructions, on the backward kernel in both output
 #    layouts (OUTPUTS_LIKE_U), one launch each after a warm-up.
 # 2. The Mamba-1 mixer at a batch-1 odd length (1 x 16383 prefill), which did not finish its first compile in call 4.
-# 3. The whole selective-scan test file on the GPU after the session's changes.
+# 3. The bench's Mamba-1 workloads in the mixer's layout next to their contiguous twins (added after the device calls).
+# 4. The whole selective-scan test file on the GPU after the session's changes.
 set -uo pipefail
 OUT=${OUT:-out}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -32,6 +33,8 @@ for like in 1 0; do
 done | tee "$OUT/a/ncu-bwd.txt"
 timeout 120 python3 benchmarks/mixer1_layout.py --shape 1x16383 --forward-only --rounds 2 2>&1 | grep -v -i warn \
   | tee "$OUT/a/mixer-16383.txt"
+timeout 150 python3 -m flashssm bench -w m1-2.8b-8x2K -w m1-2.8b-8x2K-mixer -w m1train-2.8b-8x2K \
+  -w m1train-2.8b-8x2K-mixer -i flashssm 2>&1 | grep -v -i warn | tee "$OUT/a/bench-mixer-layout.txt"
 timeout 300 python3 -m pytest -v -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=line -n 14 \
   tests/ops/test_selective_scan.py > "$OUT/a/tests-full.txt" 2>&1
 echo "pytest rc $?"

@@ -23,6 +23,13 @@ def cases(rows, ids, *, full_ids=()):
     return [pytest.param(*row, marks=FULL if i in full_ids else (), id=i) for row, i in zip(rows, ids)]
 
 
+def relaid(t: torch.Tensor, order) -> torch.Tensor:
+    """t's values in memory ordered by `order` (outermost first): a dense tensor with t's shape, not contiguous.
+    (0, 2, 1) on a (batch, dim, seqlen) tensor: channels contiguous, as the Mamba-1 mixer passes its views."""
+    stored = t.permute(*order).contiguous()
+    return stored.permute(*[order.index(i) for i in range(t.dim())])
+
+
 def pairs_of_four(options, ids):
     """Parametrize cases of one argument, a tuple of four two-valued options (each option's first value in `options`
     taken as 0): the default CPU run takes the five that hold every pair of values of every two options (0000, 0111,

@@ -12,15 +12,9 @@ import torch
 
 from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_scan_fwd
 from flashssm.ops.ssd.autograd import ssd_scan_bwd, ssd_scan_fwd
-from tests.helpers import scan_inputs, ssd_inputs
+from tests.helpers import relaid, scan_inputs, ssd_inputs
 
 CHECKS = ("test_schema", "test_faketensor")
-
-
-def relaid(t: torch.Tensor, order) -> torch.Tensor:
-    """t's values in memory ordered by `order` (outermost first): a dense tensor with t's shape, not contiguous."""
-    stored = t.permute(*order).contiguous()
-    return stored.permute(*[order.index(i) for i in range(t.dim())])
 
 
 def padded(t: torch.Tensor) -> torch.Tensor:

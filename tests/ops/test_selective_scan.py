@@ -17,7 +17,7 @@ from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckp
                                               scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
 from tests.helpers import (TOLERANCES, assert_close, assert_workspace_clean, cases, filled_allocations, pairs_of_four,
-                           rel_err, scan_inputs, spread)
+                           rel_err, relaid, scan_inputs, spread)
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -614,12 +614,10 @@ def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):
     batch = 1 if varlen else 2
     cu = torch.tensor([0, 5, 6, 21], dtype=torch.int32, device=device) if varlen else None
     kw = _inputs((batch, 6, 21, 4, None), torch.float32, device)
-    channels_last = lambda t: t.transpose(1, 2).contiguous().transpose(1, 2)  # noqa: E731
-    kw["u"], kw["z"] = channels_last(kw["u"]), channels_last(kw["z"])  # delta stays tokens contiguous
+    kw["u"], kw["z"] = relaid(kw["u"], (0, 2, 1)), relaid(kw["z"], (0, 2, 1))  # delta stays tokens contiguous
+    # (clones of dense tensors keep their strides)
     leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
-    leaves["u"] = channels_last(kw["u"].detach()).requires_grad_()
-    leaves["z"] = channels_last(kw["z"].detach()).requires_grad_()
-    assert leaves["u"].stride(1) == 1 and leaves["delta"].stride(2) == 1
+    assert leaves["u"].stride(1) == leaves["z"].stride(1) == 1 and leaves["delta"].stride(2) == 1
     dy = torch.randn(batch, 6, 21, device=device)
     y_ref, _, g_ref = _grads_ref(kw, dy, cu_seqlens=cu)
     y = flashssm.selective_scan(**leaves, cu_seqlens=cu)
@@ -754,7 +752,7 @@ def test_gpu_row_alignments(layout):
             wide[..., :seqlen] = kw[k]
             kw[k] = wide[..., :seqlen]
         elif layout.endswith("transposed"):
-            kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
+            kw[k] = relaid(kw[k], (0, 2, 1))
     _check_public_bf16(kw, torch.randn(2, 64, seqlen, device="cuda", dtype=torch.bfloat16))
 
 

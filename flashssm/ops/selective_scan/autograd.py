@@ -49,14 +49,11 @@ def selective_scan_fwd(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor
     return y, last if last is not None else u.new_empty(0), ckpt if ckpt is not None else u.new_empty(0)
 
 
-def _fake_empty(u: Tensor):
-    return lambda shape, dtype: u.new_empty(shape, dtype=dtype)
+def _fake_rows(u: Tensor, dtype: torch.dtype) -> Tensor:
+    """A fake (batch, dim, seqlen) output in the layout the real ops give it (`scan.rows_like`)."""
+    from flashssm.ops.selective_scan.scan import rows_like
 
-
-def rows_like(u: Tensor, dtype: torch.dtype, empty) -> Tensor:
-    from flashssm.ops.selective_scan.scan import rows_like as layout
-
-    return layout(u, dtype, empty)
+    return rows_like(u, dtype, lambda shape, dt: u.new_empty(shape, dtype=dt))
 
 
 def _state_dtype(u: Tensor) -> torch.dtype:
@@ -71,7 +68,7 @@ def _(u, delta, A, B, C, D, z, delta_bias, cu_seqlens, delta_softplus, return_la
     last = u.new_empty((num_seqs, dim, dstate), dtype=_state_dtype(u)) if return_last_state else u.new_empty(0)
     ckpt = (u.new_empty((batch, -(-seqlen // ckpt_tile), dim, dstate), dtype=_state_dtype(u)) if ckpt_tile
             else u.new_empty(0))
-    return rows_like(u, u.dtype, _fake_empty(u)), last, ckpt
+    return _fake_rows(u, u.dtype), last, ckpt
 
 
 @torch.library.custom_op("flashssm::selective_scan_bwd", mutates_args=())
@@ -107,8 +104,8 @@ def _(dy, dlast, u, delta, A, B, C, D, z, delta_bias, cu_seqlens, ckpt, delta_so
     inputs = [u, delta, A, B, C, D, z, delta_bias]
     # as scan_backward allocates them (torch.compile plans its buffers by these strides:
     # tests/ops/test_custom_op_layouts.py): du, ddelta, dz in u's layout (`rows_like`), the others contiguous
-    return [(rows_like(u, t.dtype, _fake_empty(u)) if name in ("u", "delta", "z") else t.new_empty(t.shape))
-            if t is not None and need else u.new_empty(0) for name, t, need in zip(_INPUTS, inputs, needs)]
+    return [(_fake_rows(u, t.dtype) if name in ("u", "delta", "z") else t.new_empty(t.shape)) if t is not None and need
+            else u.new_empty(0) for name, t, need in zip(_INPUTS, inputs, needs)]
 
 
 def _setup_context(ctx, inputs, output):

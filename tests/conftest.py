@@ -34,7 +34,65 @@ def _interpreter_without_overflow_checks():
         builder.options = dataclasses.replace(options, sanitize_overflow=False)
 
 
+def _interpreter_patches_language_once_a_launch():
+    """Triton's interpreter swaps triton.language's builtins for its own (`_patch_lang`: `inspect.getmembers` over
+    tl, tl.tensor, tl.math) when a kernel launches, and again on every call of a `@triton.jit` helper inside it,
+    where the language is already swapped: the helper's repeat finds nothing left to swap and its changes are never
+    undone (the launch's restore puts the originals back). That repeat cost about 28 % of a kernel test's time
+    (`test_chunk_sizes[16-tiles]` of the SSD backward, under cProfile). Here a helper's call during a launch whose
+    swap already covers the helper's modules skips it; the launch's own swap and restore are Triton's.
+    FLASHSSM_INTERPRETER_REPATCH=1 keeps Triton's behaviour."""
+    if HAS_GPU or os.environ.get("FLASHSSM_INTERPRETER_REPATCH", "") not in ("", "0"):
+        return
+    try:
+        import inspect
+        import weakref
+
+        import triton.language as tl
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    original = getattr(interpreter, "_patch_lang", None)
+    executor = getattr(interpreter, "GridExecutor", None)
+    scope_type = getattr(interpreter, "_LangPatchScope", None)
+    if original is None or executor is None or scope_type is None:
+        return  # another Triton's interpreter: leave it as it is
+    launch_call = executor.__call__
+    # The launch now running: the modules its swap covered (None before its own swap, and outside launches).
+    state = {"launching": False, "swapped": None}
+
+    known = weakref.WeakKeyDictionary()  # a function -> the language modules among its globals
+
+    def modules_of(fn):
+        mods = known.get(fn)
+        if mods is None:
+            mods = known[fn] = frozenset(id(v) for v in fn.__globals__.values()
+                                         if inspect.ismodule(v) and v in (tl, tl.core))
+        return mods
+
+    def launch(self, *args, **kwargs):
+        outer = dict(state)
+        state["launching"], state["swapped"] = True, None
+        try:
+            return launch_call(self, *args, **kwargs)
+        finally:
+            state.update(outer)
+
+    def patch_lang(fn):
+        swapped = state["swapped"]
+        if swapped is not None and modules_of(fn) <= swapped:
+            return scope_type()  # a helper inside a launch whose swap covers it
+        scope = original(fn)
+        if state["launching"]:  # the launch's own swap, or a helper's from modules it did not cover (Triton's
+            state["swapped"] = modules_of(fn) | (swapped or frozenset())  # reductions' combiners): swapped now
+        return scope
+
+    executor.__call__ = launch
+    interpreter._patch_lang = patch_lang
+
+
 _interpreter_without_overflow_checks()
+_interpreter_patches_language_once_a_launch()
 os.environ["FLASHSSM_POISON_OUTPUTS"] = "1"  # kernel outputs start as NaN: an unwritten element fails
 
 DEVICE = "cuda" if HAS_GPU else "cpu"

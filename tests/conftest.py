@@ -38,9 +38,10 @@ def _interpreter_patches_language_once_a_launch():
     """Triton's interpreter swaps triton.language's builtins for its own (`_patch_lang`: `inspect.getmembers` over
     tl, tl.tensor, tl.math) when a kernel launches, and again on every call of a `@triton.jit` helper inside it,
     where the language is already swapped: the helper's repeat finds nothing left to swap and its changes are never
-    undone (the launch's restore puts the originals back). That repeat cost about 28 % of a kernel test's time
-    (`test_chunk_sizes[16-tiles]` of the SSD backward, under cProfile). Here a helper's call during a launch whose
-    swap already covers the helper's modules skips it; the launch's own swap and restore are Triton's.
+    undone (the launch's restore puts the originals back). Reductions' combiners repeat it for every reduction. That
+    repeat was a third of the suite's time (the SSD backward's `test_chunk_sizes[16-tiles]` 19 -> 12-14 s; the
+    whole run on two workers 1048 -> 694 s, benchmarks/notes/hardening.md). Here a helper's call during a launch
+    whose swaps already cover the helper's modules skips it; the launch's own swap and restore are Triton's.
     FLASHSSM_INTERPRETER_REPATCH=1 keeps Triton's behaviour."""
     if HAS_GPU or os.environ.get("FLASHSSM_INTERPRETER_REPATCH", "") not in ("", "0"):
         return

@@ -93,7 +93,7 @@ def main():
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
         floor_ms = w.bytes() / bw * 1e3
-        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size())
+        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size(), w.seqlen)
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
         # lanes per channel, tile, warps; channels per program fill the warps' lanes
         grid = itertools.product([1, 2, 4, 8, 16], [8], [1, 2])
@@ -102,10 +102,13 @@ def main():
         if args.quick:
             grid = [(picked.lanes, picked.tile, picked.num_warps), (4, 8, 1), (1, 8, 1), (2, 8, 1)]
         grid = [g if len(g) == 4 else (*g, 1) for g in fwd_grids.get(name, grid)]
+        ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, config=picked))
+        print(f"  the picked configuration itself: {ms:.3f} ms  x floor {ms / floor_ms:.2f}")
         for lanes, tile, warps, cpt in grid:
             if lanes > w.dstate or (w.dstate + lanes - 1) // lanes > 32:
                 continue
-            cfg = scan.ForwardConfig(32 * warps * cpt // lanes, lanes, tile, warps)
+            # (the picked register cap; no segments)
+            cfg = scan.ForwardConfig(32 * warps * cpt // lanes, lanes, tile, warps, maxnreg=picked.maxnreg)
             try:
                 ms = triton.testing.do_bench(lambda: scan.scan_forward(*tensors, sp, config=cfg))
             except Exception as e:  # out of resources

@@ -3,7 +3,11 @@ public path (so a training step's forward, which also stores the backward's stat
 one process, medians; ms.
 
     PYTHONPATH=. python benchmarks/ab_forward_configs.py -w m1-2.8b-8x2K-mixer [-w m1train-2.8b-8x2K-mixer ...]
-        --config 1,8,2,64 [--config 1,8,2,64,512,late ...] [--rounds 3]
+        [--shape 32x2048-mixer --shape 4x8192-mixer-train ...] [--config 1,8,2,64 --config 1,8,2,64,512,late ...]
+        [--rounds 3]
+
+"picked" is forward_config's choice for the inputs' layout; "contiguous's pick" the choice for tokens-contiguous
+inputs of the same sizes (the two differ for the mixer's channels-contiguous layout, forty-fourth session).
 
 --config: lanes,tile,warps,block_d[,segment[,late]] (segment 0: the whole sequence; late: hand_late), with the
 picked register cap. A training workload (m1train-*) times forward + backward; the backward's configuration is the
@@ -16,7 +20,7 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
-from flashssm.bench.workloads import WORKLOADS
+from flashssm.bench.workloads import WORKLOADS, ScanTrainWorkload, ScanWorkload
 from flashssm.ops.selective_scan import scan
 
 
@@ -30,14 +34,21 @@ def parse(spec: str, maxnreg) -> scan.ForwardConfig:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-w", "--workload", action="append", required=True)
-    ap.add_argument("--config", action="append", required=True)
+    ap.add_argument("-w", "--workload", action="append", default=[])
+    ap.add_argument("--shape", action="append", default=[],
+                    help="BATCHxSEQLEN[-mixer][-train]: a 2.8B-shape workload made here (-mixer: the mixer's layout)")
+    ap.add_argument("--config", action="append", default=[])
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     picker = scan.forward_config
-    for name in args.workload:
-        w = WORKLOADS[name]
+    made = {}
+    for spec in args.shape:
+        batch, seqlen = map(int, spec.split("-")[0].split("x"))
+        kind = ScanTrainWorkload if "-train" in spec else ScanWorkload
+        made[spec] = kind(spec, batch, seqlen, mixer_layout="-mixer" in spec)
+    for name in args.workload + args.shape:
+        w = WORKLOADS.get(name) or made[name]
         inp = w.make_inputs("cuda")
         train = "dy" in inp
         dy = inp.pop("dy", None)
@@ -46,9 +57,11 @@ def main():
             # (clones keep a dense tensor's strides: u, delta and z stay in the workload's layout)
             kw = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point()
                   else v for k, v in kw.items()}
-        picked = picker(w.batch, w.dim, w.dstate, 1, torch.cuda.get_device_properties(0).multi_processor_count,
-                        inp["u"].element_size(), w.seqlen)
-        variants = {"picked": picked, **{c: parse(c, picked.maxnreg) for c in args.config}}
+        sizes = (w.batch, w.dim, w.dstate, 1, torch.cuda.get_device_properties(0).multi_processor_count,
+                 inp["u"].element_size(), w.seqlen)
+        picked = picker(*sizes, channels_last=scan.channels_contiguous(inp["u"]))
+        variants = {"picked": picked, "contiguous's pick": picker(*sizes),
+                    **{c: parse(c, picked.maxnreg) for c in args.config}}
 
         def run():
             y = flashssm.selective_scan(**kw)

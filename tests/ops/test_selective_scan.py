@@ -634,6 +634,47 @@ def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):
     assert plain.is_contiguous() and torch.equal(plain, y.detach())
 
 
+def test_channels_last_forward_choice():
+    """u channels contiguous (the Mamba-1 mixer's layout) where two lanes a channel fill the GPU at dstate <= 16: one
+    lane, 64 channels a program in two warps, no segments (8x2K of the 2.8B shape); elsewhere the choice is the
+    contiguous layout's."""
+    from flashssm.ops.selective_scan.scan import forward_config
+
+    f = forward_config(8, 5120, 16, 1, 132, 2, 2048, channels_last=True)
+    assert (f.lanes, f.block_d, f.num_warps, f.segment, f.hand_late) == (1, 64, 2, 0, False), f
+    assert forward_config(8, 5120, 16, 1, 132, 2, 2048).lanes == 2
+    assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True).block_d == 8  # (groups of 24 channels)
+    # batch 1 (one lane in segments), 2x16K (four lanes), dstate 128: as contiguous
+    for args in ((1, 5120, 16, 1, 132, 2, 32768), (2, 5120, 16, 1, 132, 2, 16384), (8, 5120, 128, 1, 132, 2, 2048)):
+        assert forward_config(*args, channels_last=True) == forward_config(*args), args
+
+
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
+def test_channels_last_forward_config(varlen, device, monkeypatch):
+    """The public path on channels-contiguous u, delta and z where that choice applies (a one-SM GPU, so that two
+    lanes fill it: dim 70, a part block), forward and every gradient against float64; packed sequences keep their
+    rows' configuration."""
+    from flashssm.ops.selective_scan import scan
+
+    monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 1)
+    picked = []
+    choose = scan.forward_config
+    monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+    batch = 1 if varlen else 2
+    cu = torch.tensor([0, 11, 12, 37], dtype=torch.int32, device=device) if varlen else None
+    kw = _inputs((batch, 70, 37, 16, None), torch.float32, device)
+    for k in ("u", "delta", "z"):
+        kw[k] = relaid(kw[k], (0, 2, 1))
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    dy = torch.randn(batch, 70, 37, device=device)
+    y_ref, _, g_ref = _grads_ref(kw, dy, cu_seqlens=cu)
+    y = flashssm.selective_scan(**leaves, cu_seqlens=cu)
+    assert varlen or (picked[-1].lanes, picked[-1].block_d, picked[-1].num_warps) == (1, 64, 2), picked
+    assert_close(y, y_ref, torch.float32, "y")
+    names = list(g_ref)
+    _check_grads(dict(zip(names, torch.autograd.grad(y, [leaves[k] for k in names], dy))), g_ref, torch.float32)
+
+
 def test_nan_input_gives_nan_without_hang(device):
     kw = _inputs((1, 4, 20, 3, None), torch.float32, device)
     kw["u"][0, 1, 5] = float("nan")
@@ -754,6 +795,22 @@ def test_gpu_row_alignments(layout):
         elif layout.endswith("transposed"):
             kw[k] = relaid(kw[k], (0, 2, 1))
     _check_public_bf16(kw, torch.randn(2, 64, seqlen, device="cuda", dtype=torch.bfloat16))
+
+
+@pytest.mark.gpu
+def test_gpu_channels_last_one_lane():
+    """Channels-contiguous u, delta and z on a grid that two lanes fill (8 x 2304 channels), where the forward runs
+    one lane a channel in 64-channel programs (`forward_config(channels_last=True)`): bf16 against float64, forward
+    and every gradient, at a length that is no multiple of 8."""
+    from flashssm.ops.selective_scan.scan import forward_config
+
+    n_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert forward_config(8, 2304, 16, 1, n_sms, 2, 301, channels_last=True).lanes == 1
+    kw = scan_inputs(8, 2304, 301, 16, dtype=torch.bfloat16, device="cuda", D=True, z=True, delta_bias=True,
+                     delta_softplus=True)
+    for k in ("u", "delta", "z"):
+        kw[k] = relaid(kw[k], (0, 2, 1))
+    _check_public_bf16(kw, relaid(torch.randn(8, 2304, 301, device="cuda", dtype=torch.bfloat16), (0, 2, 1)))
 
 
 @pytest.mark.gpu

@@ -1363,7 +1363,7 @@ def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm
 
 @functools.lru_cache(maxsize=256)
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
-                   seqlen: int = 0) -> ForwardConfig:
+                   seqlen: int = 0, channels_last: bool = False) -> ForwardConfig:
     """Lanes per channel: the fewest that keep at most 8 states a thread up to dstate 16 (2 at dstate 16),
     16 beyond, doubled up to 4 while the grid has fewer than 8 warps per SM. Where even 4 lanes leave it
     short (batch 1 at dstate <= 16), one lane a channel and segments along the sequence instead, if the
@@ -1375,7 +1375,13 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     1x4K four 0.43, one lane in 4 segments 0.46; 1x32K one lane in 19 segments 2.52, two lanes in 9
     segments 2.82; at dstate 128 lanes 8 with two warps is the best by 30 %. A full grid of one-warp programs
     of under LATE_WAVES waves runs in segments of LATE_SEGMENT tokens handed on after the output pass
-    (ninth session: 4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442)."""
+    (ninth session: 4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442).
+
+    channels_last: u is channels contiguous (the Mamba-1 mixer's layout, `channels_contiguous`). Where two lanes
+    would fill the GPU at dstate <= 16, one lane a channel and 64 channels a program (two warps) instead: a token's
+    64 channels are one 128-byte line of each input, where 16 channels were a 32-byte sector (H200, 8x2K of the 2.8B
+    shape: 0.846 -> 0.745 ms, within 2 % of the contiguous layout's 0.731; the contiguous layout gains nothing from
+    it; forty-fourth session)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
@@ -1394,6 +1400,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
         lanes *= 2
     while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
         lanes *= 2
+    if channels_last and dstate <= 16 and lanes == 2:
+        return ForwardConfig(_fit_block(64, dim, dpg, ngroups), 1, tile, 2, maxnreg=FWD_MAXNREG)
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
     programs = _runtime.cdiv(dim, block_d) * batch
@@ -1561,7 +1569,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         config = forward_config(max(1, len(offsets) - 1), dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
                                 u.element_size(), longest)
     cfg = config or forward_config(batch, dim, dstate, ngroups, _runtime.sm_count(u.device, on_cpu=4),
-                                   u.element_size(), seqlen)
+                                   u.element_size(), seqlen, channels_last=channels_contiguous(u))
     _check_groups(cfg, dim, ngroups)
     state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
     y = rows_like(u, u.dtype)

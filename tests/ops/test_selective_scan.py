@@ -635,9 +635,9 @@ def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):
 
 
 def test_channels_last_forward_choice():
-    """u channels contiguous (the Mamba-1 mixer's layout) where two lanes a channel fill the GPU at dstate <= 16: one
-    lane, 64 channels a program in two warps, no segments (8x2K of the 2.8B shape); elsewhere the choice is the
-    contiguous layout's."""
+    """u channels contiguous (the Mamba-1 mixer's layout) where one lane a channel gives 8 warps an SM at dstate <=
+    16: one lane, 64 channels a program in two warps, no segments (8x2K, 32x2K of the 2.8B shape); elsewhere (4x8K,
+    where it was slower) the choice is the contiguous layout's."""
     from flashssm.ops.selective_scan.scan import forward_config
 
     f = forward_config(8, 5120, 16, 1, 132, 2, 2048, channels_last=True)
@@ -645,34 +645,36 @@ def test_channels_last_forward_choice():
     assert forward_config(8, 5120, 16, 1, 132, 2, 2048).lanes == 2
     assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True).block_d == 8  # (groups of 24 channels)
     # batch 1 (one lane in segments), 2x16K (four lanes), dstate 128: as contiguous
-    for args in ((1, 5120, 16, 1, 132, 2, 32768), (2, 5120, 16, 1, 132, 2, 16384), (8, 5120, 128, 1, 132, 2, 2048)):
+    assert forward_config(32, 5120, 16, 1, 132, 2, 2048, channels_last=True).lanes == 1
+    for args in ((1, 5120, 16, 1, 132, 2, 32768), (2, 5120, 16, 1, 132, 2, 16384), (4, 5120, 16, 1, 132, 2, 8192),
+                 (8, 5120, 128, 1, 132, 2, 2048)):
         assert forward_config(*args, channels_last=True) == forward_config(*args), args
 
 
-@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
-def test_channels_last_forward_config(varlen, device, monkeypatch):
-    """The public path on channels-contiguous u, delta and z where that choice applies (a one-SM GPU, so that two
-    lanes fill it: dim 70, a part block), forward and every gradient against float64; packed sequences keep their
-    rows' configuration."""
+def test_channels_last_forward_config(device, monkeypatch):
+    """The public path on channels-contiguous u, delta and z where that choice applies (a one-SM GPU, so that one
+    lane fills it: 4 x 66 channels, a part block; dstate 12): y and the last states against float64, from the
+    inference forward and from the training one (which also stores the backward's states: their order for the
+    backward's lanes is `test_states_stored_in_lane_runs`'; the GPU test `test_gpu_channels_last_one_lane` checks
+    the gradients)."""
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 1)
     picked = []
     choose = scan.forward_config
     monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
-    batch = 1 if varlen else 2
-    cu = torch.tensor([0, 11, 12, 37], dtype=torch.int32, device=device) if varlen else None
-    kw = _inputs((batch, 70, 37, 16, None), torch.float32, device)
+    kw = _inputs((4, 66, 21, 12, None), torch.float32, device)
     for k in ("u", "delta", "z"):
         kw[k] = relaid(kw[k], (0, 2, 1))
-    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
-    dy = torch.randn(batch, 70, 37, device=device)
-    y_ref, _, g_ref = _grads_ref(kw, dy, cu_seqlens=cu)
-    y = flashssm.selective_scan(**leaves, cu_seqlens=cu)
-    assert varlen or (picked[-1].lanes, picked[-1].block_d, picked[-1].num_warps) == (1, 64, 2), picked
-    assert_close(y, y_ref, torch.float32, "y")
-    names = list(g_ref)
-    _check_grads(dict(zip(names, torch.autograd.grad(y, [leaves[k] for k in names], dy))), g_ref, torch.float32)
+    y_ref, last_ref = ref.selective_scan_reference(**{k: v.double() if isinstance(v, torch.Tensor) else v
+                                                      for k, v in kw.items()}, return_last_state=True)
+    for grad in (False, True):
+        leaves = {k: v.detach().clone().requires_grad_(grad) if isinstance(v, torch.Tensor) else v
+                  for k, v in kw.items()}
+        y, last = flashssm.selective_scan(**leaves, return_last_state=True)
+        assert (picked[-1].lanes, picked[-1].block_d, picked[-1].num_warps) == (1, 64, 2), picked
+        assert_close(y, y_ref, torch.float32, "y")
+        assert_close(last, last_ref, torch.float32, "last_state")
 
 
 def test_nan_input_gives_nan_without_hang(device):
@@ -799,18 +801,19 @@ def test_gpu_row_alignments(layout):
 
 @pytest.mark.gpu
 def test_gpu_channels_last_one_lane():
-    """Channels-contiguous u, delta and z on a grid that two lanes fill (8 x 2304 channels), where the forward runs
-    one lane a channel in 64-channel programs (`forward_config(channels_last=True)`): bf16 against float64, forward
-    and every gradient, at a length that is no multiple of 8."""
+    """Channels-contiguous u, delta and z on a grid that one lane a channel fills (8 x (32 SMs + 40) channels: a part
+    block), where the forward runs one lane a channel in 64-channel programs (`forward_config(channels_last=True)`):
+    bf16 against float64, forward and every gradient, at a length that is no multiple of 8."""
     from flashssm.ops.selective_scan.scan import forward_config
 
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
-    assert forward_config(8, 2304, 16, 1, n_sms, 2, 301, channels_last=True).lanes == 1
-    kw = scan_inputs(8, 2304, 301, 16, dtype=torch.bfloat16, device="cuda", D=True, z=True, delta_bias=True,
+    dim = 32 * n_sms + 40
+    assert forward_config(8, dim, 16, 1, n_sms, 2, 301, channels_last=True).lanes == 1
+    kw = scan_inputs(8, dim, 301, 16, dtype=torch.bfloat16, device="cuda", D=True, z=True, delta_bias=True,
                      delta_softplus=True)
     for k in ("u", "delta", "z"):
         kw[k] = relaid(kw[k], (0, 2, 1))
-    _check_public_bf16(kw, relaid(torch.randn(8, 2304, 301, device="cuda", dtype=torch.bfloat16), (0, 2, 1)))
+    _check_public_bf16(kw, relaid(torch.randn(8, dim, 301, device="cuda", dtype=torch.bfloat16), (0, 2, 1)))
 
 
 @pytest.mark.gpu

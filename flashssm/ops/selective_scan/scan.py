@@ -1377,11 +1377,12 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     of under LATE_WAVES waves runs in segments of LATE_SEGMENT tokens handed on after the output pass
     (ninth session: 4x8K 1.735 -> 1.585 ms, 16x2K 1.532 -> 1.442).
 
-    channels_last: u is channels contiguous (the Mamba-1 mixer's layout, `channels_contiguous`). Where two lanes
-    would fill the GPU at dstate <= 16, one lane a channel and 64 channels a program (two warps) instead: a token's
-    64 channels are one 128-byte line of each input, where 16 channels were a 32-byte sector (H200, 8x2K of the 2.8B
-    shape: 0.846 -> 0.745 ms, within 2 % of the contiguous layout's 0.731; the contiguous layout gains nothing from
-    it; forty-fourth session)."""
+    channels_last: u is channels contiguous (the Mamba-1 mixer's layout, `channels_contiguous`). At dstate <= 16,
+    where one lane a channel gives at least 8 warps per SM, one lane and 64 channels a program (two warps) instead
+    of two lanes in 16: a token's 64 channels are one 128-byte line of each input, where 16 channels were a 32-byte
+    sector. H200, 2.8B shape, forty-fourth session: 8x2K 0.846 -> 0.745 ms (the contiguous layout's 0.731; that
+    layout gains nothing from it), 8x2047 0.934 -> 0.759, 32x2K 3.096 -> 2.566; at 4x8K (under 5 warps an SM, no
+    segments) 1.887 -> 2.396, hence the bound."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
@@ -1400,7 +1401,7 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
         lanes *= 2
     while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
         lanes *= 2
-    if channels_last and dstate <= 16 and lanes == 2:
+    if channels_last and dstate <= 16 and lanes == 2 and batch * dim >= 8 * n_sms * 32:
         return ForwardConfig(_fit_block(64, dim, dpg, ngroups), 1, tile, 2, maxnreg=FWD_MAXNREG)
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)

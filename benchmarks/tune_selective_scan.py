@@ -93,7 +93,8 @@ def main():
         inp = w.make_inputs("cuda")
         tensors, sp = fwd_args(inp)
         floor_ms = w.bytes() / bw * 1e3
-        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size(), w.seqlen)
+        picked = scan.forward_config(w.batch, w.dim, w.dstate, 1, n_sms, inp["u"].element_size(), w.seqlen,
+                                     channels_last=scan.channels_contiguous(inp["u"]))
         print(f"\n{name} forward: floor {floor_ms:.3f} ms, picked {picked}")
         # lanes per channel, tile, warps; channels per program fill the warps' lanes
         grid = itertools.product([1, 2, 4, 8, 16], [8], [1, 2])

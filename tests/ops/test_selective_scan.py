@@ -643,7 +643,8 @@ def test_channels_last_forward_choice():
     f = forward_config(8, 5120, 16, 1, 132, 2, 2048, channels_last=True)
     assert (f.lanes, f.block_d, f.num_warps, f.segment, f.hand_late) == (1, 64, 2, 0, False), f
     assert forward_config(8, 5120, 16, 1, 132, 2, 2048).lanes == 2
-    assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True).block_d == 8  # (groups of 24 channels)
+    assert forward_config(8, 128, 16, 4, 1, 2, 2048, channels_last=True).block_d == 32  # (groups of 32: one warp)
+    assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True) == forward_config(8, 96, 16, 4, 1, 2, 2048)
     # batch 1 (one lane in segments), 2x16K (four lanes), dstate 128: as contiguous
     assert forward_config(32, 5120, 16, 1, 132, 2, 2048, channels_last=True).lanes == 1
     for args in ((1, 5120, 16, 1, 132, 2, 32768), (2, 5120, 16, 1, 132, 2, 16384), (4, 5120, 16, 1, 132, 2, 8192),

@@ -1382,7 +1382,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     of two lanes in 16: a token's 64 channels are one 128-byte line of each input, where 16 channels were a 32-byte
     sector. H200, 2.8B shape, forty-fourth session: 8x2K 0.846 -> 0.745 ms (the contiguous layout's 0.731; that
     layout gains nothing from it), 8x2047 0.934 -> 0.759, 32x2K 3.096 -> 2.566; at 4x8K (under 5 warps an SM, no
-    segments) 1.887 -> 2.396, hence the bound."""
+    segments) 1.887 -> 2.396, hence the bound. Groups of B and C that split the programs below a warp's 32
+    channels keep the contiguous layout's choice (one lane would leave most of the warp idle)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
@@ -1401,8 +1402,9 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
         lanes *= 2
     while lanes < 4 and batch * dim * lanes < 8 * n_sms * 32:
         lanes *= 2
-    if channels_last and dstate <= 16 and lanes == 2 and batch * dim >= 8 * n_sms * 32:
-        return ForwardConfig(_fit_block(64, dim, dpg, ngroups), 1, tile, 2, maxnreg=FWD_MAXNREG)
+    wide = _fit_block(64, dim, dpg, ngroups)
+    if channels_last and dstate <= 16 and lanes == 2 and batch * dim >= 8 * n_sms * 32 and wide >= 32:
+        return ForwardConfig(wide, 1, tile, wide // 32, maxnreg=FWD_MAXNREG)
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
     programs = _runtime.cdiv(dim, block_d) * batch

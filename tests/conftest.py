@@ -92,8 +92,41 @@ def _interpreter_patches_language_once_a_launch():
     interpreter._patch_lang = patch_lang
 
 
+def _interpreter_dtype_lookup_cached():
+    """The interpreter maps a Triton type to numpy's (`_get_np_dtype`) by building a table of 19 entries on every call:
+    about 17 us, some 55 000 calls in one SSD backward kernel test (about 1 s of its 12). Here the answer is kept
+    per element type (types hash and compare by name; pointers and blocks of pointers stay uint64, as there).
+    FLASHSSM_INTERPRETER_REPATCH=1 keeps Triton's behaviour here too."""
+    if HAS_GPU or os.environ.get("FLASHSSM_INTERPRETER_REPATCH", "") not in ("", "0"):
+        return
+    try:
+        import triton.language as tl
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    lookup = getattr(interpreter, "_get_np_dtype", None)
+    if lookup is None or not hasattr(tl, "block_type") or not hasattr(tl, "pointer_type"):
+        return
+    known = {}
+
+    def np_dtype(tt_dtype):
+        elem = tt_dtype.element_ty if isinstance(tt_dtype, tl.block_type) else tt_dtype
+        if isinstance(elem, tl.pointer_type):
+            return lookup(elem)
+        try:
+            return known[elem]
+        except KeyError:
+            known[elem] = found = lookup(elem)
+            return found
+        except TypeError:  # an unhashable type: as Triton does
+            return lookup(tt_dtype)
+
+    interpreter._get_np_dtype = np_dtype
+
+
 _interpreter_without_overflow_checks()
 _interpreter_patches_language_once_a_launch()
+_interpreter_dtype_lookup_cached()
 os.environ["FLASHSSM_POISON_OUTPUTS"] = "1"  # kernel outputs start as NaN: an unwritten element fails
 
 DEVICE = "cuda" if HAS_GPU else "cpu"

@@ -63,14 +63,17 @@ def main():
         variants = {"picked": picked, "contiguous's pick": picker(*sizes),
                     **{c: parse(c, picked.maxnreg) for c in args.config}}
 
-        def run():
+        def step():
+            """One call (with the backward for a training workload); y and the gradients of u, delta, z, B, C."""
             y = flashssm.selective_scan(**kw)
-            if train:
-                y.backward(dy)
-                for v in kw.values():
-                    if isinstance(v, torch.Tensor):
-                        v.grad = None
-            return y
+            if not train:
+                return [y]
+            y.backward(dy)
+            out = [y.detach()] + [kw[k].grad for k in ("u", "delta", "z", "B", "C")]
+            for v in kw.values():
+                if isinstance(v, torch.Tensor):
+                    v.grad = None
+            return out
 
         results, times = {}, {v: [] for v in variants}
         for _ in range(args.rounds):
@@ -78,16 +81,8 @@ def main():
                 scan.forward_config = lambda *a, cfg=cfg, **k: cfg
                 try:
                     if v not in results:
-                        y = flashssm.selective_scan(**kw)
-                        if train:
-                            y.backward(dy)
-                            results[v] = [y.detach()] + [kw[k].grad for k in ("u", "delta", "z", "B", "C")]
-                            for t in kw.values():
-                                if isinstance(t, torch.Tensor):
-                                    t.grad = None
-                        else:
-                            results[v] = [y]
-                    times[v].append(do_bench(run, warmup=5, rep=100))
+                        results[v] = step()
+                    times[v].append(do_bench(step, warmup=5, rep=100))
                 finally:
                     scan.forward_config = picker
         print(f"\n{name} ({'forward + backward' if train else 'forward'}), picked {picked}", flush=True)

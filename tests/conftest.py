@@ -5,8 +5,10 @@ reads it when a kernel is defined), so it is set here, at collection, before the
 """
 
 import dataclasses
+import inspect
 import os
 import random
+import weakref
 import zlib
 
 import pytest
@@ -17,18 +19,28 @@ if not HAS_GPU:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
+def _interpreter_to_adjust(switch: str):
+    """(triton.language, triton.runtime.interpreter) for the adjustments below, or None: on a GPU (no interpreter),
+    where the environment variable `switch` is set (Triton's own behaviour kept), or without Triton."""
+    if HAS_GPU or os.environ.get(switch, "") not in ("", "0"):
+        return None
+    try:
+        import triton.language as tl
+        from triton.runtime import interpreter
+    except ImportError:
+        return None
+    return tl, interpreter
+
+
 def _interpreter_without_overflow_checks():
     """Triton's interpreter checks every 32-bit integer add, sub and mul for overflow (a GPU build does only in debug
     mode). At the tests' shapes no index comes near 2^31, so the check cannot fire for the package's index arithmetic,
     and it costs about a third of a kernel test's time (ssd_scan's forward case: 0.77 -> 0.51 s). Offsets past 2^31
     are checked on the GPU (benchmarks/check_huge.py). FLASHSSM_OVERFLOW_CHECKS=1 keeps the checks."""
-    if HAS_GPU or os.environ.get("FLASHSSM_OVERFLOW_CHECKS", "") not in ("", "0"):
+    found = _interpreter_to_adjust("FLASHSSM_OVERFLOW_CHECKS")
+    if found is None:
         return
-    try:
-        from triton.runtime import interpreter
-    except ImportError:
-        return
-    builder = getattr(interpreter, "interpreter_builder", None)
+    builder = getattr(found[1], "interpreter_builder", None)
     options = getattr(builder, "options", None)
     if options is not None and dataclasses.is_dataclass(options) and hasattr(options, "sanitize_overflow"):
         builder.options = dataclasses.replace(options, sanitize_overflow=False)
@@ -43,25 +55,18 @@ def _interpreter_patches_language_once_a_launch():
     whole run on two workers 1048 -> 694 s, benchmarks/notes/hardening.md). Here a helper's call during a launch
     whose swaps already cover the helper's modules skips it; the launch's own swap and restore are Triton's.
     FLASHSSM_INTERPRETER_REPATCH=1 keeps Triton's behaviour."""
-    if HAS_GPU or os.environ.get("FLASHSSM_INTERPRETER_REPATCH", "") not in ("", "0"):
+    found = _interpreter_to_adjust("FLASHSSM_INTERPRETER_REPATCH")
+    if found is None:
         return
-    try:
-        import inspect
-        import weakref
-
-        import triton.language as tl
-        from triton.runtime import interpreter
-    except ImportError:
-        return
+    tl, interpreter = found
     original = getattr(interpreter, "_patch_lang", None)
     executor = getattr(interpreter, "GridExecutor", None)
     scope_type = getattr(interpreter, "_LangPatchScope", None)
     if original is None or executor is None or scope_type is None:
         return  # another Triton's interpreter: leave it as it is
     launch_call = executor.__call__
-    # The launch now running: the modules its swap covered (None before its own swap, and outside launches).
-    state = {"launching": False, "swapped": None}
-
+    # The language modules the launch now running has swapped: empty before its own swap, None outside launches.
+    swapped = None
     known = weakref.WeakKeyDictionary()  # a function -> the language modules among its globals
 
     def modules_of(fn):
@@ -72,20 +77,20 @@ def _interpreter_patches_language_once_a_launch():
         return mods
 
     def launch(self, *args, **kwargs):
-        outer = dict(state)
-        state["launching"], state["swapped"] = True, None
+        nonlocal swapped
+        outer, swapped = swapped, frozenset()
         try:
             return launch_call(self, *args, **kwargs)
         finally:
-            state.update(outer)
+            swapped = outer
 
     def patch_lang(fn):
-        swapped = state["swapped"]
-        if swapped is not None and modules_of(fn) <= swapped:
-            return scope_type()  # a helper inside a launch whose swap covers it
+        nonlocal swapped
+        if swapped and modules_of(fn) <= swapped:
+            return scope_type()  # a helper inside a launch whose swaps cover it
         scope = original(fn)
-        if state["launching"]:  # the launch's own swap, or a helper's from modules it did not cover (Triton's
-            state["swapped"] = modules_of(fn) | (swapped or frozenset())  # reductions' combiners): swapped now
+        if swapped is not None:  # the launch's own swap, or a helper's from modules it did not cover (Triton's
+            swapped = swapped | modules_of(fn)  # reductions' combiners): swapped now
         return scope
 
     executor.__call__ = launch
@@ -97,13 +102,10 @@ def _interpreter_dtype_lookup_cached():
     about 17 us, some 55 000 calls in one SSD backward kernel test (about 1 s of its 12). Here the answer is kept
     per element type (types hash and compare by name; pointers and blocks of pointers stay uint64, as there).
     FLASHSSM_INTERPRETER_REPATCH=1 keeps Triton's behaviour here too."""
-    if HAS_GPU or os.environ.get("FLASHSSM_INTERPRETER_REPATCH", "") not in ("", "0"):
+    found = _interpreter_to_adjust("FLASHSSM_INTERPRETER_REPATCH")
+    if found is None:
         return
-    try:
-        import triton.language as tl
-        from triton.runtime import interpreter
-    except ImportError:
-        return
+    tl, interpreter = found
     lookup = getattr(interpreter, "_get_np_dtype", None)
     if lookup is None or not hasattr(tl, "block_type") or not hasattr(tl, "pointer_type"):
         return
@@ -116,8 +118,8 @@ def _interpreter_dtype_lookup_cached():
         try:
             return known[elem]
         except KeyError:
-            known[elem] = found = lookup(elem)
-            return found
+            known[elem] = answer = lookup(elem)
+            return answer
         except TypeError:  # an unhashable type: as Triton does
             return lookup(tt_dtype)
 

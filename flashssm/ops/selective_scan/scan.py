@@ -1336,6 +1336,29 @@ WIDE_PROGRAMS = 1 << 16
 FWD_MAXNREG = 168
 FWD_RESIDENT = _runtime.resident_warps(FWD_MAXNREG)  # one-warp forward programs an SM holds: 12
 
+# The forward's early-publish segments (one lane a channel, where the channels leave the GPU short of warps): the
+# shortest segment, doubled while the grid would pass FWD_SEGMENT_WAVES waves of resident programs, and the shortest
+# sequence cut so. H200, 2.8B shape unless said, forward, against the previous rule's choice (`_segment_for`'s rounds
+# model, or four lanes without segments at batch 2 and below 2 x 1024 tokens; forty-fifth session), segments of
+# 128 / 256 / 512 tokens: 1x2K (four lanes) 0.76 / 0.82 / 1.13 of its time, 1x4K (four lanes) 0.66 / 0.75 / 0.80,
+# 1x8K (1024) 0.76 / 0.81 / 0.94, 1x16K (1856) 0.75 / 0.77 / 0.80, 1x32K (1728) 0.90 / 0.90 / 0.92, 1x128K (4544)
+# 0.90 / 0.90 / 0.88, 2x8K (four lanes) 0.78 / 0.77 / 0.82, 2x16K (four lanes) 0.88 / 0.88 / 0.89, in the mixer's
+# layout 0.76 at 256 and 512; dim 1536 1x32K (1024) 256: 0.85. 4x8K (two lanes, late segments) keeps its choice:
+# one lane's early segments there 1.09-1.11.
+FWD_SEGMENT = 128
+FWD_SEGMENT_WAVES = 32
+FWD_SEGMENTS_FROM = 2048
+
+
+def _early_segment(seqlen: int, chains: int, n_sms: int) -> int:
+    """Tokens a segment for `chains` one-warp programs along the sequence (FWD_SEGMENT, doubled while the segments'
+    programs pass FWD_SEGMENT_WAVES waves of the resident ones)."""
+    segment = FWD_SEGMENT
+    while segment < seqlen and _runtime.cdiv(seqlen, segment) * chains > FWD_SEGMENT_WAVES * FWD_RESIDENT * n_sms:
+        segment *= 2
+    return segment
+
+
 # Late hand-over segments (ForwardConfig.hand_late) where the channels fill the GPU already: their length and
 # the grids they are used for (fewer waves of resident programs than this; none below 0.8 of a wave, where
 # the later segments of a chain would wait for the earlier ones). H100, eighth and ninth sessions' notes:
@@ -1386,17 +1409,12 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     channels keep the contiguous layout's choice (one lane would leave most of the warp idle)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
-    if batch * dim * 4 < 8 * n_sms * 32 and dstate <= 16:
-        # even 4 lanes a channel leave fewer than 8 warps per SM (batch 1): one lane a channel (the
-        # cheapest per element) and segments along the sequence (1x32K 3.74 -> 2.52 ms, 1x256K 31.6 ->
-        # 18.2, dim 1536 1x32K 4.75 -> 0.91)
+    if batch * dim * 4 < 32 * FWD_RESIDENT * n_sms and dstate <= 16 and seqlen >= FWD_SEGMENTS_FROM:
+        # even 4 lanes a channel leave part of one wave of resident programs (batch 1 or 2 of the 2.8B shape): one
+        # lane a channel (the cheapest per element) in short segments along the sequence (`_early_segment`)
         block_d = _fit_block(32, dim, dpg, ngroups)
-        # (slowdown 6: one lane's walk with the extra pass, 16 states a thread, against four lanes' walk with
-        # 4: 1x32K 3.11 ms for 2 waves of 2048 + 128 tokens, 3.74 ms for 32768 tokens in one wave; at 1x2K 4
-        # lanes without segments take 0.24 ms, one lane with 2 segments 0.50)
-        segment = _segment_for(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms, 64, FWD_RESIDENT, 6.0)
-        if segment:
-            return ForwardConfig(block_d, 1, tile, 1, segment=segment, maxnreg=FWD_MAXNREG)
+        segment = _early_segment(seqlen, _runtime.cdiv(dim, block_d) * batch, n_sms)
+        return ForwardConfig(block_d, 1, tile, 1, segment=segment, maxnreg=FWD_MAXNREG)
     lanes = 1
     while _runtime.cdiv(dstate, lanes) > (8 if dstate <= 16 else 16):
         lanes *= 2

@@ -332,17 +332,25 @@ def test_segments_nan_propagates_without_hang(hand_late, device):
 
 
 def test_segment_choice():
-    """Segments where the channels alone leave an H100 (132 SMs) short of warps (batch 1, long
-    sequences), none where the grid is full (8x2K of the 2.8B shape) or the sequence short; segments
-    are whole tiles (forward) or chunks (backward) and never shorter than MIN_SEGMENT. The forward's late
-    hand-over segments, which only even out the waves of a full grid, are the exception."""
-    from flashssm.ops.selective_scan.scan import LATE_SEGMENT, MIN_SEGMENT, backward_config_uncached, forward_config
+    """Segments where the channels alone leave an H100 or H200 (132 SMs) short of warps (batch 1 or 2 of the 2.8B
+    shape, long sequences), none where the grid is full (8x2K of the 2.8B shape) or the sequence short. The forward's
+    early segments are FWD_SEGMENT tokens, doubled while they would pass FWD_SEGMENT_WAVES waves (forty-fifth
+    session); the backward's whole chunks, never shorter than MIN_SEGMENT. The forward's late hand-over segments
+    even out the waves of a full grid of two-lane programs (4x8K, 16x2K)."""
+    from flashssm.ops.selective_scan.scan import (FWD_SEGMENT, FWD_SEGMENTS_FROM, LATE_SEGMENT, MIN_SEGMENT,
+                                                  backward_config_uncached, forward_config)
 
+    for batch, dim, seqlen, segment in ((1, 5120, 32768, FWD_SEGMENT), (1, 5120, 2048, FWD_SEGMENT),
+                                        (1, 5120, 262144, 8 * FWD_SEGMENT), (2, 5120, 16384, FWD_SEGMENT),
+                                        (2, 5120, 8192, FWD_SEGMENT), (1, 1536, 32768, FWD_SEGMENT),
+                                        (8, 1536, 8192, FWD_SEGMENT), (1, 768, 8192, FWD_SEGMENT)):
+        f = forward_config(batch, dim, 16, 1, 132, 2, seqlen)
+        assert (f.lanes, f.num_warps, f.segment, f.hand_late) == (1, 1, segment, False), (batch, dim, seqlen, f)
+        for channels_last in (False, True):
+            assert forward_config(batch, dim, 16, 1, 132, 2, seqlen, channels_last=channels_last) == f
     for dim, seqlen in ((5120, 32768), (5120, 262144), (1536, 32768), (768, 8192)):
-        f = forward_config(1, dim, 16, 1, 132, 2, seqlen)
         b = backward_config_uncached(1, dim, 16, 1, seqlen, 132, 2)
-        for cfg, unit in ((f, f.tile), (b, b.chunk)):
-            assert cfg.segment >= MIN_SEGMENT and cfg.segment % unit == 0 and cfg.segment < seqlen, (dim, seqlen, cfg)
+        assert b.segment >= MIN_SEGMENT and b.segment % b.chunk == 0 and b.segment < seqlen, (dim, seqlen, b)
     assert backward_config_uncached(8, 5120, 16, 1, 2048, 132, 2).segment == 0
     # where the channels fill the GPU already: late hand-over segments for grids of under LATE_WAVES waves
     # (8x2K, 16x2K, 4x8K: 1.6, 3.2, 0.8 waves), none at 32x2K (6.5 waves) or for short sequences
@@ -352,8 +360,10 @@ def test_segment_choice():
     for batch, seqlen in ((32, 2048), (8, 1024), (1, 32768), (2, 16384)):
         assert not forward_config(batch, 5120, 16, 1, 132, 2, seqlen).hand_late, (batch, seqlen)
     assert forward_config(8, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
-    assert forward_config(1, 5120, 16, 1, 132, 2, 2 * MIN_SEGMENT - 1).segment == 0
+    short = forward_config(1, 5120, 16, 1, 132, 2, FWD_SEGMENTS_FROM - 1)
+    assert short.segment == 0 and short.lanes == 4, short
     assert forward_config(1, 5120, 16, 1, 132, 2).segment == 0  # (seqlen unknown)
+    assert forward_config(1, 5120, 64, 1, 132, 2, 32768).segment == 0  # (above dstate 16: lanes)
 
 
 def test_packed_backward_choice():
@@ -676,6 +686,45 @@ def test_channels_last_forward_config(device, monkeypatch):
         assert (picked[-1].lanes, picked[-1].block_d, picked[-1].num_warps) == (1, 64, 2), picked
         assert_close(y, y_ref, torch.float32, "y")
         assert_close(last, last_ref, torch.float32, "last_state")
+
+
+def test_early_segments_public_path(device, monkeypatch):
+    """The public path where `forward_config` takes one lane in short early segments (`_early_segment`), with the
+    rule's sizes shrunk to the interpreter's (segments of 16 tokens from 64, four SMs): batch 2, 20 channels (a part
+    block), 83 tokens (a ragged last segment), dstate 12, every option, against float64: the training call (whose
+    forward stores the backward's states segment by segment) on tokens-contiguous inputs, y, the last states and every
+    gradient; the inference call on channels-contiguous ones, y and the last states."""
+    from flashssm.ops.selective_scan import scan
+
+    monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 4)
+    monkeypatch.setattr(scan, "FWD_SEGMENT", 16)
+    monkeypatch.setattr(scan, "FWD_SEGMENTS_FROM", 64)
+    choose = scan.forward_config
+    choose.cache_clear()
+    try:
+        picked = []
+        monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+        kw = _inputs((2, 20, 83, 12, None), torch.float32, device)
+        dy = torch.randn(2, 20, 83, device=device)
+        dlast = torch.randn(2, 20, 12, device=device)
+        y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast)
+        for layout, train in (("tokens", True), ("channels", False)):
+            leaves = {k: v.detach().clone().requires_grad_(train) if isinstance(v, torch.Tensor) else v
+                      for k, v in kw.items()}
+            if layout == "channels":
+                for k in ("u", "delta", "z"):
+                    leaves[k] = relaid(leaves[k], (0, 2, 1))
+            y, last = flashssm.selective_scan(**leaves, return_last_state=True)
+            cfg = picked[-1]
+            assert (cfg.lanes, cfg.num_warps, cfg.segment, cfg.hand_late) == (1, 1, 16, False), (layout, cfg)
+            assert_close(y, y_ref, torch.float32, f"{layout}: y")
+            assert_close(last, last_ref, torch.float32, f"{layout}: last_state")
+            if train:
+                names = list(g_ref)
+                got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
+                _check_grads(dict(zip(names, got)), g_ref, torch.float32, f"{layout}: ")
+    finally:
+        choose.cache_clear()
 
 
 def test_nan_input_gives_nan_without_hang(device):

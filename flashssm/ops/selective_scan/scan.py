@@ -1315,11 +1315,12 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     return block
 
 
-# Segments: programs along the sequence when the channels alone leave the GPU short of warps (batch 1).
-# Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"): every program of a launch is
-# as long as its segment, so the time is about (waves of resident programs) x (segment length): 14
-# segments of 2368 tokens at 1x32K (2240 warps, 1.7 waves of the 1320 that fit) took 3.52 ms, 16 of
-# 2048 (1.94 waves) 3.11. The segment count is picked to fill whole waves.
+# The backward's segments: programs along the sequence when the channels alone leave the GPU short of warps (batch
+# 1). Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"): every program of a launch is as long as
+# its segment, so the time is about (waves of resident programs) x (segment length): 14 segments of 2368 tokens at
+# 1x32K (2240 warps, 1.7 waves of the 1320 that fit) took 3.52 ms, 16 of 2048 (1.94 waves) 3.11. The segment count
+# is picked to fill whole waves. (The forward used this rule too until the forty-fifth session, when segments of
+# 128-512 tokens, tens of waves, measured faster on an H200: FWD_SEGMENT below.)
 MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
 PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
 # The backward above dstate 32 (8 states a thread, 16 lanes a channel at dstate 128) runs in segments of this many
@@ -1388,9 +1389,11 @@ def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
                    seqlen: int = 0, channels_last: bool = False) -> ForwardConfig:
     """Lanes per channel: the fewest that keep at most 8 states a thread up to dstate 16 (2 at dstate 16),
-    16 beyond, doubled up to 4 while the grid has fewer than 8 warps per SM. Where even 4 lanes leave it
-    short (batch 1 at dstate <= 16), one lane a channel and segments along the sequence instead, if the
-    sequence is long enough for them to pay. One warp per program, two from dstate 64 or at 4 lanes; a
+    16 beyond, doubled up to 4 while the grid has fewer than 8 warps per SM. Where even 4 lanes leave part of a
+    wave of resident programs (batch 1 or 2 of the 2.8B shape at dstate <= 16) and the sequence has at least
+    FWD_SEGMENTS_FROM tokens, one lane a channel in short early-publish segments along the sequence instead
+    (`_early_segment`; forty-fifth session, H200: 10-34 % faster than the rounds model's longer segments or four
+    lanes at every batch-1 and batch-2 length measured). One warp per program, two from dstate 64 or at 4 lanes; a
     168-register cap (FWD_MAXNREG) everywhere. Tiles of 16 bytes of u per thread and row (8 tokens of
     bf16: one vector load). Measured on an H100 (benchmarks/notes/selective_scan.md, eighth session; seqlen
     0 means unknown: no segments), all under the cap: 8x2K two lanes 0.754 ms, one 0.852, four 1.02; 32x2K

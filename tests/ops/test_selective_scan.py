@@ -646,12 +646,17 @@ def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):
 
 def test_channels_last_forward_choice():
     """u channels contiguous (the Mamba-1 mixer's layout) where one lane a channel gives 8 warps an SM at dstate <=
-    16: one lane, 64 channels a program in two warps, no segments (8x2K, 32x2K of the 2.8B shape); elsewhere (4x8K,
+    16: one lane, 64 channels a program in two warps, no segments (8x2K, 64x2K of the 2.8B shape), or 32 channels in
+    one warp and late segments where those programs make one to LATE_WAVES waves (16x2K, 32x2K); elsewhere (4x8K,
     where it was slower) the choice is the contiguous layout's."""
     from flashssm.ops.selective_scan.scan import forward_config
 
-    f = forward_config(8, 5120, 16, 1, 132, 2, 2048, channels_last=True)
-    assert (f.lanes, f.block_d, f.num_warps, f.segment, f.hand_late) == (1, 64, 2, 0, False), f
+    for batch in (8, 64):  # (under one wave of one-warp programs, and past LATE_WAVES)
+        f = forward_config(batch, 5120, 16, 1, 132, 2, 2048, channels_last=True)
+        assert (f.lanes, f.block_d, f.num_warps, f.segment, f.hand_late) == (1, 64, 2, 0, False), f
+    for batch in (16, 32):  # (between: one-warp programs in late segments)
+        f = forward_config(batch, 5120, 16, 1, 132, 2, 2048, channels_last=True)
+        assert (f.lanes, f.block_d, f.num_warps, f.segment, f.hand_late) == (1, 32, 1, 512, True), f
     assert forward_config(8, 5120, 16, 1, 132, 2, 2048).lanes == 2
     assert forward_config(8, 128, 16, 4, 1, 2, 2048, channels_last=True).block_d == 32  # (groups of 32: one warp)
     assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True) == forward_config(8, 96, 16, 4, 1, 2, 2048)

@@ -1408,7 +1408,9 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     of two lanes in 16: a token's 64 channels are one 128-byte line of each input, where 16 channels were a 32-byte
     sector. H200, 2.8B shape, forty-fourth session: 8x2K 0.846 -> 0.745 ms (the contiguous layout's 0.731; that
     layout gains nothing from it), 8x2047 0.934 -> 0.759, 32x2K 3.096 -> 2.566; at 4x8K (under 5 warps an SM, no
-    segments) 1.887 -> 2.396, hence the bound. Groups of B and C that split the programs below a warp's 32
+    segments) 1.887 -> 2.396, hence the bound. Where 32-channel one-warp programs make more than one wave and fewer
+    than LATE_WAVES, those in late segments instead (16x2K 0.958, 32x2K 0.951 of the 64-channel programs' time;
+    forty-fifth session). Groups of B and C that split the programs below a warp's 32
     channels keep the contiguous layout's choice (one lane would leave most of the warp idle)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
@@ -1425,6 +1427,12 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
         lanes *= 2
     wide = _fit_block(64, dim, dpg, ngroups)
     if channels_last and dstate <= 16 and lanes == 2 and batch * dim >= 8 * n_sms * 32 and wide >= 32:
+        narrow = _fit_block(32, dim, dpg, ngroups)
+        programs = _runtime.cdiv(dim, narrow) * batch
+        if seqlen >= 4 * LATE_SEGMENT and FWD_RESIDENT * n_sms < programs < LATE_WAVES * FWD_RESIDENT * n_sms:
+            # past one wave: one-warp programs in late segments even out the waves (H200, forty-fifth session:
+            # 16x2K 0.958, 32x2K 0.951 of the 64-channel programs' time; 8x2K, under a wave, 1.018)
+            return ForwardConfig(narrow, 1, tile, 1, segment=LATE_SEGMENT, maxnreg=FWD_MAXNREG, hand_late=True)
         return ForwardConfig(wide, 1, tile, wide // 32, maxnreg=FWD_MAXNREG)
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)

@@ -698,7 +698,8 @@ def test_early_segments_public_path(device, monkeypatch):
     rule's sizes shrunk to the interpreter's (segments of 16 tokens from 64, four SMs): batch 2, 20 channels (a part
     block), 83 tokens (a ragged last segment), dstate 12, every option, against float64: the training call (whose
     forward stores the backward's states segment by segment) on tokens-contiguous inputs, y, the last states and every
-    gradient; the inference call on channels-contiguous ones, y and the last states."""
+    gradient; the inference call on channels-contiguous ones, y and the last states; and packed sequences (the longest
+    cut into segments, an empty and a one-token one), the training call."""
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 4)
@@ -728,6 +729,23 @@ def test_early_segments_public_path(device, monkeypatch):
                 names = list(g_ref)
                 got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
                 _check_grads(dict(zip(names, got)), g_ref, torch.float32, f"{layout}: ")
+        # packed sequences: their configuration is a dense batch's of as many of the longest (70 tokens: segments),
+        # the rows of `varlen_rows` cut at the segments
+        lengths = [1, 70, 0, 12]
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
+        one = {k: v[:1] if isinstance(v, torch.Tensor) and k in ("u", "delta", "z", "B", "C") else v
+               for k, v in kw.items()}
+        dlast = torch.randn(len(lengths), 20, 12, device=device)
+        y_ref, last_ref, g_ref = _grads_ref(one, dy[:1], dlast, cu_seqlens=cu)
+        leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in one.items()}
+        y, last = flashssm.selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
+        cfg = picked[-1]
+        assert (cfg.lanes, cfg.segment) == (1, 16), cfg
+        assert_close(y, y_ref, torch.float32, "packed: y")
+        assert_close(last, last_ref, torch.float32, "packed: last_state")
+        names = list(g_ref)
+        got = torch.autograd.grad((y * dy[:1]).sum() + (last * dlast).sum(), [leaves[k] for k in names])
+        _check_grads(dict(zip(names, got)), g_ref, torch.float32, "packed: ")
     finally:
         choose.cache_clear()
 

@@ -660,11 +660,19 @@ def test_channels_last_forward_choice():
     assert forward_config(8, 5120, 16, 1, 132, 2, 2048).lanes == 2
     assert forward_config(8, 128, 16, 4, 1, 2, 2048, channels_last=True).block_d == 32  # (groups of 32: one warp)
     assert forward_config(8, 96, 16, 4, 1, 2, 2048, channels_last=True) == forward_config(8, 96, 16, 4, 1, 2, 2048)
-    # batch 1 (one lane in segments), 2x16K (four lanes), dstate 128: as contiguous
+    # batch 1 and 2 (one lane in early segments), 4x8K (two lanes in late ones), dstate 128: as contiguous
     assert forward_config(32, 5120, 16, 1, 132, 2, 2048, channels_last=True).lanes == 1
     for args in ((1, 5120, 16, 1, 132, 2, 32768), (2, 5120, 16, 1, 132, 2, 16384), (4, 5120, 16, 1, 132, 2, 8192),
                  (8, 5120, 128, 1, 132, 2, 2048)):
         assert forward_config(*args, channels_last=True) == forward_config(*args), args
+
+
+def _record_forward_configs(monkeypatch, scan):
+    """forward_config wrapped so that every configuration it picks is appended to the list returned."""
+    picked = []
+    choose = scan.forward_config
+    monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+    return picked
 
 
 def test_channels_last_forward_config(device, monkeypatch):
@@ -676,9 +684,7 @@ def test_channels_last_forward_config(device, monkeypatch):
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 1)
-    picked = []
-    choose = scan.forward_config
-    monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+    picked = _record_forward_configs(monkeypatch, scan)
     kw = _inputs((4, 66, 21, 12, None), torch.float32, device)
     for k in ("u", "delta", "z"):
         kw[k] = relaid(kw[k], (0, 2, 1))
@@ -705,11 +711,10 @@ def test_early_segments_public_path(device, monkeypatch):
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 4)
     monkeypatch.setattr(scan, "FWD_SEGMENT", 16)
     monkeypatch.setattr(scan, "FWD_SEGMENTS_FROM", 64)
-    choose = scan.forward_config
-    choose.cache_clear()
+    cached = scan.forward_config
+    cached.cache_clear()  # (picks made with the rule's real sizes)
     try:
-        picked = []
-        monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+        picked = _record_forward_configs(monkeypatch, scan)
         kw = _inputs((2, 20, 83, 12, None), torch.float32, device)
         dy = torch.randn(2, 20, 83, device=device)
         dlast = torch.randn(2, 20, 12, device=device)
@@ -747,7 +752,7 @@ def test_early_segments_public_path(device, monkeypatch):
         got = torch.autograd.grad((y * dy[:1]).sum() + (last * dlast).sum(), [leaves[k] for k in names])
         _check_grads(dict(zip(names, got)), g_ref, torch.float32, "packed: ")
     finally:
-        choose.cache_clear()
+        cached.cache_clear()  # (picks made with the shrunk sizes)
 
 
 def test_nan_input_gives_nan_without_hang(device):

@@ -1414,7 +1414,8 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     channels keep the contiguous layout's choice (one lane would leave most of the warp idle)."""
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
-    if batch * dim * 4 < 32 * FWD_RESIDENT * n_sms and dstate <= 16 and seqlen >= FWD_SEGMENTS_FROM:
+    resident = FWD_RESIDENT * n_sms  # one-warp programs the GPU holds at once
+    if batch * dim * 4 < 32 * resident and dstate <= 16 and seqlen >= FWD_SEGMENTS_FROM:
         # even 4 lanes a channel leave part of one wave of resident programs (batch 1 or 2 of the 2.8B shape): one
         # lane a channel (the cheapest per element) in short segments along the sequence (`_early_segment`)
         block_d = _fit_block(32, dim, dpg, ngroups)
@@ -1429,7 +1430,7 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     if channels_last and dstate <= 16 and lanes == 2 and batch * dim >= 8 * n_sms * 32 and wide >= 32:
         narrow = _fit_block(32, dim, dpg, ngroups)
         programs = _runtime.cdiv(dim, narrow) * batch
-        if seqlen >= 4 * LATE_SEGMENT and FWD_RESIDENT * n_sms < programs < LATE_WAVES * FWD_RESIDENT * n_sms:
+        if seqlen >= 4 * LATE_SEGMENT and resident < programs < LATE_WAVES * resident:
             # past one wave: one-warp programs in late segments even out the waves (H200, forty-fifth session:
             # 16x2K 0.958, 32x2K 0.951 of the 64-channel programs' time; 8x2K, under a wave, 1.018)
             return ForwardConfig(narrow, 1, tile, 1, segment=LATE_SEGMENT, maxnreg=FWD_MAXNREG, hand_late=True)
@@ -1437,7 +1438,6 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     warps = 2 if dstate >= 64 or lanes == 4 else 1
     block_d = _fit_block(32 * warps // lanes, dim, dpg, ngroups)
     programs = _runtime.cdiv(dim, block_d) * batch
-    resident = FWD_RESIDENT * n_sms
     if (dstate <= 16 and warps == 1 and seqlen >= 4 * LATE_SEGMENT
             and 0.8 * resident <= programs < LATE_WAVES * resident):
         # a grid of under LATE_WAVES waves: segments handed on after the output pass (no extra pass) run it in

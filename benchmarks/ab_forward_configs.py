@@ -36,7 +36,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-w", "--workload", action="append", default=[])
     ap.add_argument("--shape", action="append", default=[],
-                    help="BATCHxSEQLEN[-mixer][-train]: a 2.8B-shape workload made here (-mixer: the mixer's layout)")
+                    help="BATCHxSEQLEN[xDIM][-mixer][-train]: a workload made here, the 2.8B shape's dim 5120 unless "
+                         "DIM is given (-mixer: the mixer's layout)")
     ap.add_argument("--config", action="append", default=[])
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
@@ -44,9 +45,9 @@ def main():
     picker = scan.forward_config
     made = {}
     for spec in args.shape:
-        batch, seqlen = map(int, spec.split("-")[0].split("x"))
+        batch, seqlen, *dim = map(int, spec.split("-")[0].split("x"))
         kind = ScanTrainWorkload if "-train" in spec else ScanWorkload
-        made[spec] = kind(spec, batch, seqlen, mixer_layout="-mixer" in spec)
+        made[spec] = kind(spec, batch, seqlen, dim=dim[0] if dim else 5120, mixer_layout="-mixer" in spec)
     for name in args.workload + args.shape:
         w = WORKLOADS.get(name) or made[name]
         inp = w.make_inputs("cuda")

@@ -514,6 +514,8 @@ WORKLOADS: dict[str, Workload] = {
         ScanTrainWorkload("m1train-2.8b-8x2K", 8, 2048),
         ScanTrainWorkload("m1train-2.8b-8x2K-mixer", 8, 2048, mixer_layout=True),
         ScanTrainWorkload("m1train-2.8b-1x32K", 1, 32768),
+        # batch 2: the channels' backward grid fills 1.2 waves (its segments, forty-sixth session)
+        ScanTrainWorkload("m1train-2.8b-2x16K", 2, 16384),
         ScanTrainWorkload("m1train-130m-1x8K", 1, 8192, dim=1536),
         # (the float64 reference's autograd keeps every state: 1x1K is what fits for dstate 128)
         ScanTrainWorkload("m1train-n128-1x1K", 1, 1024, dstate=128),

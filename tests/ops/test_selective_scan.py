@@ -335,23 +335,35 @@ def test_segment_choice():
     """Segments where the channels alone leave an H100 or H200 (132 SMs) short of warps (batch 1 or 2 of the 2.8B
     shape, long sequences), none where the grid is full (8x2K of the 2.8B shape) or the sequence short. The forward's
     early segments are FWD_SEGMENT tokens, doubled while they would pass FWD_SEGMENT_WAVES waves (forty-fifth
-    session); the backward's whole chunks, never shorter than MIN_SEGMENT. The forward's late hand-over segments
-    even out the waves of a full grid of two-lane programs (4x8K, 16x2K)."""
-    from flashssm.ops.selective_scan.scan import (FWD_SEGMENT, FWD_SEGMENTS_FROM, LATE_SEGMENT, MIN_SEGMENT,
+    session), and none where four lanes fill most of a wave (dim 1536 at batch 8). The backward's are BWD_SEGMENT
+    tokens, doubled likewise, where the channels' grid leaves most of its last wave empty (batch 1 and 2 of the 2.8B
+    shape; not 3 x 8K, 4 x 8K or 8 x 2K), and none for a sequence under BWD_SEGMENTS_FROM tokens (forty-sixth
+    session). The forward's late hand-over segments even out the waves of a full grid of two-lane programs (4x8K,
+    16x2K)."""
+    from flashssm.ops.selective_scan.scan import (BWD_RESIDENT, BWD_SEGMENT, BWD_SEGMENT_WAVES, BWD_SEGMENTS_FROM,
+                                                  FWD_SEGMENT, FWD_SEGMENTS_FROM, LATE_SEGMENT,
                                                   backward_config_uncached, forward_config)
 
     for batch, dim, seqlen, segment in ((1, 5120, 32768, FWD_SEGMENT), (1, 5120, 2048, FWD_SEGMENT),
                                         (1, 5120, 262144, 8 * FWD_SEGMENT), (2, 5120, 16384, FWD_SEGMENT),
                                         (2, 5120, 8192, FWD_SEGMENT), (1, 1536, 32768, FWD_SEGMENT),
-                                        (8, 1536, 8192, FWD_SEGMENT), (1, 768, 8192, FWD_SEGMENT)):
+                                        (6, 1536, 8192, FWD_SEGMENT), (1, 768, 8192, FWD_SEGMENT)):
         f = forward_config(batch, dim, 16, 1, 132, 2, seqlen)
         assert (f.lanes, f.num_warps, f.segment, f.hand_late) == (1, 1, segment, False), (batch, dim, seqlen, f)
         for channels_last in (False, True):
             assert forward_config(batch, dim, 16, 1, 132, 2, seqlen, channels_last=channels_last) == f
-    for dim, seqlen in ((5120, 32768), (5120, 262144), (1536, 32768), (768, 8192)):
-        b = backward_config_uncached(1, dim, 16, 1, seqlen, 132, 2)
-        assert b.segment >= MIN_SEGMENT and b.segment % b.chunk == 0 and b.segment < seqlen, (dim, seqlen, b)
-    assert backward_config_uncached(8, 5120, 16, 1, 2048, 132, 2).segment == 0
+    four = forward_config(8, 1536, 16, 1, 132, 2, 8192)
+    assert (four.lanes, four.segment) == (4, 0), four
+    for batch, dim, seqlen, segment in ((1, 5120, 32768, 2 * BWD_SEGMENT), (1, 5120, 2048, BWD_SEGMENT),
+                                        (2, 5120, 16384, 2 * BWD_SEGMENT), (2, 5120, 4096, BWD_SEGMENT),
+                                        (1, 5120, 262144, 16 * BWD_SEGMENT), (1, 1536, 32768, BWD_SEGMENT),
+                                        (8, 1536, 2048, BWD_SEGMENT), (1, 768, 8192, BWD_SEGMENT)):
+        b = backward_config_uncached(batch, dim, 16, 1, seqlen, 132, 2)
+        programs = -(-dim // b.block_d) * batch * -(-seqlen // b.segment)
+        assert b.segment == segment and b.segment % b.chunk == 0, (batch, dim, seqlen, b)
+        assert programs <= BWD_SEGMENT_WAVES * BWD_RESIDENT * 132, (batch, dim, seqlen, b)
+    for batch, seqlen in ((8, 2048), (3, 8192), (4, 8192), (1, BWD_SEGMENTS_FROM - 1)):
+        assert backward_config_uncached(batch, 5120, 16, 1, seqlen, 132, 2).segment == 0, (batch, seqlen)
     # where the channels fill the GPU already: late hand-over segments for grids of under LATE_WAVES waves
     # (8x2K, 16x2K, 4x8K: 1.6, 3.2, 0.8 waves), none at 32x2K (6.5 waves) or for short sequences
     for batch, seqlen in ((8, 2048), (16, 2048), (4, 8192)):

@@ -1315,14 +1315,37 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     return block
 
 
-# The backward's segments: programs along the sequence when the channels alone leave the GPU short of warps (batch
-# 1). Measured on an H100 (benchmarks/notes/selective_scan.md, "Segments"): every program of a launch is as long as
-# its segment, so the time is about (waves of resident programs) x (segment length): 14 segments of 2368 tokens at
-# 1x32K (2240 warps, 1.7 waves of the 1320 that fit) took 3.52 ms, 16 of 2048 (1.94 waves) 3.11. The segment count
-# is picked to fill whole waves. (The forward used this rule too until the forty-fifth session, when segments of
-# 128-512 tokens, tens of waves, measured faster on an H200: FWD_SEGMENT below.)
-MIN_SEGMENT = 1024          # tokens; shorter segments pay the extra pass and the hand-over too often
-PROGRAM_COST = 128          # a program's fixed costs (first loads, hand-over), in tokens of its walk
+# The backward's segments at dstate <= 32. The backward is issue-bound on a full SM: its time follows the tokens, a
+# segment's extra pass costs ~15 %, and a grid whose last wave of resident programs (BWD_RESIDENT a SM: 255
+# registers) is mostly empty pays for that wave at the few programs' pace. So: segments where the channels' grid
+# fills under BWD_FILL of its last wave (under one wave: of the one) and the sequence has at least BWD_SEGMENTS_FROM
+# tokens; BWD_SEGMENT tokens, doubled while the grid would pass BWD_SEGMENT_WAVES waves (which bounds the hand-over
+# slots and the per-segment dA rows to ~0.5 KB a program). H200, forty-sixth session (benchmarks/notes/
+# selective_scan.md), 2.8B shape unless said, time against the rounds model's pick this rule replaced (whole waves of
+# segments of >= 1024 tokens, or none): 2x16K (none, 1.21 waves) 0.76, 2x4K 0.76, 2x2K 0.76, 1x2K 0.93, 1x4K 0.95,
+# 1x32K 0.996 (512: 0.989, 128: 1.026), 1x128K 1.015, dim 1536 1x8K 0.92, 4x2K 0.98, 8x2K 0.92, 1x32K 1.016. Left
+# alone, measured: 3x8K (0.91 of its second wave: segments 1.10), 4x8K (0.81: 1.00), 8x2K (0.97: 1.14), 1x1K
+# (segments of 512 make 1.21 waves: 1.17).
+BWD_SEGMENT = 512
+BWD_SEGMENT_WAVES = 32
+BWD_SEGMENTS_FROM = 2048
+BWD_FILL = 0.75
+BWD_RESIDENT = 8
+
+
+def _backward_segment(seqlen: int, programs: int, n_sms: int) -> int:
+    """Tokens a segment of the dstate <= 32 backward for a grid of `programs` one-warp programs along the channels,
+    or 0 (one program a sequence): see BWD_SEGMENT."""
+    resident = BWD_RESIDENT * n_sms
+    fill = programs / (_runtime.cdiv(programs, resident) * resident)
+    if fill >= BWD_FILL or seqlen < BWD_SEGMENTS_FROM:
+        return 0
+    segment = BWD_SEGMENT
+    while _runtime.cdiv(seqlen, segment) * programs > BWD_SEGMENT_WAVES * resident:
+        segment *= 2
+    return segment if segment < seqlen else 0
+
+
 # The backward above dstate 32 (8 states a thread, 16 lanes a channel at dstate 128) runs in segments of this many
 # tokens at every grid measured, with at most WIDE_PROGRAMS programs (1 KB of hand-over slot each at dstate 128)
 WIDE_SEGMENT = 256
@@ -1339,16 +1362,20 @@ FWD_RESIDENT = _runtime.resident_warps(FWD_MAXNREG)  # one-warp forward programs
 
 # The forward's early-publish segments (one lane a channel, where the channels leave the GPU short of warps): the
 # shortest segment, doubled while the grid would pass FWD_SEGMENT_WAVES waves of resident programs, and the shortest
-# sequence cut so. H200, 2.8B shape unless said, forward, against the previous rule's choice (`_segment_for`'s rounds
-# model, or four lanes without segments at batch 2 and below 2 x 1024 tokens; forty-fifth session), segments of
+# sequence cut so. H200, 2.8B shape unless said, forward, against the previous rule's choice (a rounds model's, since
+# removed, or four lanes without segments at batch 2 and below 2 x 1024 tokens; forty-fifth session), segments of
 # 128 / 256 / 512 tokens: 1x2K (four lanes) 0.76 / 0.82 / 1.13 of its time, 1x4K (four lanes) 0.66 / 0.75 / 0.80,
 # 1x8K (1024) 0.76 / 0.81 / 0.94, 1x16K (1856) 0.75 / 0.77 / 0.80, 1x32K (1728) 0.90 / 0.90 / 0.92, 1x128K (4544)
 # 0.90 / 0.90 / 0.88, 2x8K (four lanes) 0.78 / 0.77 / 0.82, 2x16K (four lanes) 0.88 / 0.88 / 0.89, in the mixer's
 # layout 0.76 at 256 and 512; dim 1536 1x32K (1024) 256: 0.85. 4x8K (two lanes, late segments) keeps its choice:
 # one lane's early segments there 1.09-1.11.
+# Where four lanes' programs fill FWD_SEGMENTS_FILL of a wave or more, four lanes stay (forty-sixth session, dim 1536,
+# four lanes' time against early segments': 6x2K and 6x8K, 0.73 of a wave, 1.10 and 1.21; 8x2K, 8x4K, 8x8K, 0.97 of
+# a wave, 0.90, 0.93, 0.95).
 FWD_SEGMENT = 128
 FWD_SEGMENT_WAVES = 32
 FWD_SEGMENTS_FROM = 2048
+FWD_SEGMENTS_FILL = 0.85
 
 
 def _early_segment(seqlen: int, chains: int, n_sms: int) -> int:
@@ -1366,23 +1393,6 @@ def _early_segment(seqlen: int, chains: int, n_sms: int) -> int:
 # segments of 512 tokens beat 256, 1024 and 2048 at 8x2K, 16x2K and 4x8K.
 LATE_SEGMENT = 512
 LATE_WAVES = 4
-
-
-def _segment_for(seqlen: int, warps: int, n_sms: int, unit: int, resident_per_sm: int, slowdown: float) -> int:
-    """Tokens per segment (a multiple of unit) for a grid of `warps` one-warp programs per segment of
-    which resident_per_sm fit an SM (registers), or 0 (one program per sequence): the count of segments
-    that minimises waves x (segment + PROGRAM_COST), kept only if that walk times `slowdown` (a segmented
-    program's cost per token against the unsegmented kernel's, measured) is shorter than the sequence."""
-    if seqlen < 2 * MIN_SEGMENT:
-        return 0
-    resident = resident_per_sm * n_sms
-    best = (None, 0)
-    for n in range(2, min(seqlen // MIN_SEGMENT, 256) + 1):
-        seg = _runtime.cdiv(_runtime.cdiv(seqlen, n), unit) * unit
-        cost = _runtime.cdiv(_runtime.cdiv(seqlen, seg) * warps, resident) * (seg + PROGRAM_COST)
-        if best[0] is None or cost < best[0]:
-            best = (cost, seg)
-    return best[1] if best[0] * slowdown < seqlen else 0
 
 
 @functools.lru_cache(maxsize=256)
@@ -1415,7 +1425,7 @@ def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, 
     dpg = dim // ngroups
     tile = max(2, min(8, 16 // elem_size))
     resident = FWD_RESIDENT * n_sms  # one-warp programs the GPU holds at once
-    if batch * dim * 4 < 32 * resident and dstate <= 16 and seqlen >= FWD_SEGMENTS_FROM:
+    if batch * dim * 4 < FWD_SEGMENTS_FILL * 32 * resident and dstate <= 16 and seqlen >= FWD_SEGMENTS_FROM:
         # even 4 lanes a channel leave part of one wave of resident programs (batch 1 or 2 of the 2.8B shape): one
         # lane a channel (the cheapest per element) in short segments along the sequence (`_early_segment`)
         block_d = _fit_block(32, dim, dpg, ngroups)
@@ -1456,7 +1466,8 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     """The forward's layout with at most 4 states per lane up to dstate 32, 8 beyond (the
     backward keeps ~4 registers per state, and each lane repeats its channel's per-token work), one
     warp per program, chunks of 32 tokens; segments along the sequence where the grid is short of warps
-    (batch 1), and above dstate 32 segments of WIDE_SEGMENT tokens everywhere. Measured on an H100 (benchmarks/notes/selective_scan.md,
+    (`_backward_segment`: a grid that leaves most of its last wave empty, batch 1 and 2 of the 2.8B shape), and above
+    dstate 32 segments of WIDE_SEGMENT tokens everywhere. Measured on an H100 (benchmarks/notes/selective_scan.md,
     backward v2): dstate 16 at 8x2K lanes 4 beats 2 by 15 %, 8 by 16 %, 1 by 2x; at 1x32K lanes 4
     beats 8 by 35 % although the grid is smaller; dstate 128 lanes 16 with one warp beats two by 40 %;
     chunks of 16, 32, 64 tokens are within 4 %."""
@@ -1464,11 +1475,7 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     block_d = _fit_block(32 // lanes, dim, dim // ngroups, ngroups)
     tile = max(2, min(8, 16 // elem_size))
     warps = _runtime.cdiv(dim, block_d) * batch
-    # segments where the grid is under 8 warps per SM (the 255-register kernel's residency): 1x32K
-    # 15.3 -> 13.2 ms, dim 1536 1x32K 14.4 -> 4.0; at 8x2K (39 per SM) one segment of 1024 tokens more
-    # costs 5.55 -> 5.92
-    # (slowdown 1.35: 13.2 ms for 5 waves of 4096 + 128 tokens against 15.3 for 32768 in one wave, 1x32K)
-    segment = _segment_for(seqlen, warps, n_sms, 32, 8, 1.35) if warps < 8 * n_sms else 0
+    segment = _backward_segment(seqlen, warps, n_sms)  # (H100, first measured: 1x32K 15.3 -> 13.2 ms)
     if dstate > 32:
         # short segments whatever the grid, at most WIDE_PROGRAMS programs (a hand-over slot each): H100, dstate
         # 128, twentieth session: 1x1K 3.48 -> 2.83 ms (segments of 128: 2.72, 512: 3.08), 1x2K 6.75 -> 5.51, 2x1K

@@ -1315,8 +1315,8 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
     return block
 
 
-# The backward's segments at dstate <= 32. The backward is issue-bound on a full SM: its time follows the tokens, a
-# segment's extra pass costs ~15 %, and a grid whose last wave of resident programs (BWD_RESIDENT a SM: 255
+# The backward's segments at dstate <= 32. A full SM of backward programs runs at a fixed pace (8 warps, waiting on
+# their dependency chains: twenty-third session), so its time follows the tokens; a segment's extra pass costs ~15 %, and a grid whose last wave of resident programs (BWD_RESIDENT a SM: 255
 # registers) is mostly empty pays for that wave at the few programs' pace. So: segments where the channels' grid
 # fills under BWD_FILL of its last wave (under one wave: of the one) and the sequence has at least BWD_SEGMENTS_FROM
 # tokens; BWD_SEGMENT tokens, doubled while the grid would pass BWD_SEGMENT_WAVES waves (which bounds the hand-over

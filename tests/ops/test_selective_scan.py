@@ -679,11 +679,12 @@ def test_channels_last_forward_choice():
         assert forward_config(*args, channels_last=True) == forward_config(*args), args
 
 
-def _record_forward_configs(monkeypatch, scan):
-    """forward_config wrapped so that every configuration it picks is appended to the list returned."""
+def _record_forward_configs(monkeypatch, scan, name="forward_config"):
+    """forward_config (or scan's `name`) wrapped so that every configuration it picks is appended to the list
+    returned."""
     picked = []
-    choose = scan.forward_config
-    monkeypatch.setattr(scan, "forward_config", lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+    choose = getattr(scan, name)
+    monkeypatch.setattr(scan, name, lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
     return picked
 
 
@@ -717,16 +718,21 @@ def test_early_segments_public_path(device, monkeypatch):
     block), 83 tokens (a ragged last segment), dstate 12, every option, against float64: the training call (whose
     forward stores the backward's states segment by segment) on tokens-contiguous inputs, y, the last states and every
     gradient; the inference call on channels-contiguous ones, y and the last states; and packed sequences (the longest
-    cut into segments, an empty and a one-token one), the training call."""
+    cut into segments, an empty and a one-token one), the training call. The backward's rule (`_backward_segment`)
+    shrunk likewise (segments of 32 tokens from 64) cuts the training calls' backward into segments too."""
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 4)
     monkeypatch.setattr(scan, "FWD_SEGMENT", 16)
     monkeypatch.setattr(scan, "FWD_SEGMENTS_FROM", 64)
-    cached = scan.forward_config
-    cached.cache_clear()  # (picks made with the rule's real sizes)
+    monkeypatch.setattr(scan, "BWD_SEGMENT", 32)
+    monkeypatch.setattr(scan, "BWD_SEGMENTS_FROM", 64)
+    caches = (scan.forward_config, scan.backward_config)
+    for cached in caches:
+        cached.cache_clear()  # (picks made with the rules' real sizes)
     try:
         picked = _record_forward_configs(monkeypatch, scan)
+        picked_bwd = _record_forward_configs(monkeypatch, scan, "backward_config")
         kw = _inputs((2, 20, 83, 12, None), torch.float32, device)
         dy = torch.randn(2, 20, 83, device=device)
         dlast = torch.randn(2, 20, 12, device=device)
@@ -746,6 +752,7 @@ def test_early_segments_public_path(device, monkeypatch):
                 names = list(g_ref)
                 got = torch.autograd.grad((y * dy).sum() + (last * dlast).sum(), [leaves[k] for k in names])
                 _check_grads(dict(zip(names, got)), g_ref, torch.float32, f"{layout}: ")
+                assert picked_bwd[-1].segment == 32, picked_bwd[-1]
         # packed sequences: their configuration is a dense batch's of as many of the longest (70 tokens: segments),
         # the rows of `varlen_rows` cut at the segments
         lengths = [1, 70, 0, 12]
@@ -763,8 +770,10 @@ def test_early_segments_public_path(device, monkeypatch):
         names = list(g_ref)
         got = torch.autograd.grad((y * dy[:1]).sum() + (last * dlast).sum(), [leaves[k] for k in names])
         _check_grads(dict(zip(names, got)), g_ref, torch.float32, "packed: ")
+        assert picked_bwd[-1].segment == 32, picked_bwd[-1]
     finally:
-        cached.cache_clear()  # (picks made with the shrunk sizes)
+        for cached in caches:
+            cached.cache_clear()  # (picks made with the shrunk sizes)
 
 
 def test_nan_input_gives_nan_without_hang(device):

@@ -337,8 +337,9 @@ def test_segment_choice():
     early segments are FWD_SEGMENT tokens, doubled while they would pass FWD_SEGMENT_WAVES waves (forty-fifth
     session), and none where four lanes fill most of a wave (dim 1536 at batch 8). The backward's are BWD_SEGMENT
     tokens, doubled likewise, where the channels' grid leaves most of its last wave empty (batch 1 and 2 of the 2.8B
-    shape; not 3 x 8K, 4 x 8K or 8 x 2K), shorter for short sequences (at least BWD_SEGMENTS_MIN of them, down to
-    BWD_SHORTEST tokens), and none for a sequence under BWD_SEGMENTS_FROM tokens (forty-sixth session). The forward's late hand-over segments even out the waves of a full grid of two-lane programs (4x8K,
+    shape; not 3 x 8K, 4 x 8K or 8 x 2K), shorter (down to BWD_SHORTEST tokens) where the segments' grid would leave
+    its own last wave part empty (short sequences), and none for a sequence under BWD_SEGMENTS_FROM tokens
+    (forty-sixth session). The forward's late hand-over segments even out the waves of a full grid of two-lane programs (4x8K,
     16x2K)."""
     from flashssm.ops.selective_scan.scan import (BWD_RESIDENT, BWD_SEGMENT, BWD_SEGMENT_WAVES, BWD_SEGMENTS_FROM,
                                                   BWD_SHORTEST, FWD_SEGMENT, FWD_SEGMENTS_FROM, LATE_SEGMENT,
@@ -357,8 +358,10 @@ def test_segment_choice():
     for batch, dim, seqlen, segment in ((1, 5120, 32768, 2 * BWD_SEGMENT), (1, 5120, 2048, BWD_SEGMENT // 2),
                                         (2, 5120, 16384, 2 * BWD_SEGMENT), (2, 5120, 4096, BWD_SEGMENT),
                                         (1, 5120, 262144, 16 * BWD_SEGMENT), (1, 1536, 32768, BWD_SEGMENT),
-                                        (8, 1536, 2048, BWD_SEGMENT // 2), (1, 768, 8192, BWD_SEGMENT),
-                                        (2, 5120, 1024, BWD_SHORTEST), (1, 1536, 1500, BWD_SHORTEST)):
+                                        (8, 1536, 2048, BWD_SEGMENT), (1, 768, 8192, BWD_SEGMENT // 2),
+                                        (2, 5120, 2048, BWD_SEGMENT), (1, 1536, 8192, BWD_SEGMENT),
+                                        (2, 5120, 1024, BWD_SEGMENT // 2), (1, 1536, 2048, BWD_SHORTEST),
+                                        (1, 1536, 1500, BWD_SHORTEST)):
         b = backward_config_uncached(batch, dim, 16, 1, seqlen, 132, 2)
         programs = -(-dim // b.block_d) * batch * -(-seqlen // b.segment)
         assert b.segment == segment and b.segment % b.chunk == 0, (batch, dim, seqlen, b)

@@ -1320,19 +1320,22 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 # and a grid whose last wave of resident programs (BWD_RESIDENT a SM at 255 registers) is mostly empty pays for that
 # wave at the few programs' pace. So: segments where the channels' grid fills under BWD_FILL of its last wave (under
 # one wave: of the one) and the sequence has at least BWD_SEGMENTS_FROM tokens; BWD_SEGMENT tokens, halved (to
-# BWD_SHORTEST at least) while a sequence has fewer than BWD_SEGMENTS_MIN of them, doubled while the grid would pass
+# BWD_SHORTEST at least) while the segments' grid fills under BWD_SEGMENTED_FILL of its last wave (a shorter segment
+# costs a little, 1-3 %, so it is taken for a smaller tail than segments at all), doubled while the grid would pass
 # BWD_SEGMENT_WAVES waves (which bounds the hand-over slots and the per-segment dA rows to ~0.5 KB a program). H200,
 # forty-sixth session (benchmarks/notes/selective_scan.md), 2.8B shape unless said, time against the rounds model's
 # pick this rule replaced (whole waves of segments of >= 1024 tokens, or none): 2x16K (none, 1.21 waves) 0.76, 2x4K
 # 0.76, 2x2K 0.76 (512), 1x2K 0.93 (512), 1x4K 0.95, 1x32K 0.996 (512: 0.989, 128: 1.026), 1x128K 1.015, dim 1536 1x8K
 # 0.92, 4x2K 0.98 (512), 8x2K 0.92 (512), 1x32K 1.016. Left alone, measured: 3x8K (0.91 of its second wave: segments
-# 1.10), 4x8K (0.81: 1.00), 8x2K (0.97: 1.14). Short sequences (calls 2, 6, 7): 1x1K none 0.42 ms, two segments of 512
+# 1.10), 4x8K (0.81: 1.00), 8x2K (0.97: 1.14). Short sequences (calls 2, 6-8): 1x1K none 0.42 ms, two segments of 512
 # 1.17x, of 128 0.88x and 1.06x in two calls; 2x1K none 0.860 ms, 512 / 256 / 128: 0.82 / 0.77 / 0.81; dim 1536 1x1K
-# none 0.348, 256 / 128: 0.51 / 0.53; 1x2K, against 512: 256 / 128 0.92 / 0.94, dim 1536 1.05 / 0.86.
+# none 0.348, 256 / 128: 0.51 / 0.53; 1x2K, against 512 (2.42 waves): 256 / 128 0.92 / 0.94; dim 1536 1x2K (0.73
+# waves) 1.05 / 0.86, 1x8K (2.9 waves) 1.02 / 1.04; 2x2K (4.85 waves) 1.03 / 1.08, dim 1536 8x2K (5.8 waves) 1.03 /
+# 1.06.
 BWD_SEGMENT = 512
 BWD_SEGMENT_WAVES = 32
 BWD_SEGMENTS_FROM = 1024
-BWD_SEGMENTS_MIN = 8
+BWD_SEGMENTED_FILL = 0.9
 BWD_SHORTEST = 128
 BWD_FILL = 0.75
 BWD_RESIDENT = _runtime.resident_warps(255)  # one-warp backward programs an SM holds: 8
@@ -1342,11 +1345,14 @@ def _backward_segment(seqlen: int, programs: int, n_sms: int) -> int:
     """Tokens a segment of the dstate <= 32 backward for a grid of `programs` one-warp programs along the channels,
     or 0 (one program a sequence): see BWD_SEGMENT."""
     resident = BWD_RESIDENT * n_sms
-    fill = programs / (_runtime.cdiv(programs, resident) * resident)
-    if fill >= BWD_FILL or seqlen < BWD_SEGMENTS_FROM:
+
+    def fill(n: int) -> float:  # of the last wave of resident programs, for a grid of n
+        return n / (_runtime.cdiv(n, resident) * resident)
+
+    if fill(programs) >= BWD_FILL or seqlen < BWD_SEGMENTS_FROM:
         return 0
     segment = BWD_SEGMENT
-    while segment > BWD_SHORTEST and _runtime.cdiv(seqlen, segment) < BWD_SEGMENTS_MIN:
+    while segment > BWD_SHORTEST and fill(_runtime.cdiv(seqlen, segment) * programs) < BWD_SEGMENTED_FILL:
         segment //= 2
     while _runtime.cdiv(seqlen, segment) * programs > BWD_SEGMENT_WAVES * resident:
         segment *= 2

@@ -2,8 +2,8 @@
 # Ready for the next session: what the forty-sixth session's device time did not reach. One call:
 #   the whole selective-scan test file on the GPU under the final backward rule (the session's call 3 ran it under the
 #   first one: segments of 512; the final rule takes 128-256 for short sequences, and test_gpu_segments_through_the_
-#   public_path's 9000 tokens at dim 256 now run in 128-token segments), with -n 8 and a warm-up of the compile cache
-#   first (call 3's 290 s were cut by cold compiles); then the training bench beside mamba_ssm at batch 1, 2 and 8.
+#   public_path's 9000 tokens at dim 256 now run in 128-token segments), with -n 8 and 330 s (call 3's 290 s were cut
+#   by cold compiles: three tests unfinished); then the training bench beside mamba_ssm at batch 1, 2 and 8.
 # Needs mamba_ssm's sdist and wheel in .whl/, carried (shared/ANCHORS.md).
 set -uo pipefail
 OUT=${OUT:-out}

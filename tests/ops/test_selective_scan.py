@@ -683,8 +683,8 @@ def test_channels_last_forward_choice():
         assert forward_config(*args, channels_last=True) == forward_config(*args), args
 
 
-def _record_forward_configs(monkeypatch, scan, name="forward_config"):
-    """forward_config (or scan's `name`) wrapped so that every configuration it picks is appended to the list
+def _record_configs(monkeypatch, scan, name="forward_config"):
+    """scan's `name` (forward_config unless said) wrapped so that every configuration it picks is appended to the list
     returned."""
     picked = []
     choose = getattr(scan, name)
@@ -701,7 +701,7 @@ def test_channels_last_forward_config(device, monkeypatch):
     from flashssm.ops.selective_scan import scan
 
     monkeypatch.setattr(scan._runtime, "sm_count", lambda *a, **k: 1)
-    picked = _record_forward_configs(monkeypatch, scan)
+    picked = _record_configs(monkeypatch, scan)
     kw = _inputs((4, 66, 21, 12, None), torch.float32, device)
     for k in ("u", "delta", "z"):
         kw[k] = relaid(kw[k], (0, 2, 1))
@@ -736,8 +736,8 @@ def test_early_segments_public_path(device, monkeypatch):
     for cached in caches:
         cached.cache_clear()  # (picks made with the rules' real sizes)
     try:
-        picked = _record_forward_configs(monkeypatch, scan)
-        picked_bwd = _record_forward_configs(monkeypatch, scan, "backward_config")
+        picked = _record_configs(monkeypatch, scan)
+        picked_bwd = _record_configs(monkeypatch, scan, "backward_config")
         kw = _inputs((2, 20, 83, 12, None), torch.float32, device)
         dy = torch.randn(2, 20, 83, device=device)
         dlast = torch.randn(2, 20, 12, device=device)

@@ -1354,9 +1354,16 @@ def _backward_segment(seqlen: int, programs: int, n_sms: int) -> int:
     segment = BWD_SEGMENT
     while segment > BWD_SHORTEST and fill(_runtime.cdiv(seqlen, segment) * programs) < BWD_SEGMENTED_FILL:
         segment //= 2
-    while _runtime.cdiv(seqlen, segment) * programs > BWD_SEGMENT_WAVES * resident:
-        segment *= 2
+    segment = _doubled_within(segment, seqlen, programs, BWD_SEGMENT_WAVES * resident)
     return segment if segment < seqlen else 0
+
+
+def _doubled_within(segment: int, seqlen: int, chains: int, most: int) -> int:
+    """`segment`, doubled while cutting `chains` sequences of seqlen tokens into segments of it would make more than
+    `most` programs (or until it covers the sequence): the forward's and the backward's bound on their grids."""
+    while segment < seqlen and _runtime.cdiv(seqlen, segment) * chains > most:
+        segment *= 2
+    return segment
 
 
 # The backward above dstate 32 (8 states a thread, 16 lanes a channel at dstate 128) runs in segments of this many
@@ -1394,10 +1401,7 @@ FWD_SEGMENTS_FILL = 0.85
 def _early_segment(seqlen: int, chains: int, n_sms: int) -> int:
     """Tokens a segment for `chains` one-warp programs along the sequence (FWD_SEGMENT, doubled while the segments'
     programs pass FWD_SEGMENT_WAVES waves of the resident ones)."""
-    segment = FWD_SEGMENT
-    while segment < seqlen and _runtime.cdiv(seqlen, segment) * chains > FWD_SEGMENT_WAVES * FWD_RESIDENT * n_sms:
-        segment *= 2
-    return segment
+    return _doubled_within(FWD_SEGMENT, seqlen, chains, FWD_SEGMENT_WAVES * FWD_RESIDENT * n_sms)
 
 
 # Late hand-over segments (ForwardConfig.hand_late) where the channels fill the GPU already: their length and

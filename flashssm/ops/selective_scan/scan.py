@@ -817,6 +817,16 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
 
 
 @triton.jit
+def _row_tokens(t, seqlen, lo, hi, WINDOW: tl.constexpr):
+    """Which tokens t the backward keeps: inside the sequence, and with WINDOW (a packed row's edge chunk) inside the
+    row's own [lo, hi)."""
+    m = t < seqlen
+    if WINDOW:
+        m = m & (t >= lo) & (t < hi)
+    return m
+
+
+@triton.jit
 def _token_of_channel(s, o_c, NL: tl.constexpr, BLOCK_D: tl.constexpr, TILE: tl.constexpr):
     """s: [NL, TILE] sums that every channel's thread holds whole (a sum over the channels); as [NL, BLOCK_D], the
     value of channel c's thread its token c's (channels from TILE on: token 0's, for a mask to drop). A chain of
@@ -902,14 +912,13 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
         raw, u, dout, zt = _tile_now(u_base, delta_base, do_base, z_base, t0, next_in_2, o_t, m_d, seqlen,
                                      stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z, TILE_AHEAD)
         t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-        m_t = t < seqlen
+        m_t = _row_tokens(t, seqlen, lo, hi, WINDOW)
         raw = raw.to(ACC)
         u = u.to(ACC)
         dout = dout.to(ACC)
         if WINDOW:  # the row's own tokens: the others get no dy and no delta (so add nothing to dA, dD, ddelta_bias)
             # and store nothing. (A neighbour's last-state gradient may still enter at its last token: it reaches
             # no token of this row's, the sequence boundary's decay being 0, and adds to nothing kept.)
-            m_t = m_t & (t >= lo) & (t < hi)
             m_dt = m_dt & m_t[None, :]
             dout = tl.where(m_dt, dout, 0.0)
         if HAS_Z:
@@ -1006,9 +1015,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                 sB = _token_of_channel(sB, o_c, NL, BLOCK_D, TILE)
                 sC = _token_of_channel(sC, o_c, NL, BLOCK_D, TILE)
                 t_c = t0 + o_c
-                m_c = (o_c < TILE) & (t_c < seqlen)
-                if WINDOW:
-                    m_c = m_c & (t_c >= lo) & (t_c < hi)
+                m_c = (o_c < TILE) & _row_tokens(t_c, seqlen, lo, hi, WINDOW)
                 p_dbc = dbc_base + rows[j] * seqlen + t_c[None, :]
                 m_bc = (rows[j] < dstate) & m_c[None, :]
             if DETERMINISTIC:
@@ -1345,20 +1352,20 @@ def _fit_block(target: int, dim: int, dims_per_group: int, ngroups: int) -> int:
 # The backward's segments at dstate <= 32. A full SM of backward programs runs at a fixed pace (8 warps, waiting on
 # their dependency chains: twenty-third session), so its time follows the tokens; a segment's extra pass costs ~15 %,
 # and a grid whose last wave of resident programs (BWD_RESIDENT a SM at 255 registers) is mostly empty pays for that
-# wave at the few programs' pace. So: segments where the channels' grid fills under BWD_FILL of its last wave (under
-# one wave: of the one) and the sequence has at least BWD_SEGMENTS_FROM tokens; BWD_SEGMENT tokens, halved (to
-# BWD_SHORTEST at least) while the segments' grid fills under BWD_SEGMENTED_FILL of its last wave (a shorter segment
-# costs a little, 1-3 %, so it is taken for a smaller tail than segments at all), doubled while the grid would pass
-# BWD_SEGMENT_WAVES waves (which bounds the hand-over slots and the per-segment dA rows to ~0.5 KB a program). H200,
-# forty-sixth session (benchmarks/notes/selective_scan.md), 2.8B shape unless said, time against the rounds model's
-# pick this rule replaced (whole waves of segments of >= 1024 tokens, or none): 2x16K (none, 1.21 waves) 0.76, 2x4K
-# 0.76, 2x2K 0.76 (512), 1x2K 0.93 (512), 1x4K 0.95, 1x32K 0.996 (512: 0.989, 128: 1.026), 1x128K 1.015, dim 1536 1x8K
-# 0.92, 4x2K 0.98 (512), 8x2K 0.92 (512), 1x32K 1.016. Left alone, measured: 3x8K (0.91 of its second wave: segments
-# 1.10), 4x8K (0.81: 1.00), 8x2K (0.97: 1.14). Short sequences (calls 2, 6-8): 1x1K none 0.42 ms, two segments of 512
-# 1.17x, of 128 0.88x and 1.06x in two calls; 2x1K none 0.860 ms, 512 / 256 / 128: 0.82 / 0.77 / 0.81; dim 1536 1x1K
-# none 0.348, 256 / 128: 0.51 / 0.53; 1x2K, against 512 (2.42 waves): 256 / 128 0.92 / 0.94; dim 1536 1x2K (0.73
-# waves) 1.05 / 0.86, 1x8K (2.9 waves) 1.02 / 1.04; 2x2K (4.85 waves) 1.03 / 1.08, dim 1536 8x2K (5.8 waves) 1.03 /
-# 1.06.
+# wave at the few programs' pace. So: segments where the channels' grid fills under BWD_FILL of its last wave (under one
+# wave: of the one) and the sequence has at least BWD_SEGMENTS_FROM tokens; BWD_SEGMENT tokens, halved (to BWD_SHORTEST
+# at least) while the segments' grid fills under BWD_SEGMENTED_FILL of its last wave (a shorter segment costs a little,
+# 1-3 %, so it is taken for a smaller tail than segments at all), doubled while the grid would pass BWD_SEGMENT_WAVES
+# waves (which bounds the hand-over slots and the per-segment dA rows to ~0.5 KB a program). H200, forty-sixth session
+# (benchmarks/notes/selective_scan.md), 2.8B shape unless said, time against the rounds model's pick this rule replaced
+# (whole waves of segments of >= 1024 tokens, or none): 2x16K (none, 1.21 waves) 0.76, 2x4K 0.76, 2x2K 0.76 (512), 1x2K
+# 0.93 (512), 1x4K 0.95, 1x32K 0.996 (512: 0.989, 128: 1.026), 1x128K 1.015, dim 1536 1x8K 0.92, 4x2K 0.98 (512), 8x2K
+# 0.92 (512), 1x32K 1.016. Left alone, measured: 3x8K (0.91 of its second wave: segments 1.10), 4x8K (0.81: 1.00), 8x2K
+# (0.97: 1.14). Short sequences (calls 2, 6-8): 1x1K none 0.42 ms, two segments of 512 1.17x, of 128 0.88x on the median
+# of three runs (forty-seventh session; 0.88x and 1.06x in two single ones); 2x1K none 0.860 ms, 512 / 256 / 128: 0.82 /
+# 0.77 / 0.81; dim 1536 1x1K none 0.348, 256 / 128: 0.51 / 0.53; 1x2K, against 512 (2.42 waves): 256 / 128 0.92 / 0.94;
+# dim 1536 1x2K (0.73 waves) 1.05 / 0.86, 1x8K (2.9 waves) 1.02 / 1.04; 2x2K (4.85 waves) 1.03 / 1.08, dim 1536 8x2K
+# (5.8 waves) 1.03 / 1.06.
 BWD_SEGMENT = 512
 BWD_SEGMENT_WAVES = 32
 BWD_SEGMENTS_FROM = 1024
@@ -1919,7 +1926,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
             CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, ALIGN_IN=row_align(u, delta, z_arg, dout),
-            ALIGN_OUT=row_align(du, seqlen=seqlen), DBC_PICK=DBC_PICK and cfg.block_d >= tile,
+            ALIGN_OUT=row_align(du, seqlen=seqlen), DBC_PICK=dbc_pick(cfg.block_d, tile),
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:
@@ -1946,11 +1953,18 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 # alone it is even or up to 3 % slower), so it takes them only then. (False: the previous form, for A/B.)
 BC_AHEAD_FWD = True
 BC_AHEAD_BWD = True
+TILE_AHEAD_BWD = True
 # dB and dC leave the backward's channel sums without a trip through shared memory (DBC_PICK in the kernel): after the
 # butterfly every channel's thread holds the sums of all of a tile's tokens, and the thread of channel c adds (or
-# stores) token c's, where blocks have at least a tile's tokens of channels. (False: through shared memory.)
+# stores) token c's, where blocks have at least a tile's tokens of channels (`dbc_pick`). Off until timed on the GPU
+# (forty-seventh session: offline, 8 fewer barriers a tile for the same instruction count). (False: through shared
+# memory.)
 DBC_PICK = False
-TILE_AHEAD_BWD = True
+
+
+def dbc_pick(block_d: int, tile: int) -> bool:
+    """Whether a backward of blocks of block_d channels and tiles of `tile` tokens takes DBC_PICK's form."""
+    return DBC_PICK and block_d >= tile
 # The forward's first pass (segments) loads each tile's u and delta while the tile before it runs, as the output pass
 # does: Nsight Compute's stall sampling of the one-lane 1x32K forward had ~6 % of its samples on the first use of the
 # tile just loaded. H100 A/B (twenty-eighth session), same bits: 2.8B 1x32K forward 2.536 -> 2.516 ms, with the

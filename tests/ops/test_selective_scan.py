@@ -314,53 +314,6 @@ def test_packed_rows(group, window, device, monkeypatch):
     assert_workspace_clean()
 
 
-@pytest.mark.parametrize("case", ["dense", "packed-rows", "deterministic"])
-def test_dbc_pick(case, device, monkeypatch):
-    """DBC_PICK (scan.py): dB and dC leave the channel sums from the thread whose channel index is the token's in the
-    tile, without a trip through shared memory. Against float64, every gradient: dense batches with blocks wider than
-    the tile (only the first TILE channels' threads add) and as wide, a partial block, a ragged end, padded slots, and
-    a block narrower than the tile (the switch does not apply there); packed sequences as rows cut into segments (the
-    window's masks on the rows' edge chunks, also in deterministic mode, where a store past them would overwrite the
-    neighbouring row's sums; shared rows with the per-token index); deterministic mode (stores)."""
-    from flashssm.ops.selective_scan import scan
-
-    monkeypatch.setattr(scan, "DBC_PICK", True)
-    picked = []
-    real = scan._runtime.launch
-
-    def recording(kernel, grid, args, device, **meta):
-        if kernel is scan._scan_bwd_kernel:
-            picked.append(meta["DBC_PICK"])
-        return real(kernel, grid, args, device, **meta)
-
-    monkeypatch.setattr(scan._runtime, "launch", recording)
-    if case == "packed-rows":
-        lengths = [5, 0, 1, 19, 3, 4, 30, 9, 6]
-        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device=device)
-        shape = (1, 8, int(cu[-1]), 5, 2)
-        cfg = BackwardConfig(4, 2, 4, 8, 1, segment=16)
-        runs = [(0, cfg, True, False), (12, cfg, True, False), (0, cfg, True, True)]
-    else:
-        cu = None
-        shape = (2, 10, 37, 6, None)
-        det = case == "deterministic"
-        runs = [(0, BackwardConfig(8, 2, 4, 8, 1), True, det), (0, BackwardConfig(4, 2, 4, 8, 1), True, det),
-                (0, BackwardConfig(2, 4, 4, 8, 1), False, det)]
-    kw = _inputs(shape, torch.float32, device)
-    dy = torch.randn_like(kw["u"])
-    dlast = torch.randn(shape[0] if cu is None else cu.numel() - 1, shape[1], shape[3], device=device)
-    _, _, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu)
-    for group, cfg, takes, deterministic in runs:
-        monkeypatch.setattr(scan, "ROW_GROUP", group)
-        picked.clear()
-        block = 8 if cfg.block_d >= 8 else 4
-        _, _, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(block, 2, 8, 1), bwd_cfg=cfg, cu_seqlens=cu,
-                              deterministic=deterministic)
-        assert picked == [takes], (cfg, picked)
-        _check_grads(grads, g_ref, torch.float32, f"{case} {cfg} group {group} deterministic {deterministic}: ")
-    assert_workspace_clean()
-
-
 @pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])
 def test_segments_nan_propagates_without_hang(hand_late, device):
     """A NaN in the first segment reaches every later segment's output of its channel through the

@@ -827,18 +827,6 @@ def _row_tokens(t, seqlen, lo, hi, WINDOW: tl.constexpr):
 
 
 @triton.jit
-def _token_of_channel(s, o_c, NL: tl.constexpr, BLOCK_D: tl.constexpr, TILE: tl.constexpr):
-    """s: [NL, TILE] sums that every channel's thread holds whole (a sum over the channels); as [NL, BLOCK_D], the
-    value of channel c's thread its token c's (channels from TILE on: token 0's, for a mask to drop). A chain of
-    selects in each thread, where moving s to one value a thread went through shared memory behind a barrier."""
-    cols = columns(s, NL, TILE)
-    out = tl.broadcast_to(cols[0][:, None], (NL, BLOCK_D))
-    for k in tl.static_range(1, TILE):
-        out = tl.where(o_c[None, :] == k, cols[k][:, None], out)
-    return out
-
-
-@triton.jit
 def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delta_base, do_base, z_base, bc_base,
                scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base,
                dbc_base, i_b, n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
@@ -847,7 +835,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
                DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr,
                DETERMINISTIC: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr, TILE_AHEAD: tl.constexpr,
-               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr, PICK: tl.constexpr = False):
+               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr):
     """One chunk of `_scan_bwd_kernel`'s reverse walk (its two passes, below), from the gradient R reaching the chunk's
     end; returns R at its start and the sums dA, dD, dbias with the chunk's share added. WINDOW: the chunk holds tokens
     outside the row's own [lo, hi) (a packed row's first or last chunk), which pass as a decay of 1 with no input and
@@ -1005,19 +993,10 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             # dB, dC of this slot's states: summed over the block's channels
             sB = tl.sum(_join2(gB, NL, BLOCK_D, TILE), axis=1)  # [NL, TILE]
             sC = tl.sum(_join2(gC, NL, BLOCK_D, TILE), axis=1)
-            if not PICK:  # (the [NL, TILE] sums held by every channel's thread, moved to one a thread through
-                # shared memory for the stores or atomics)
-                p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
-                m_bc = (rows[j] < dstate) & m_t[None, :]
-            else:  # every channel's thread holds the sums of all TILE tokens: the one of channel c takes token c
-                # (BLOCK_D >= TILE)
-                o_c = tl.arange(0, BLOCK_D)
-                sB = _token_of_channel(sB, o_c, NL, BLOCK_D, TILE)
-                sC = _token_of_channel(sC, o_c, NL, BLOCK_D, TILE)
-                t_c = t0 + o_c
-                m_c = (o_c < TILE) & _row_tokens(t_c, seqlen, lo, hi, WINDOW)
-                p_dbc = dbc_base + rows[j] * seqlen + t_c[None, :]
-                m_bc = (rows[j] < dstate) & m_c[None, :]
+            # (the [NL, TILE] sums held by every channel's thread, moved to one a thread through shared memory for
+            # the stores or atomics)
+            p_dbc = dbc_base + rows[j] * seqlen + t[None, :]
+            m_bc = (rows[j] < dstate) & m_t[None, :]
             if DETERMINISTIC:
                 tl.store(dB_ptr + p_dbc, sB, mask=m_bc)
                 tl.store(dC_ptr + p_dbc, sC, mask=m_bc)
@@ -1073,7 +1052,7 @@ def _scan_bwd_kernel(
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
     CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
-    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, DBC_PICK: tl.constexpr = False,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -1104,9 +1083,7 @@ def _scan_bwd_kernel(
     enters at the row's end. Only a row's first and last chunk take the window's masks (`_bwd_chunk`, INNER): the
     others run the dense batch's code.
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and of du, ddelta, dz and seqlen, are
-    known multiples of. du, ddelta and dz share one layout (stride_o_*: u's, `rows_like`).
-    DBC_PICK (BLOCK_D >= TILE): dB and dC leave the channel sums from the thread whose channel index is the token's
-    within the tile (the module's DBC_PICK)."""
+    known multiples of. du, ddelta and dz share one layout (stride_o_*: u's, `rows_like`)."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
@@ -1243,7 +1220,7 @@ def _scan_bwd_kernel(
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
-                    TILE_AHEAD, CK, CK_RUN, False, DBC_PICK)
+                    TILE_AHEAD, CK, CK_RUN, False)
             else:
                 R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv,
                     u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
@@ -1251,14 +1228,14 @@ def _scan_bwd_kernel(
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
-                    TILE_AHEAD, CK, CK_RUN, True, DBC_PICK)
+                    TILE_AHEAD, CK, CK_RUN, True)
         else:
             R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
                 delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
                 ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b, n_ckpt, seqlen, dstate,
                 state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, stride_o_l, BLOCK_D,
                 NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
-                HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False, DBC_PICK)
+                HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
     _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
@@ -1926,7 +1903,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
             CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, ALIGN_IN=row_align(u, delta, z_arg, dout),
-            ALIGN_OUT=row_align(du, seqlen=seqlen), DBC_PICK=dbc_pick(cfg.block_d, tile),
+            ALIGN_OUT=row_align(du, seqlen=seqlen),
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
         )
         if compiled is not None:
@@ -1954,17 +1931,6 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 BC_AHEAD_FWD = True
 BC_AHEAD_BWD = True
 TILE_AHEAD_BWD = True
-# dB and dC leave the backward's channel sums without a trip through shared memory (DBC_PICK in the kernel): after the
-# butterfly every channel's thread holds the sums of all of a tile's tokens, and the thread of channel c adds (or
-# stores) token c's, where blocks have at least a tile's tokens of channels (`dbc_pick`). Off until timed on the GPU
-# (forty-seventh session: offline, 8 fewer barriers a tile for the same instruction count). (False: through shared
-# memory.)
-DBC_PICK = False
-
-
-def dbc_pick(block_d: int, tile: int) -> bool:
-    """Whether a backward of blocks of block_d channels and tiles of `tile` tokens takes DBC_PICK's form."""
-    return DBC_PICK and block_d >= tile
 # The forward's first pass (segments) loads each tile's u and delta while the tile before it runs, as the output pass
 # does: Nsight Compute's stall sampling of the one-lane 1x32K forward had ~6 % of its samples on the first use of the
 # tile just loaded. H100 A/B (twenty-eighth session), same bits: 2.8B 1x32K forward 2.536 -> 2.516 ms, with the

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import queue
+import threading
 import warnings
 
 import torch
@@ -121,8 +123,22 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
     """The GPU's SM count (cached), or `on_cpu` under the interpreter, where the caller decides what
     a grid should be sized for."""
     if device.type != "cuda":
-        return on_cpu
+        planned = getattr(_plan_state, "device", None) if device.type == "meta" else None
+        return on_cpu if planned is None else _cuda_sm_count(planned.index)
     return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
+
+
+def cuda_index(t: torch.Tensor) -> int:
+    """The index of the GPU a kernel launched on t (`gpu_code`) compiles for."""
+    if t.is_meta:
+        return _plan_state.device.index
+    return t.device.index if t.device.index is not None else torch.cuda.current_device()
+
+
+def gpu_code(t: torch.Tensor) -> bool:
+    """Whether a kernel launched on t compiles for the GPU: t on CUDA, or a meta tensor of `plan_ahead`'s dry run.
+    (The wrappers' GPU-only constexprs and launch options, FAST or maxnreg, ask this rather than t.is_cuda.)"""
+    return t.is_cuda or (t.is_meta and getattr(_plan_state, "device", None) is not None)
 
 
 def resident_warps(regs: int, warps_per_program: int = 1) -> int:
@@ -278,7 +294,21 @@ def _constexpr_tail(kernel, n_args: int, meta: dict) -> tuple | None:
     return tuple(tail)
 
 
-def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict):
+def _keep(key, kernel, n_args: int, meta: dict, compiled) -> bool:
+    """Keep a compiled kernel for direct launches under `key`; False where it cannot be launched directly."""
+    if not _direct(compiled):
+        return False
+    tail = _constexpr_tail(kernel, n_args, meta)
+    if tail is None:  # a parameter whose value is unknown here: keep Triton's launch for this kernel
+        _layouts[id(kernel)] = -1
+        return False
+    if len(_compiled) >= _MAX_COMPILED:
+        _compiled.clear()
+    _compiled[key] = (compiled, tail)
+    return True
+
+
+def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict, on_compile=None):
     """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins)."""
     n = _layouts.get(id(kernel))
     if n is None:
@@ -287,22 +317,19 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
         return kernel[grid](*args, **meta)
     ptrs = args[:n]
     addresses = [t.data_ptr() for t in ptrs]
-    # Triton specialises a tensor on its dtype and 16-byte alignment, an int on its value's range,
-    # divisibility by 16 and equality to 1: the dtypes, the addresses' low bits and the scalars' values
-    # determine all of it
-    key = (id(kernel), device_index, tuple(meta.items()), args[n:], tuple([t.dtype for t in ptrs]),
-           tuple([a & 15 for a in addresses]))
+    key = _key(kernel, device_index, meta, args[n:], [t.dtype for t in ptrs], [a & 15 for a in addresses])
     entry = _compiled.get(key)
     if entry is None:
+        pending = _pending.get(key)
+        if pending is not None:  # compiling in the background (`plan_ahead`): wait for it rather than compile again
+            ahead_stats["waited"] += 1
+            pending.wait()
+            entry = _compiled.get(key)
+    if entry is None:
+        if on_compile is not None:
+            _run_planner(on_compile)
         compiled = kernel[grid](*args, **meta)
-        if _direct(compiled):
-            tail = _constexpr_tail(kernel, len(args), meta)
-            if tail is None:  # a parameter whose value is unknown here: keep Triton's launch for this kernel
-                _layouts[id(kernel)] = -1
-                return compiled
-            if len(_compiled) >= _MAX_COMPILED:
-                _compiled.clear()
-            _compiled[key] = (compiled, tail)
+        _keep(key, kernel, len(args), meta, compiled)
         return compiled
     compiled, tail = entry
     if POINTER_ADDRESSES and all([t.is_cuda for t in ptrs]):
@@ -319,13 +346,136 @@ def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
     then its scalars (positional, in `args`), then its constexprs and launch options (keywords, in
     `meta`). On a GPU, a call whose dtypes, alignments, scalars and constexprs repeat an earlier call's
     launches that call's compiled kernel directly. Returns the compiled kernel (None under the
-    interpreter, and while torch.compile traces the call)."""
+    interpreter, and while torch.compile traces the call).
+    Inside `compiling_ahead(planner)`, the planner runs just before the first launch that compiles its kernel; inside
+    `plan_ahead`'s dry run (meta tensors) nothing launches: the kernel is handed to the background compiles."""
+    planned = getattr(_plan_state, "device", None)
+    if planned is not None and device.type == "meta":
+        return _compile_ahead(kernel, grid, args, planned, meta)
     if device.type != "cuda" or not direct_launch or torch.compiler.is_compiling():
         # (under torch.compile, Dynamo traces Triton's own launch into its graph; the direct one reads the raw
         # stream, which it cannot trace: a graph break, an error under fullgraph)
         return kernel[grid](*args, **meta)
     index = device.index if device.index is not None else torch.cuda.current_device()
-    return cached_launch(kernel, grid, args, index, raw_stream(index), meta)
+    return cached_launch(kernel, grid, args, index, raw_stream(index), meta, getattr(_plan_state, "planner", None))
+
+
+def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, low_bits: list) -> tuple:
+    # Triton specialises a tensor on its dtype and 16-byte alignment, an int on its value's range,
+    # divisibility by 16 and equality to 1: the dtypes, the addresses' low bits and the scalars' values
+    # determine all of it
+    return (id(kernel), device_index, tuple(meta.items()), scalars, tuple(dtypes), tuple(low_bits))
+
+
+# --- compiling ahead ------------------------------------------------------------------------------
+# A kernel's first call compiles it, on the CPU: on the H200 machine the selective scan's forward and backward took
+# ~20 s each (dense) and ~60 s each (packed sequences), the SSD kernels ~11 s each (benchmarks/notes/selective_scan.md,
+# forty-seventh session). A first training step compiled its forward kernels, then, when autograd reached them, its
+# backward ones, one after the other. `plan_ahead` lets a forward start its backward's compiles before its own: a
+# planner (the op's backward wrapper run on meta tensors: no memory, no launch) hands every kernel the backward would
+# launch to background threads (JITFunction.warmup), which compile while the caller's thread compiles the forward.
+# The backward's launch then finds the kernel compiled, or waits for the compile under way instead of starting its
+# own. The planner runs only where a forward launch is about to compile (`compiling_ahead`): nothing in a call whose
+# kernels are compiled. A planned kernel the backward turns out not to launch (dy in a layout the planner did
+# not guess) costs background CPU time only: a launch's key is always its real arguments'.
+# FLASHSSM_COMPILE_AHEAD=0 turns it off.
+compile_ahead = os.environ.get("FLASHSSM_COMPILE_AHEAD", "1") != "0"
+_plan_state = threading.local()  # .device: the CUDA device a dry run plans for
+_pending: dict = {}  # key -> threading.Event, set when the background compile of that key has ended
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_workers: list = []
+# what the background compiles did (tests, benchmarks/first_call.py): kernels queued, compiled, failed to compile;
+# planners that raised (the last error kept in `ahead_errors`); launches that waited for a compile under way
+ahead_stats = {"planned": 0, "compiled": 0, "failed": 0, "planner_failed": 0, "waited": 0}
+ahead_errors: list = []
+
+
+def _worker_count() -> int:
+    # a compile is CPU-bound and holds Python's lock part of the time: a few threads, one core left to the caller
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
+def _work() -> None:
+    while True:
+        key, kernel, grid, args, meta, index, done = _jobs.get()
+        try:
+            with torch.cuda.device(index) if torch.cuda.is_available() else contextlib.nullcontext():
+                # tensors as their dtypes (Triton's MockTensor: a 16-byte aligned address, as the planner's keys say)
+                compiled = kernel.warmup(*[a.dtype if isinstance(a, torch.Tensor) else a for a in args], grid=grid,
+                                         **meta)
+            _keep(key, kernel, len(args), meta, compiled)
+            ahead_stats["compiled"] += 1
+        except Exception as e:  # the launch compiles it again and raises there, where the caller sees it
+            ahead_stats["failed"] += 1
+            ahead_errors[:] = [e]
+        finally:
+            _pending.pop(key, None)
+            done.set()
+
+
+def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
+    """A dry run's launch: queue the kernel's compile unless it is compiled or queued. Returns None."""
+    n = _layouts.get(id(kernel))
+    if n is None:
+        n = _layouts[id(kernel)] = _pointer_prefix(kernel, args)
+    if n < 0:  # not a direct launch's layout: its launch compiles it
+        return None
+    key = _key(kernel, device.index, meta, args[n:], [t.dtype for t in args[:n]], [0] * n)
+    if key in _compiled or key in _pending:
+        return None
+    done = threading.Event()
+    _pending[key] = done
+    ahead_stats["planned"] += 1
+    _jobs.put((key, kernel, grid, args, meta, device.index, done))
+    while len(_workers) < _worker_count():
+        worker = threading.Thread(target=_work, name=f"flashssm-compile-{len(_workers)}", daemon=True)
+        worker.start()
+        _workers.append(worker)
+    return None
+
+
+def _run_planner(planner) -> None:
+    """Run a planner (see `plan_ahead`) once, at the first of its call's launches that compiles; a planner that fails
+    plans nothing (the backward compiles when it runs)."""
+    if getattr(planner, "ran", False):
+        return
+    planner.ran = True
+    try:
+        planner()
+    except Exception as e:
+        ahead_stats["planner_failed"] += 1
+        ahead_errors[:] = [e]
+
+
+@contextlib.contextmanager
+def compiling_ahead(planner):
+    """Run `planner` (a `plan_ahead` call for the backward of the forward inside the block) before the first of the
+    block's launches that compiles its kernel, if any does. Not nested."""
+    _plan_state.planner = planner
+    try:
+        yield
+    finally:
+        _plan_state.planner = None
+
+
+def _can_plan(device: torch.device) -> bool:
+    return compile_ahead and device.type == "cuda" and not torch.compiler.is_compiling()
+
+
+def plan_ahead(device: torch.device, dry_run, *tensors) -> None:
+    """Compile ahead what `dry_run(*meta_tensors)` would launch on CUDA `device`: each tensor (None kept) is replaced by
+    a meta tensor of its shape, strides and dtype, and inside the call `launch` queues compiles instead of launching.
+    A planner calls this; a forward runs inside `compiling_ahead(planner)`."""
+    if not _can_plan(device):
+        return
+    metas = [None if t is None else (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+                                     if isinstance(t, torch.Tensor) else t) for t in tensors]
+    index = device.index if device.index is not None else (torch.cuda.current_device() if device.type == "cuda" else 0)
+    _plan_state.device = torch.device("cuda", index)  # (the dry run's device-dependent choices: `sm_count`, `gpu_code`)
+    try:
+        dry_run(*metas)
+    finally:
+        _plan_state.device = None
 
 
 def raw_stream(index: int) -> int:

@@ -1686,14 +1686,14 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         n_seg, seg, n_programs,
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
-        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=u.is_cuda, HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=_runtime.gpu_code(u), HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
         STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, ALIGN_IN=row_align(u, delta, z_arg),
         ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
-        **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
+        **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
     )
     if compiled is not None:
         last_compiled["forward"] = compiled
@@ -1897,14 +1897,14 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             dbias if dbias is not None else dA, scratch, counter, flags, slot_buf, table,
             batch, dim, dstate, seqlen, dpg, ngroups, bc.shape[2], n_ckpt, blocks_per_group, n_seg, seg, n_programs,
             *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *dout.stride(), *du.stride()), u.device,
-            BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=u.is_cuda,
+            BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=_runtime.gpu_code(u),
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
             CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, ALIGN_IN=row_align(u, delta, z_arg, dout),
             ALIGN_OUT=row_align(du, seqlen=seqlen),
-            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and u.is_cuda else {}),
+            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
         )
         if compiled is not None:
             last_compiled["backward"] = compiled
@@ -1920,6 +1920,27 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     return [du, ddelta, dA.to(A.dtype), dB.to(B.dtype), dC.to(C.dtype),
             dD.sum(0).to(D.dtype) if D is not None else None, dz,
             dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
+
+
+def backward_planner(u, delta, A, B, C, D, z, delta_bias, delta_softplus, *, ckpt_tile, seq_index, num_seqs,
+                     return_last_state, offsets, deterministic):
+    """A planner (`_runtime.plan_ahead`) for the backward of a forward call with these arguments, for
+    `_runtime.compiling_ahead` around `scan_forward`: `scan_backward` run on meta tensors, with dy in y's layout (`rows_like`), the last state's gradient
+    present where the forward returns the last state (autograd then passes zeros for an unused one), and the stored
+    states as the forward allocates them, so that its launches compile while the forward's do."""
+    def dry_run(u, delta, A, B, C, D, z, delta_bias, seq_index):
+        batch, dim, seqlen = u.shape
+        dstate = A.shape[1]
+        state_dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
+        dlast = None
+        if return_last_state:
+            n = num_seqs if seq_index is not None else batch
+            dlast = torch.empty((n, dim, dstate), dtype=state_dtype, device=u.device)
+        ckpt = torch.empty((batch, _runtime.cdiv(seqlen, ckpt_tile), dim, dstate), dtype=state_dtype, device=u.device)
+        scan_backward(rows_like(u, u.dtype), dlast, u, delta, A, B, C, D, z, delta_bias, delta_softplus, ckpt=ckpt,
+                      ckpt_tile=ckpt_tile, seq_index=seq_index, deterministic=deterministic, offsets=offsets)
+
+    return lambda: _runtime.plan_ahead(u.device, dry_run, u, delta, A, B, C, D, z, delta_bias, seq_index)
 
 
 # B and C rows loaded a slot ahead of the slot's arithmetic (BC_AHEAD in the kernels): the slot loop waited on

@@ -14,6 +14,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from flashssm import _runtime
+
 _STATE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -136,6 +138,7 @@ class SSDScanFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
                 dt_softplus):
+        from flashssm.ops.ssd.backward import backward_planner
         from flashssm.ops.ssd.backward_chain import forward_states
         from flashssm.ops.ssd.forward import launch, pick_config
 
@@ -143,10 +146,17 @@ class SSDScanFunction(torch.autograd.Function):
         # the forward also stores the states entering the chunks, which the backward would recompute (small calls,
         # and the tiles where that holds no more memory than mamba_ssm's autograd: `forward_states`)
         states, state_chunk = forward_states(dims, x, B, C, z, state_dtype, cfg) or (None, None)
-        y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                                   initial_states=initial_states, return_final_states=return_final_states,
-                                   state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states,
-                                   state_chunk=state_chunk)
+        # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
+        inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
+        planner = backward_planner(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                   initial_states=initial_states, state_dtype=state_dtype,
+                                   return_final_states=return_final_states, states=states,
+                                   needs=[bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)])
+        with _runtime.compiling_ahead(planner):
+            y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                       initial_states=initial_states, return_final_states=return_final_states,
+                                       state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states,
+                                       state_chunk=state_chunk)
         # (the states through save_for_backward too, an intermediate tensor: freed once the backward has run)
         ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus

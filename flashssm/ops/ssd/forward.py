@@ -696,7 +696,7 @@ def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int)
     at the rows `varlen_state_rows` gives)."""
     if dims.chunk_size % state_chunk or state_chunk % cfg.sub:
         return False
-    if cfg.gluon and x.is_cuda and gluon_blocker(dims, x, B, C, z) is None:
+    if cfg.gluon and _runtime.gpu_code(x) and gluon_blocker(dims, x, B, C, z) is None:
         return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
                 and dims.headdim == states_block_p(dims.headdim))
     return cfg.block_p == states_block_p(dims.headdim)
@@ -805,7 +805,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
          final=None, states=None, varlen=None, carry=None, state_chunk=None):
     device = x.device
     # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
-    if (cfg.gluon and y is not None and x.is_cuda and (states is None or state_chunk is not None)
+    if (cfg.gluon and y is not None and _runtime.gpu_code(x) and (states is None or state_chunk is not None)
             and gluon_blocker(dims, x, B, C, z) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
                           final, states, state_chunk)
@@ -861,7 +861,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             DOT_PRECISION=precision, M_PRECISION=precision if x.dtype in (torch.float32, torch.float64) else "tf32",
             M_SPLIT=cfg.m_split and x.dtype in (torch.float16, torch.bfloat16),
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
-            PREFETCH=cfg.prefetch and device.type == "cuda", STATE_CHUNK=state_chunk or dims.chunk_size,
+            PREFETCH=cfg.prefetch and _runtime.gpu_code(x), STATE_CHUNK=state_chunk or dims.chunk_size,
             SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
             SWEEP_STATES=states is not None and state_chunk is not None,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
@@ -871,8 +871,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
 def gluon_blocker(dims: SSDDims, x, B, C, z, states=None) -> str | None:
     """None when a forward launch with output (and `states`, if given) takes the Gluon kernel (forward_gluon.py), else
     why not; a launch's configuration only says whether to ask (`LaunchConfig.gluon`)."""
-    capability = _capability(x.device.index if x.device.index is not None else torch.cuda.current_device()) \
-        if x.is_cuda else None
+    capability = _capability(_runtime.cuda_index(x)) if _runtime.gpu_code(x) else None
     return forward_gluon.blocker(dims, x, B, C, z, output=True,
                                  stores_states=states is not None, capability=capability)
 

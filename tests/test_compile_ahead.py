@@ -1,0 +1,344 @@
+"""`_runtime.plan_ahead`: a forward that compiles starts its backward's compiles in background threads.
+
+The background compile and the launch that waits for it are driven with stand-ins for a @triton.jit function (as in
+test_launch.py). The planners are checked against the real thing: a backward wrapper run on meta tensors must ask for
+exactly the launches (kernel, grid, dtypes, scalars, constexprs) that the real backward then makes, or the kernels it
+compiles ahead are not the ones used. On the GPU the whole path runs: the forward plans, the backward launches what was
+compiled for it."""
+
+import contextlib
+import threading
+
+import pytest
+import torch
+
+from flashssm import _runtime
+from tests.test_launch import _Compiled
+
+
+class _Jit:
+    """A JITFunction stand-in with `warmup`, whose compile can be held back until the test releases it."""
+
+    arg_names = ["x_ptr", "y_ptr", "n", "eps", "BLOCK"]
+
+    def __init__(self, fail=False):
+        self.compiles = []  # (how, args)
+        self.release = threading.Event()
+        self.fail = fail
+
+    def warmup(self, *args, grid, **meta):
+        self.release.wait(10)
+        self.compiles.append(("warmup", args))
+        if self.fail:
+            raise RuntimeError("compile error")
+        return _Compiled((grid, args))
+
+    def __getitem__(self, grid):
+        def run(*args, **meta):
+            self.compiles.append(("launch", args))
+            return _Compiled((grid, args))
+        return run
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setattr(_runtime, "_compiled", {})
+    monkeypatch.setattr(_runtime, "_layouts", {})
+    monkeypatch.setattr(_runtime, "_pending", {})
+    monkeypatch.setattr(_runtime, "ahead_stats", dict.fromkeys(_runtime.ahead_stats, 0))
+
+
+def _plan(kernel, x, y, n=64, block=32):
+    return _runtime._compile_ahead(kernel, (4,), (x, y, n, 1e-5), torch.device("cuda", 0),
+                                   {"BLOCK": block, "num_warps": 4})
+
+
+def _launch(kernel, x, y, n=64, block=32, on_compile=None):
+    return _runtime.cached_launch(kernel, (4,), (x, y, n, 1e-5), 0, 7, {"BLOCK": block, "num_warps": 4},
+                                  on_compile)
+
+
+def test_a_launch_waits_for_the_compile_under_way_and_uses_it(fresh):
+    kernel = _Jit()
+    meta_x = torch.empty(64, device="meta")
+    _plan(kernel, meta_x, meta_x)
+    _plan(kernel, meta_x, meta_x)  # queued once
+    assert _runtime.ahead_stats["planned"] == 1 and len(_runtime._pending) == 1
+    threading.Timer(0.2, kernel.release.set).start()
+    x, y = torch.zeros(64), torch.zeros(64)
+    compiled = _launch(kernel, x, y)  # waits for the background compile, then launches it directly
+    assert [how for how, _ in kernel.compiles] == ["warmup"]
+    assert kernel.compiles[0][1][:2] == (torch.float32, torch.float32)  # tensors passed as dtypes (MockTensor)
+    assert compiled.launches and compiled.launches[-1][1][0] is x
+    assert _runtime.ahead_stats["waited"] == 1 and _runtime.ahead_stats["compiled"] == 1
+    assert _runtime._pending == {}
+    _plan(kernel, meta_x, meta_x)  # compiled: nothing queued
+    assert _runtime.ahead_stats["planned"] == 1
+
+
+def test_a_different_call_compiles_its_own(fresh):
+    kernel = _Jit()
+    kernel.release.set()
+    _plan(kernel, torch.empty(64, device="meta"), torch.empty(64, device="meta"), n=32)
+    for event in list(_runtime._pending.values()):
+        event.wait(10)
+    _launch(kernel, torch.zeros(64), torch.zeros(64), n=64)  # another scalar: not the planned kernel
+    assert [how for how, _ in kernel.compiles] == ["warmup", "launch"]
+    _launch(kernel, torch.zeros(64), torch.zeros(64), n=32)  # the planned one
+    assert len(kernel.compiles) == 2
+
+
+def test_a_failed_background_compile_leaves_the_launch_to_compile(fresh):
+    kernel = _Jit(fail=True)
+    kernel.release.set()
+    _plan(kernel, torch.empty(64, device="meta"), torch.empty(64, device="meta"))
+    _launch(kernel, torch.zeros(64), torch.zeros(64))
+    assert [how for how, _ in kernel.compiles] == ["warmup", "launch"]
+    assert _runtime.ahead_stats["failed"] == 1 and _runtime._pending == {}
+
+
+def test_a_planner_runs_once_before_the_first_compile_and_its_errors_stay_inside(fresh):
+    kernel = _Jit()
+    calls = []
+
+    def planner():
+        calls.append(len(kernel.compiles))
+        raise ValueError("planner bug")
+
+    _launch(kernel, torch.zeros(64), torch.zeros(64), on_compile=planner)
+    _launch(kernel, torch.zeros(64), torch.zeros(64), n=65, on_compile=planner)  # compiles again: planner ran
+    _launch(kernel, torch.zeros(64), torch.zeros(64), on_compile=lambda: calls.append("compiled"))  # no compile
+    assert calls == [0] and len(kernel.compiles) == 2
+    assert _runtime.ahead_stats["planner_failed"] == 1 and isinstance(_runtime.ahead_errors[0], ValueError)
+
+
+def test_plan_ahead_runs_the_dry_run_on_meta_tensors_of_the_same_layout(fresh, monkeypatch):
+    monkeypatch.setattr(_runtime, "_can_plan", lambda device: True)
+    monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 132)
+    x = torch.zeros(3, 8, 5).transpose(1, 2)
+    seen = []
+
+    def dry_run(a, b, c):
+        seen.append((a.device.type, a.shape, a.stride(), a.dtype, b, c, _runtime.sm_count(a.device, on_cpu=4),
+                     _runtime.gpu_code(a)))
+
+    _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)
+    assert seen == [("meta", x.shape, x.stride(), x.dtype, None, 7, 132, True)]
+    assert _runtime._plan_state.device is None and not _runtime.gpu_code(torch.empty(1, device="meta"))
+    monkeypatch.setattr(_runtime, "compile_ahead", False)
+    monkeypatch.undo()
+    _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)  # not on CUDA: nothing to plan
+    assert len(seen) == 1
+
+
+# --- the planners against the real launches ------------------------------------------------------------------------
+
+def _record(kernel, grid, args, meta, on_cpu):
+    n = _runtime._pointer_prefix(kernel, args)
+    meta = dict(meta)
+    if on_cpu:  # the GPU-only choices (the dry run plans for a GPU)
+        for name in ("FAST", "PREFETCH", "maxnreg"):
+            meta.pop(name, None)
+    return (getattr(kernel, "__name__", repr(kernel)), tuple(grid), tuple(t.dtype for t in args[:n]), args[n:],
+            tuple(sorted(meta.items())))
+
+
+def _planned_and_launched(monkeypatch, device, run_backward, planner):
+    """(what the planner asks to compile, what the backward launches)."""
+    on_cpu = device.type != "cuda"
+    if on_cpu:
+        monkeypatch.setattr(_runtime, "_can_plan", lambda device: True)
+        monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 4)  # the selective scan's on_cpu count
+    planned, launched = [], []
+    monkeypatch.setattr(_runtime, "_compile_ahead",
+                        lambda kernel, grid, args, dev, meta: planned.append(_record(kernel, grid, args, meta, on_cpu)))
+    planner()
+    real = _runtime.launch
+
+    def recording(kernel, grid, args, dev, **meta):
+        launched.append(_record(kernel, grid, args, meta, on_cpu))
+        return real(kernel, grid, args, dev, **meta)
+
+    monkeypatch.setattr(_runtime, "launch", recording)
+    run_backward()
+    return planned, launched
+
+
+SCAN_CASES = {
+    "dense": dict(shape=(2, 10, 37, 6, None)),
+    "groups-channels-last": dict(shape=(2, 8, 40, 4, 2), channels_last=True),
+    "no-options-last-state": dict(shape=(1, 6, 33, 5, None), opts=(False, False, False, False), last=True),
+    "packed": dict(shape=(1, 8, 45, 5, None), lengths=[5, 0, 19, 21], last=True),
+    "deterministic": dict(shape=(2, 6, 30, 4, None), deterministic=True),
+}
+
+
+@pytest.mark.parametrize("case", list(SCAN_CASES))
+def test_selective_scan_backward_planner_plans_the_backward_launches(case, device, monkeypatch):
+    from flashssm.ops.selective_scan import scan
+    from tests.ops.test_selective_scan import _inputs
+
+    c = SCAN_CASES[case]
+    kw = _inputs(c["shape"], torch.float32, device, c.get("opts", (True, True, True, True)))
+    if c.get("channels_last"):
+        for k in ("u", "delta", "z"):
+            if kw.get(k) is not None:
+                kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
+    args = [kw["u"], kw["delta"], kw["A"], kw["B"], kw["C"], kw.get("D"), kw.get("z"), kw.get("delta_bias"),
+            kw.get("delta_softplus", False)]
+    offsets = seq_index = num_seqs = None
+    if "lengths" in c:
+        lengths = c["lengths"]
+        offsets = tuple(sum(lengths[:i]) for i in range(len(lengths) + 1))
+        seq_index = scan.sequence_index(torch.tensor(offsets, dtype=torch.int32, device=device), kw["u"].shape[2])
+        num_seqs = len(lengths)
+    last = c.get("last", False)
+    det = c.get("deterministic", False)
+    ckpt_tile = 16
+    y, last_state, ckpt = scan.scan_forward(*args, seq_index=seq_index, num_seqs=num_seqs, return_last_state=last,
+                                            ckpt_tile=ckpt_tile, offsets=offsets)
+    dy = torch.randn_like(y)
+    dlast = torch.randn_like(last_state) if last else None
+    planner = scan.backward_planner(*args, ckpt_tile=ckpt_tile, seq_index=seq_index, num_seqs=num_seqs,
+                                    return_last_state=last, offsets=offsets, deterministic=det)
+    planned, launched = _planned_and_launched(
+        monkeypatch, torch.device(device),
+        lambda: scan.scan_backward(dy, dlast, *args, ckpt=ckpt, ckpt_tile=ckpt_tile, seq_index=seq_index,
+                                   deterministic=det, offsets=offsets),
+        planner)
+    assert launched and any(r[0] == "_scan_bwd_kernel" for r in launched), launched
+    assert planned == launched
+
+
+SSD_CASES = {
+    "options": dict(shape=(2, 70, 4, 16, 16, 2), opts=dict(D="hp", z=True, dt_bias=True, dt_softplus=True)),
+    "init-final": dict(shape=(1, 50, 2, 16, 16, 1), opts=dict(D="h", initial_states=True), final=True),
+    "packed": dict(shape=(1, 90, 2, 16, 16, 1), opts=dict(z=True), lengths=[30, 0, 1, 59], final=True),
+    "deterministic": dict(shape=(2, 40, 2, 16, 16, 1), opts=dict(D="h"), deterministic=True),
+    "few-grads": dict(shape=(1, 40, 2, 16, 16, 1), opts=dict(D="h", z=True), frozen=("x", "B", "z")),
+}
+
+
+@pytest.mark.parametrize("sm_count", [4, 132])
+@pytest.mark.parametrize("case", list(SSD_CASES))
+def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device, monkeypatch):
+    """The SSD training forward's planner (`backward.backward_planner`, made in `SSDScanFunction.forward`) against
+    the launches its backward makes: the chain form with its tiles (many chunks a GPU's SMs: sm_count 4) and without
+    (132), packed sequences, deterministic mode, gradients not wanted."""
+    import flashssm
+    from flashssm.ops.ssd import forward
+    from tests.helpers import ssd_inputs
+
+    c = SSD_CASES[case]
+    batch, seqlen, nheads, headdim, dstate, ngroups = c["shape"]
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.float32, device=device,
+                    num_seqs=len(c["lengths"]) if "lengths" in c else None, **c["opts"])
+    if "lengths" in c:
+        offsets = [sum(c["lengths"][:i]) for i in range(len(c["lengths"]) + 1)]
+        kw["cu_seqlens"] = torch.tensor(offsets, dtype=torch.int32, device=device)
+    on_cpu = torch.device(device).type != "cuda"
+    if on_cpu:  # the dry run plans for a GPU: give the real run the same SM count and an Ampere's capability
+        monkeypatch.setattr(_runtime, "sm_count", lambda device, *, on_cpu: sm_count)
+        monkeypatch.setattr(forward, "_capability", lambda index: (8, 0))
+    if c.get("deterministic"):
+        monkeypatch.setattr(torch, "are_deterministic_algorithms_enabled", lambda: True)
+    for name, t in kw.items():
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and name not in c.get("frozen", ()):
+            t.requires_grad_()
+    planners = []
+
+    @contextlib.contextmanager
+    def keep(planner):
+        planners.append(planner)
+        yield
+
+    monkeypatch.setattr(_runtime, "compiling_ahead", keep)
+    out = flashssm.ssd_scan(**kw, chunk_size=16, return_final_states=c.get("final", False))
+    y = out[0] if c.get("final") else out
+    assert len(planners) == 1
+    leaves = [t for t in kw.values() if isinstance(t, torch.Tensor) and t.requires_grad]
+    planned, launched = _planned_and_launched(
+        monkeypatch, torch.device(device),
+        lambda: torch.autograd.grad((y * torch.randn_like(y)).sum(), leaves), planners[0])
+    assert launched, "the backward launched nothing"
+    assert planned == launched
+
+def _wait_for_background_compiles():
+    for event in list(_runtime._pending.values()):
+        assert event.wait(600), "a background compile did not end"
+
+
+def _after_forward() -> set:
+    """Wait for the background compiles a training forward queued; the keys compiled then."""
+    stats = _runtime.ahead_stats
+    assert stats["planned"] >= 1 and stats["planner_failed"] == 0, _runtime.ahead_errors
+    _wait_for_background_compiles()
+    assert stats["failed"] == 0 and stats["compiled"] == stats["planned"], (stats, _runtime.ahead_errors)
+    return set(_runtime._compiled)
+
+
+def _entries(kernel) -> int:
+    return sum(key[0] == id(kernel) for key in _runtime._compiled)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["dense", "channels-last-packed"])
+def test_gpu_selective_scan_backward_compiled_ahead(case, fresh):
+    """The public path on the GPU: the training forward (direct-launch table emptied, so its launches compile and its
+    planner runs) queues the backward's kernel; the backward then launches that very entry (no second one for its
+    kernel) and its gradients match the float64 reference."""
+    from flashssm import selective_scan
+    from flashssm.ops.selective_scan import scan
+    from tests.ops.test_selective_scan import _check_grads, _grads_ref, _inputs
+
+    cu = None
+    kw = _inputs((2, 64, 300, 16, None) if case == "dense" else (1, 64, 300, 16, None), torch.bfloat16, "cuda")
+    if case != "dense":
+        for k in ("u", "delta", "z"):
+            kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
+        cu = torch.tensor([0, 100, 101, 300], dtype=torch.int32, device="cuda")
+    leaves = {k: v.detach().clone().requires_grad_() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    y, last = selective_scan(**leaves, return_last_state=True, cu_seqlens=cu)
+    before = _after_forward()
+    assert _entries(scan._scan_bwd_kernel) == 1
+    dy = torch.randn_like(y)
+    names = [k for k, v in leaves.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    grads = torch.autograd.grad((y * dy).sum(), [leaves[k] for k in names])
+    assert set(_runtime._compiled) == before  # every launch of the backward was compiled ahead
+    _, _, g_ref = _grads_ref(kw, dy, torch.zeros_like(last), cu_seqlens=cu)
+    _check_grads(dict(zip(names, grads)), g_ref, torch.bfloat16, f"{case}: ")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["tiles", "small", "packed"])
+def test_gpu_ssd_backward_compiled_ahead(case, fresh, monkeypatch):
+    """The SSD training forward (direct-launch table emptied) queues every kernel of its backward: the chain form with
+    its tiles (many chunks a SM), without them, and packed sequences; the backward then compiles nothing new, and its
+    gradients equal (within the atomics' reordering) those of a call with compile-ahead off."""
+    import flashssm
+    from tests.helpers import rel_err, ssd_inputs
+
+    shape = {"tiles": (4, 4096, 24, 64, 128, 1), "small": (1, 2048, 8, 64, 128, 1), "packed": (1, 4096, 8, 64, 64, 2)}
+    batch, seqlen, nheads, headdim, dstate, ngroups = shape[case]
+    cu = None
+    if case == "packed":
+        cu = torch.tensor([0, 1000, 1001, 2500, 4096], dtype=torch.int32, device="cuda")
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", D="h",
+                    z=True, dt_bias=True, dt_softplus=True)
+    dy = torch.randn_like(kw["x"])
+
+    def grads():
+        leaves = {k: v.detach().clone().requires_grad_() if torch.is_tensor(v) and v.is_floating_point() else v
+                  for k, v in kw.items()}
+        y = flashssm.ssd_scan(**leaves, chunk_size=256, cu_seqlens=cu)
+        return y, [k for k, v in leaves.items() if torch.is_tensor(v) and v.requires_grad], leaves
+
+    y, names, leaves = grads()
+    before = _after_forward()
+    got = torch.autograd.grad((y.float() * dy).sum(), [leaves[k] for k in names])
+    assert set(_runtime._compiled) == before  # every launch of the backward was compiled ahead
+    monkeypatch.setattr(_runtime, "compile_ahead", False)
+    y2, _, leaves2 = grads()
+    want = torch.autograd.grad((y2.float() * dy).sum(), [leaves2[k] for k in names])
+    for name, g, w in zip(names, got, want):
+        assert rel_err(g, w) <= 1e-2, f"d{name}: {rel_err(g, w):.2e}"

@@ -19,56 +19,68 @@ import tempfile
 import time
 
 
-def child(name: str) -> dict:
+def child(name: str, device: str) -> dict:
     import torch
 
     from flashssm import _runtime
-    from flashssm.bench.impls import IMPLS
+    from flashssm.bench.impls import _TRAIN_INPUTS, SCAN_TRAIN_INPUTS, _flashssm_fwd, _flashssm_scan_fwd
     from flashssm.bench.workloads import WORKLOADS
 
     w = WORKLOADS[name]
-    inp = w.make_inputs("cuda")
-    run = IMPLS[w.op]["flashssm"].setup(w, inp)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    first = run()
-    torch.cuda.synchronize()
-    t_first = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    second = run()
-    torch.cuda.synchronize()
-    t_second = time.perf_counter() - t0
+    inp = w.make_inputs(device)
+    if w.op == "ssd_scan_train":
+        forward, inputs = _flashssm_fwd(w, inp), _TRAIN_INPUTS
+    else:
+        forward, inputs = _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def run():
+        leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]
+        t0 = time.perf_counter()
+        y = forward(*leaves)
+        sync()
+        t1 = time.perf_counter()
+        grads = torch.autograd.grad(y, leaves, inp["dy"])
+        sync()
+        return (y, *grads), t1 - t0, time.perf_counter() - t1
+
+    first, f1, b1 = run()
+    second, f2, b2 = run()
     diff = max(float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
                for a, b in zip(first, second) if a is not None)
-    return {"first_s": t_first, "second_ms": 1e3 * t_second, "largest_relative_difference": diff,
+    return {"forward_s": f1, "backward_s": b1, "second_ms": 1e3 * (f2 + b2), "largest_relative_difference": diff,
             "workers": len(_runtime._workers), **_runtime.ahead_stats}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workloads", nargs="*")
-    ap.add_argument("--settings", default="on,off", help="compile-ahead settings to run, in this order")
+    ap.add_argument("--settings", default="on,off",
+                    help="compile-ahead settings to run, in this order: on, off, or onN (N background threads)")
+    ap.add_argument("--device", default="cuda", help="cpu: the interpreter (to check this script)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print("RESULT " + json.dumps(child(args.child)), flush=True)
+        print("RESULT " + json.dumps(child(args.child, args.device)), flush=True)
         return
-    print(f"{'workload':34} {'ahead':5} {'first call s':>12} {'second ms':>9} {'planned':>7} {'compiled':>8} "
-          f"{'waited':>6} {'workers':>7}  first vs second", flush=True)
+    print(f"{'workload':28} {'ahead':5} {'first call s':>12} {'forward':>7} {'backward':>8} {'second ms':>9} "
+          f"{'planned':>7} {'compiled':>8} {'waited':>6} {'workers':>7}  first vs second", flush=True)
     for name in args.workloads:
         for setting in args.settings.split(","):
             with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, TRITON_CACHE_DIR=cache, FLASHSSM_COMPILE_AHEAD="1" if setting == "on" else "0")
+                env = dict(os.environ, TRITON_CACHE_DIR=cache, FLASHSSM_COMPILE_AHEAD="0" if setting == "off" else "1",
+                           FLASHSSM_COMPILE_THREADS=setting[2:] if setting.startswith("on") else "")
                 t0 = time.perf_counter()
-                proc = subprocess.run([sys.executable, __file__, "--child", name], env=env, capture_output=True,
+                proc = subprocess.run([sys.executable, __file__, "--child", name, "--device", args.device], env=env, capture_output=True,
                                       text=True)
                 wall = time.perf_counter() - t0
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not lines:
-                print(f"{name:34} {setting:5} failed (rc {proc.returncode}): {proc.stderr[-800:]}", flush=True)
+                print(f"{name:28} {setting:5} failed (rc {proc.returncode}): {proc.stderr[-800:]}", flush=True)
                 continue
             r = json.loads(lines[-1][len("RESULT "):])
-            print(f"{name:34} {setting:5} {r['first_s']:12.1f} {r['second_ms']:9.3f} {r['planned']:7d} "
+            print(f"{name:28} {setting:5} {r['forward_s'] + r['backward_s']:12.1f} {r['forward_s']:7.1f} "
+                  f"{r['backward_s']:8.1f} {r['second_ms']:9.3f} {r['planned']:7d} "
                   f"{r['compiled']:8d} {r['waited']:6d} {r['workers']:7d}  {r['largest_relative_difference']:.1e}"
                   f"  (process {wall:.1f} s; failed {r['failed']}, planners failed {r['planner_failed']})",
                   flush=True)

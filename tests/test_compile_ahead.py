@@ -124,7 +124,7 @@ def test_plan_ahead_runs_the_dry_run_on_meta_tensors_of_the_same_layout(fresh, m
 
     _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)
     assert seen == [("meta", x.shape, x.stride(), x.dtype, None, 7, 132, True)]
-    assert _runtime._plan_state.device is None and not _runtime.gpu_code(torch.empty(1, device="meta"))
+    assert _runtime._planning_device is None and not _runtime.gpu_code(torch.empty(1, device="meta"))
     monkeypatch.setattr(_runtime, "compile_ahead", False)
     monkeypatch.undo()
     _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)  # not on CUDA: nothing to plan
@@ -199,8 +199,9 @@ def test_selective_scan_backward_planner_plans_the_backward_launches(case, devic
                                             ckpt_tile=ckpt_tile, offsets=offsets)
     dy = torch.randn_like(y)
     dlast = torch.randn_like(last_state) if last else None
-    planner = scan.backward_planner(*args, ckpt_tile=ckpt_tile, seq_index=seq_index, num_seqs=num_seqs,
-                                    return_last_state=last, offsets=offsets, deterministic=det)
+    planner = lambda: scan.plan_backward(*args, ckpt_tile=ckpt_tile, seq_index=seq_index,  # noqa: E731
+                                         num_seqs=num_seqs, return_last_state=last, offsets=offsets,
+                                         deterministic=det)
     planned, launched = _planned_and_launched(
         monkeypatch, torch.device(device),
         lambda: scan.scan_backward(dy, dlast, *args, ckpt=ckpt, ckpt_tile=ckpt_tile, seq_index=seq_index,
@@ -222,7 +223,7 @@ SSD_CASES = {
 @pytest.mark.parametrize("sm_count", [4, 132])
 @pytest.mark.parametrize("case", list(SSD_CASES))
 def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device, monkeypatch):
-    """The SSD training forward's planner (`backward.backward_planner`, made in `SSDScanFunction.forward`) against
+    """The SSD training forward's planner (`backward.plan_backward`, made in `SSDScanFunction.forward`) against
     the launches its backward makes: the chain form with its tiles (many chunks a GPU's SMs: sm_count 4) and without
     (132), packed sequences, deterministic mode, gradients not wanted."""
     import flashssm

@@ -145,14 +145,16 @@ class SelectiveScanFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, offsets, ckpt_tile, return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
                 cu_seqlens):
-        from flashssm.ops.selective_scan.scan import backward_planner, scan_forward
+        from flashssm.ops.selective_scan.scan import plan_backward, scan_forward
 
         seq_index = _seq_index(cu_seqlens, u)
         num_seqs = None if offsets is None else len(offsets) - 1
         # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
-        planner = backward_planner(u, delta, A, B, C, D, z, delta_bias, delta_softplus, ckpt_tile=ckpt_tile,
-                                   seq_index=seq_index, num_seqs=num_seqs, return_last_state=return_last_state,
-                                   offsets=offsets, deterministic=torch.are_deterministic_algorithms_enabled())
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        planner = lambda: plan_backward(u, delta, A, B, C, D, z, delta_bias, delta_softplus,  # noqa: E731
+                                        ckpt_tile=ckpt_tile, seq_index=seq_index, num_seqs=num_seqs,
+                                        return_last_state=return_last_state, offsets=offsets,
+                                        deterministic=deterministic)
         with _runtime.on_device(u.device), _runtime.compiling_ahead(planner):
             y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
                                          num_seqs=num_seqs, return_last_state=return_last_state, ckpt_tile=ckpt_tile,

@@ -1922,10 +1922,10 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             dbias.sum(0).to(delta_bias.dtype) if delta_bias is not None else None]
 
 
-def backward_planner(u, delta, A, B, C, D, z, delta_bias, delta_softplus, *, ckpt_tile, seq_index, num_seqs,
-                     return_last_state, offsets, deterministic):
-    """A planner (`_runtime.plan_ahead`) for the backward of a forward call with these arguments, for
-    `_runtime.compiling_ahead` around `scan_forward`: `scan_backward` run on meta tensors, with dy in y's layout (`rows_like`), the last state's gradient
+def plan_backward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, *, ckpt_tile, seq_index, num_seqs,
+                  return_last_state, offsets, deterministic):
+    """Compile ahead (`_runtime.plan_ahead`) the backward of a forward call with these arguments (the planner of
+    `_runtime.compiling_ahead` around `scan_forward` calls this): `scan_backward` run on meta tensors, with dy in y's layout (`rows_like`), the last state's gradient
     present where the forward returns the last state (autograd then passes zeros for an unused one), and the stored
     states as the forward allocates them, so that its launches compile while the forward's do."""
     def dry_run(u, delta, A, B, C, D, z, delta_bias, seq_index):
@@ -1940,7 +1940,7 @@ def backward_planner(u, delta, A, B, C, D, z, delta_bias, delta_softplus, *, ckp
         scan_backward(rows_like(u, u.dtype), dlast, u, delta, A, B, C, D, z, delta_bias, delta_softplus, ckpt=ckpt,
                       ckpt_tile=ckpt_tile, seq_index=seq_index, deterministic=deterministic, offsets=offsets)
 
-    return lambda: _runtime.plan_ahead(u.device, dry_run, u, delta, A, B, C, D, z, delta_bias, seq_index)
+    _runtime.plan_ahead(u.device, dry_run, u, delta, A, B, C, D, z, delta_bias, seq_index)
 
 
 # B and C rows loaded a slot ahead of the slot's arithmetic (BC_AHEAD in the kernels): the slot loop waited on

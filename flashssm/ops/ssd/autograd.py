@@ -138,7 +138,7 @@ class SSDScanFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
                 dt_softplus):
-        from flashssm.ops.ssd.backward import backward_planner
+        from flashssm.ops.ssd.backward import plan_backward
         from flashssm.ops.ssd.backward_chain import forward_states
         from flashssm.ops.ssd.forward import launch, pick_config
 
@@ -147,11 +147,11 @@ class SSDScanFunction(torch.autograd.Function):
         # and the tiles where that holds no more memory than mamba_ssm's autograd: `forward_states`)
         states, state_chunk = forward_states(dims, x, B, C, z, state_dtype, cfg) or (None, None)
         # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
-        inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
-        planner = backward_planner(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                                   initial_states=initial_states, state_dtype=state_dtype,
-                                   return_final_states=return_final_states, states=states,
-                                   needs=[bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)])
+        planner = lambda: plan_backward(  # noqa: E731
+            dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus, initial_states=initial_states,
+            state_dtype=state_dtype, return_final_states=return_final_states, states=states,
+            needs=[bool(n) and t is not None
+                   for n, t in zip(ctx.needs_input_grad[3:12], (x, dt, A, B, C, D, z, dt_bias, initial_states))])
         with _runtime.compiling_ahead(planner):
             y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                        initial_states=initial_states, return_final_states=return_final_states,

@@ -360,10 +360,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=N
     return backward_chain.ssd_backward(dims, dout, dfinal, x, dt, A, B, C, **kw)
 
 
-def backward_planner(dims: SSDDims, x, dt, A, B, C, *, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
-                     return_final_states, needs, states):
-    """A planner (`_runtime.plan_ahead`) for the backward of an autograd forward with these arguments (`SSDScanFunction`:
-    run the forward inside `_runtime.compiling_ahead(planner)`): `ssd_backward` on meta tensors, with dy contiguous
+def plan_backward(dims: SSDDims, x, dt, A, B, C, *, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
+                  return_final_states, needs, states):
+    """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments (the planner of
+    `_runtime.compiling_ahead` around `SSDScanFunction`'s forward calls this): `ssd_backward` on meta tensors, with dy contiguous
     in x's dtype, y before the gate stored where z is given, the final states' gradient present where the forward
     returns them (autograd passes zeros for an unused one), `states` the buffer the forward stores for the backward
     (or None), so that the backward's launches compile while the forward's do."""
@@ -377,7 +377,7 @@ def backward_planner(dims: SSDDims, x, dt, A, B, C, *, D, z, dt_bias, dt_softplu
                      ypre=ypre, dt_bias=dt_bias, dt_softplus=dt_softplus, initial_states=initial_states,
                      state_dtype=state_dtype, needs=needs, states=states)
 
-    return lambda: _runtime.plan_ahead(x.device, dry_run, x, dt, A, B, C, D, z, dt_bias, initial_states, states)
+    _runtime.plan_ahead(x.device, dry_run, x, dt, A, B, C, D, z, dt_bias, initial_states, states)
 
 
 def deterministic_tiles(dims: SSDDims, x: torch.Tensor) -> bool:

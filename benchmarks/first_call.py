@@ -7,7 +7,7 @@ backward + synchronise, wall clock), the second call, the background compiles' c
 gradients against the second's (the same kernels: equal up to the float atomics' order).
 
     PYTHONPATH=. python benchmarks/first_call.py [--settings on,off] WORKLOAD ...   (GPU; training workloads of
-    `flashssm bench`, e.g. train-2.7b-8x4K m1train-2.8b-8x2K)
+    `flashssm bench`, e.g. train-2.7b-8x4K m1train-2.8b-8x2K, or a model's training step: model:mamba2-130m:4x2048)
 """
 
 import argparse
@@ -26,23 +26,44 @@ def child(name: str, device: str) -> dict:
     from flashssm.bench.impls import _TRAIN_INPUTS, SCAN_TRAIN_INPUTS, _flashssm_fwd, _flashssm_scan_fwd
     from flashssm.bench.workloads import WORKLOADS
 
-    w = WORKLOADS[name]
-    inp = w.make_inputs(device)
-    if w.op == "ssd_scan_train":
-        forward, inputs = _flashssm_fwd(w, inp), _TRAIN_INPUTS
-    else:
-        forward, inputs = _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    if name.startswith("model:"):  # model:PRESET:BxL, a training step of a randomly initialised model in bf16
+        from flashssm.models import MambaLM
+        from flashssm.models.config import preset
 
-    def run():
-        leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]
-        t0 = time.perf_counter()
-        y = forward(*leaves)
-        sync()
-        t1 = time.perf_counter()
-        grads = torch.autograd.grad(y, leaves, inp["dy"])
-        sync()
-        return (y, *grads), t1 - t0, time.perf_counter() - t1
+        _, preset_name, shape = name.split(":")
+        batch, seqlen = (int(v) for v in shape.split("x"))
+        torch.manual_seed(0)
+        model = MambaLM(preset(preset_name), device=device, dtype=torch.bfloat16 if device == "cuda" else None)
+        ids = torch.randint(0, model.config.vocab_size, (batch, seqlen), device=device)
+        params = [p for p in model.parameters() if p.requires_grad]
+
+        def run():
+            t0 = time.perf_counter()
+            logits = model(ids)
+            loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+            sync()
+            t1 = time.perf_counter()
+            grads = torch.autograd.grad(loss, params)
+            sync()
+            return (loss.detach(), *grads[:8]), t1 - t0, time.perf_counter() - t1
+    else:
+        w = WORKLOADS[name]
+        inp = w.make_inputs(device)
+        if w.op == "ssd_scan_train":
+            forward, inputs = _flashssm_fwd(w, inp), _TRAIN_INPUTS
+        else:
+            forward, inputs = _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
+
+        def run():
+            leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]
+            t0 = time.perf_counter()
+            y = forward(*leaves)
+            sync()
+            t1 = time.perf_counter()
+            grads = torch.autograd.grad(y, leaves, inp["dy"])
+            sync()
+            return (y, *grads), t1 - t0, time.perf_counter() - t1
 
     first, f1, b1 = run()
     second, f2, b2 = run()

@@ -320,11 +320,16 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
     key = _key(kernel, device_index, meta, args[n:], [t.dtype for t in ptrs], [a & 15 for a in addresses])
     entry = _compiled.get(key)
     if entry is None:
-        pending = _pending.get(key)
-        if pending is not None:  # compiling in the background (`plan_ahead`): wait for it rather than compile again
-            ahead_stats["waited"] += 1
-            pending.wait()
-            entry = _compiled.get(key)
+        job = _pending.get(key)
+        if job is not None:  # queued for the background thread (`plan_ahead`)
+            if job.take():  # not started: compile it here rather than wait behind the queue
+                ahead_stats["taken"] += 1
+                _pending.pop(key, None)
+                job.done.set()
+            else:  # compiling: wait for it rather than compile it again
+                ahead_stats["waited"] += 1
+                job.done.wait()
+                entry = _compiled.get(key)
     if entry is None:
         if on_compile is not None:
             _run_planner(on_compile)
@@ -372,9 +377,11 @@ def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, lo
 # forty-seventh session). A first training step compiled its forward kernels, then, when autograd reached them, its
 # backward ones, one after the other. `plan_ahead` lets a forward start its backward's compiles before its own: a
 # planner (the op's backward wrapper run on meta tensors: no memory, no launch) hands every kernel the backward would
-# launch to background threads (JITFunction.warmup), which compile while the caller's thread compiles the forward.
-# The backward's launch then finds the kernel compiled, or waits for the compile under way instead of starting its
-# own. The planner runs only where a forward launch is about to compile (`compiling_ahead`): nothing in a call whose
+# launch to a background thread (JITFunction.warmup), which compiles them while the caller's thread compiles the
+# forward.
+# The backward's launch then finds the kernel compiled, waits for the compile under way instead of starting its own,
+# or, for a kernel still in the queue (the thread busy with others: a model's backward runs its layers' ops in the
+# reverse of the order their forwards queued them), compiles it itself. The planner runs only where a forward launch is about to compile (`compiling_ahead`): nothing in a call whose
 # kernels are compiled. A planned kernel the backward turns out not to launch (dy in a layout the planner did
 # not guess) costs background CPU time only: a launch's key is always its real arguments'.
 # FLASHSSM_COMPILE_AHEAD=0 turns it off.
@@ -385,37 +392,65 @@ compile_ahead = os.environ.get("FLASHSSM_COMPILE_AHEAD", "1") != "0"
 # the same compiles (once: `_run_planner`); the second is read only for meta tensors, which only dry runs launch.
 _planner = None
 _planning_device: torch.device | None = None
-_pending: dict = {}  # key -> threading.Event, set when the background compile of that key has ended
+_pending: dict = {}  # key -> its `_Job`, until the background thread has compiled it or a launch has taken it
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _workers: list = []
 # what the background compiles did (tests, benchmarks/first_call.py): kernels queued, compiled, failed to compile;
-# planners that raised (the last error kept in `ahead_errors`); launches that waited for a compile under way
-ahead_stats = {"planned": 0, "compiled": 0, "failed": 0, "planner_failed": 0, "waited": 0}
+# planners that raised (the last error kept in `ahead_errors`); launches that waited for a compile under way, and
+# launches that compiled a queued kernel themselves (the thread had not started it)
+ahead_stats = {"planned": 0, "compiled": 0, "failed": 0, "planner_failed": 0, "waited": 0, "taken": 0}
 ahead_errors: list = []
 
 
 def _worker_count() -> int:
-    # a compile is CPU-bound and holds Python's lock part of the time: a few threads, one core left to the caller
-    # (FLASHSSM_COMPILE_THREADS: another count, for measurements)
-    return int(os.environ.get("FLASHSSM_COMPILE_THREADS", 0)) or max(1, min(4, (os.cpu_count() or 2) - 1))
+    # One thread. A compile holds Python's lock for part of its time (Triton's code generator is Python), so threads
+    # beyond one slow the forward's compile in the caller's thread more than they add: on the H200 machine (16 cores,
+    # benchmarks/notes/first_call.md) the 2.7B SSD 8x4K first training call took 6.9 s with one thread, 7.7 with four,
+    # 9.3 with eight (12.6 without), the 2.8B selective scan 8x2K 15.0 / 16.8 (19.8). FLASHSSM_COMPILE_THREADS: another
+    # count, for measurements.
+    return int(os.environ.get("FLASHSSM_COMPILE_THREADS", 0)) or 1
+
+
+class _Job:
+    """A queued compile: taken by the first of the background thread (which compiles it) and a launch that needs it
+    before the thread has started it (which compiles it itself rather than wait behind the queue)."""
+
+    __slots__ = ("key", "kernel", "grid", "args", "meta", "index", "done", "taken")
+
+    def __init__(self, key, kernel, grid, args, meta, index):
+        self.key, self.kernel, self.grid, self.args, self.meta, self.index = key, kernel, grid, args, meta, index
+        self.done = threading.Event()
+        self.taken = False
+
+    def take(self) -> bool:
+        with _take_lock:
+            if self.taken:
+                return False
+            self.taken = True
+            return True
+
+
+_take_lock = threading.Lock()
 
 
 def _work() -> None:
     while True:
-        key, kernel, grid, args, meta, index, done = _jobs.get()
+        job = _jobs.get()
+        if not job.take():  # a launch took it first
+            continue
         try:
-            with torch.cuda.device(index) if torch.cuda.is_available() else contextlib.nullcontext():
+            with torch.cuda.device(job.index) if torch.cuda.is_available() else contextlib.nullcontext():
                 # tensors as their dtypes (Triton's MockTensor: a 16-byte aligned address, as the planner's keys say)
-                compiled = kernel.warmup(*[a.dtype if isinstance(a, torch.Tensor) else a for a in args], grid=grid,
-                                         **meta)
-            _keep(key, kernel, len(args), meta, compiled)
+                compiled = job.kernel.warmup(*[a.dtype if isinstance(a, torch.Tensor) else a for a in job.args],
+                                             grid=job.grid, **job.meta)
+            _keep(job.key, job.kernel, len(job.args), job.meta, compiled)
             ahead_stats["compiled"] += 1
         except Exception as e:  # the launch compiles it again and raises there, where the caller sees it
             ahead_stats["failed"] += 1
             ahead_errors[:] = [e]
         finally:
-            _pending.pop(key, None)
-            done.set()
+            _pending.pop(job.key, None)
+            job.done.set()
 
 
 def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
@@ -428,10 +463,10 @@ def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
     key = _key(kernel, device.index, meta, args[n:], [t.dtype for t in args[:n]], [0] * n)
     if key in _compiled or key in _pending:
         return None
-    done = threading.Event()
-    _pending[key] = done
+    job = _Job(key, kernel, grid, args, meta, device.index)
+    _pending[key] = job
     ahead_stats["planned"] += 1
-    _jobs.put((key, kernel, grid, args, meta, device.index, done))
+    _jobs.put(job)
     while len(_workers) < _worker_count():
         worker = threading.Thread(target=_work, name=f"flashssm-compile-{len(_workers)}", daemon=True)
         worker.start()

@@ -8,6 +8,7 @@ compiled for it."""
 
 import contextlib
 import threading
+import time
 
 import pytest
 import torch
@@ -58,12 +59,27 @@ def _launch(kernel, x, y, n=64, block=32, on_compile=None):
                                   on_compile)
 
 
+def _job(kernel):
+    (job,) = [j for j in _runtime._pending.values() if j.kernel is kernel]
+    return job
+
+
+def _until(condition, what):
+    for _ in range(1000):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def test_a_launch_waits_for_the_compile_under_way_and_uses_it(fresh):
     kernel = _Jit()
     meta_x = torch.empty(64, device="meta")
     _plan(kernel, meta_x, meta_x)
     _plan(kernel, meta_x, meta_x)  # queued once
     assert _runtime.ahead_stats["planned"] == 1 and len(_runtime._pending) == 1
+    job = _job(kernel)
+    _until(lambda: job.taken, "the background thread to start the compile")
     threading.Timer(0.2, kernel.release.set).start()
     x, y = torch.zeros(64), torch.zeros(64)
     compiled = _launch(kernel, x, y)  # waits for the background compile, then launches it directly
@@ -76,12 +92,30 @@ def test_a_launch_waits_for_the_compile_under_way_and_uses_it(fresh):
     assert _runtime.ahead_stats["planned"] == 1
 
 
+def test_a_launch_compiles_a_queued_kernel_itself_while_the_thread_is_busy(fresh, monkeypatch):
+    monkeypatch.setattr(_runtime, "_worker_count", lambda: 1)
+    busy, queued = _Jit(), _Jit()
+    meta_x = torch.empty(64, device="meta")
+    _plan(busy, meta_x, meta_x)
+    job = _job(busy)
+    _until(lambda: job.taken, "the background thread to start the first compile")
+    _plan(queued, meta_x, meta_x)
+    try:
+        _launch(queued, torch.zeros(64), torch.zeros(64))  # not started: compiled here, without waiting
+        assert [how for how, _ in queued.compiles] == ["launch"] and _runtime.ahead_stats["taken"] == 1
+    finally:
+        busy.release.set()
+        queued.release.set()
+    _until(lambda: _runtime._pending == {}, "the queue to drain")
+    assert [how for how, _ in queued.compiles] == ["launch"]  # the thread skips what a launch took
+    assert _runtime.ahead_stats["compiled"] == 1 and _runtime.ahead_stats["waited"] == 0
+
+
 def test_a_different_call_compiles_its_own(fresh):
     kernel = _Jit()
     kernel.release.set()
     _plan(kernel, torch.empty(64, device="meta"), torch.empty(64, device="meta"), n=32)
-    for event in list(_runtime._pending.values()):
-        event.wait(10)
+    _until(lambda: _runtime._pending == {}, "the background compile")
     _launch(kernel, torch.zeros(64), torch.zeros(64), n=64)  # another scalar: not the planned kernel
     assert [how for how, _ in kernel.compiles] == ["warmup", "launch"]
     _launch(kernel, torch.zeros(64), torch.zeros(64), n=32)  # the planned one
@@ -92,6 +126,7 @@ def test_a_failed_background_compile_leaves_the_launch_to_compile(fresh):
     kernel = _Jit(fail=True)
     kernel.release.set()
     _plan(kernel, torch.empty(64, device="meta"), torch.empty(64, device="meta"))
+    _until(lambda: _runtime._pending == {}, "the background compile")
     _launch(kernel, torch.zeros(64), torch.zeros(64))
     assert [how for how, _ in kernel.compiles] == ["warmup", "launch"]
     assert _runtime.ahead_stats["failed"] == 1 and _runtime._pending == {}
@@ -162,6 +197,19 @@ def _planned_and_launched(monkeypatch, device, run_backward, planner):
     monkeypatch.setattr(_runtime, "launch", recording)
     run_backward()
     return planned, launched
+
+
+def _keep_planners(monkeypatch) -> list:
+    """The planners the forwards' `compiling_ahead` blocks are given, kept (not run) in a list."""
+    planners = []
+
+    @contextlib.contextmanager
+    def keep(planner):
+        planners.append(planner)
+        yield
+
+    monkeypatch.setattr(_runtime, "compiling_ahead", keep)
+    return planners
 
 
 SCAN_CASES = {
@@ -246,14 +294,7 @@ def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device
     for name, t in kw.items():
         if isinstance(t, torch.Tensor) and t.is_floating_point() and name not in c.get("frozen", ()):
             t.requires_grad_()
-    planners = []
-
-    @contextlib.contextmanager
-    def keep(planner):
-        planners.append(planner)
-        yield
-
-    monkeypatch.setattr(_runtime, "compiling_ahead", keep)
+    planners = _keep_planners(monkeypatch)
     out = flashssm.ssd_scan(**kw, chunk_size=16, return_final_states=c.get("final", False))
     y = out[0] if c.get("final") else out
     assert len(planners) == 1
@@ -264,9 +305,64 @@ def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device
     assert launched, "the backward launched nothing"
     assert planned == launched
 
+
+@pytest.mark.parametrize("case", ["tokens", "channels-silu-final", "packed-init"])
+def test_conv1d_backward_planner_plans_the_backward_launches(case, device, monkeypatch):
+    """causal_conv1d's training forward's planner (`conv.plan_backward`) against its backward's launches: both
+    layouts, the SiLU, the final states' gradient, packed sequences with initial states."""
+    import flashssm
+
+    batch, dim, seqlen = (2, 24, 40) if case != "packed-init" else (1, 24, 50)
+    x = torch.randn(batch, dim, seqlen, device=device)
+    if case == "channels-silu-final":
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    weight, bias = torch.randn(dim, 4, device=device), torch.randn(dim, device=device)
+    kw = {}
+    if case == "packed-init":
+        kw["cu_seqlens"] = torch.tensor([0, 20, 20, 50], dtype=torch.int32, device=device)
+        kw["initial_states"] = torch.randn(3, dim, 3, device=device).requires_grad_()
+    for t in (x, weight, bias):
+        t.requires_grad_()
+    planners = _keep_planners(monkeypatch)
+    final = case == "channels-silu-final"
+    out = flashssm.causal_conv1d(x, weight, bias, activation="silu" if final else None, return_final_states=final,
+                                 **kw)
+    y = out[0] if final else out
+    assert len(planners) == 1
+    leaves = [x, weight, bias] + ([kw["initial_states"]] if "initial_states" in kw else [])
+    planned, launched = _planned_and_launched(
+        monkeypatch, torch.device(device),
+        lambda: torch.autograd.grad((y * torch.randn_like(y)).sum() + ((out[1] * torch.randn_like(out[1])).sum() if final
+                                                                     else 0), leaves),
+        planners[0])
+    assert launched and planned == launched
+
+
+@pytest.mark.parametrize("case", ["gated-groups", "plain", "wide-group"])
+def test_rmsnorm_backward_planner_plans_the_backward_launches(case, device, monkeypatch):
+    """rmsnorm_gated's training forward's planner (`rmsnorm.plan_backward`) against its backward's launch: a gate and
+    groups, no gate, a group wide enough for the two-sweep kernel."""
+    import flashssm
+    from flashssm.ops.norm import rmsnorm
+
+    dim = 64
+    if case == "wide-group":
+        monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 32)
+    x = torch.randn(3, 5, dim, device=device, requires_grad=True)
+    weight = torch.randn(dim, device=device, requires_grad=True)
+    z = torch.randn(3, 5, dim, device=device, requires_grad=True) if case == "gated-groups" else None
+    planners = _keep_planners(monkeypatch)
+    y = flashssm.rmsnorm_gated(x, weight, z, group_size=16 if case == "gated-groups" else dim)
+    assert len(planners) == 1
+    leaves = [x, weight] + ([z] if z is not None else [])
+    planned, launched = _planned_and_launched(
+        monkeypatch, torch.device(device), lambda: torch.autograd.grad((y * torch.randn_like(y)).sum(), leaves),
+        planners[0])
+    assert launched and planned == launched
+
 def _wait_for_background_compiles():
-    for event in list(_runtime._pending.values()):
-        assert event.wait(600), "a background compile did not end"
+    for job in list(_runtime._pending.values()):
+        assert job.done.wait(600), "a background compile did not end"
 
 
 def _after_forward() -> set:

@@ -468,10 +468,26 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     return dx, dweight, dbias, dinit
 
 
+def plan_backward(dims: Conv1dDims, x, weight, bias, initial_states, return_final_states: bool,
+                  need_dinit: bool) -> None:
+    """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments: `conv1d_backward`
+    on meta tensors, dy in y's layout (x's), the final states' gradient present where the forward returns them."""
+    def dry_run(x, weight, bias, initial_states):
+        dfinal = (torch.empty((dims.num_seqs, dims.dim, dims.width - 1), dtype=x.dtype, device=x.device)
+                  if return_final_states else None)
+        conv1d_backward(dims, x, weight, bias, initial_states, torch.empty_like(x), dfinal, need_dinit)
+
+    _runtime.plan_ahead(x.device, dry_run, x, weight, bias, initial_states)
+
+
 class CausalConv1dFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, initial_states, dims, return_final_states):
-        y, final = conv1d_forward(dims, x, weight, bias, initial_states, return_final_states)
+        # where the forward compiles, the backward's kernel compiles beside it
+        planner = lambda: plan_backward(dims, x, weight, bias, initial_states, return_final_states,  # noqa: E731
+                                        ctx.needs_input_grad[3])
+        with _runtime.compiling_ahead(planner):
+            y, final = conv1d_forward(dims, x, weight, bias, initial_states, return_final_states)
         ctx.save_for_backward(x, weight, bias, initial_states)
         ctx.dims = dims
         return y if final is None else (y, final)

@@ -231,13 +231,23 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
                else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
     dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
     with _runtime.on_device(x.device):
-        kernel[(n_splits, n_groups)](
+        _runtime.launch(kernel, (n_splits, n_groups), (
             x2, z2, weight, dy2, dx2, dz2, dw_part, n_rows, dim, group_size, eps, n_blocks, n_splits,
-            x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0),
+            x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0)), x2.device,
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
             num_warps=warps,
         )
     return dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
+
+
+def plan_backward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool) -> None:
+    """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments: `rmsnorm_backward`
+    on meta tensors, dy contiguous (as y)."""
+    def dry_run(x, weight, z):
+        rmsnorm_backward(x, weight, z, torch.empty(x.shape, dtype=x.dtype, device=x.device), eps, group_size,
+                         norm_before_gate)
+
+    _runtime.plan_ahead(x.device, dry_run, x, weight, z)
 
 
 class RMSNormGatedFn(torch.autograd.Function):
@@ -245,7 +255,10 @@ class RMSNormGatedFn(torch.autograd.Function):
     def forward(ctx, x, weight, z, eps, group_size, norm_before_gate):
         ctx.save_for_backward(x, weight, z)
         ctx.config = (eps, group_size, norm_before_gate)
-        return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate)
+        # where the forward compiles, the backward's kernel compiles beside it
+        planner = lambda: plan_backward(x, weight, z, eps, group_size, norm_before_gate)  # noqa: E731
+        with _runtime.compiling_ahead(planner):
+            return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate)
 
     @staticmethod
     def backward(ctx, dy):

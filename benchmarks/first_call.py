@@ -89,8 +89,10 @@ def main():
     for name in args.workloads:
         for setting in args.settings.split(","):
             with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, TRITON_CACHE_DIR=cache, FLASHSSM_COMPILE_AHEAD="0" if setting == "off" else "1",
-                           FLASHSSM_COMPILE_THREADS=setting[2:] if setting.startswith("on") else "")
+                env = dict(os.environ, TRITON_CACHE_DIR=cache, FLASHSSM_COMPILE_AHEAD="0" if setting == "off" else "1")
+                env.pop("FLASHSSM_COMPILE_THREADS", None)
+                if setting.startswith("on") and setting[2:]:
+                    env["FLASHSSM_COMPILE_THREADS"] = setting[2:]
                 t0 = time.perf_counter()
                 proc = subprocess.run([sys.executable, __file__, "--child", name, "--device", args.device], env=env, capture_output=True,
                                       text=True)

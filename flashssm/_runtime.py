@@ -408,7 +408,7 @@ def _worker_count() -> int:
     # benchmarks/notes/first_call.md) the 2.7B SSD 8x4K first training call took 6.9 s with one thread, 7.7 with four,
     # 9.3 with eight (12.6 without), the 2.8B selective scan 8x2K 15.0 / 16.8 (19.8). FLASHSSM_COMPILE_THREADS: another
     # count, for measurements.
-    return int(os.environ.get("FLASHSSM_COMPILE_THREADS", 0)) or 1
+    return int(os.environ.get("FLASHSSM_COMPILE_THREADS") or 1)
 
 
 class _Job:

@@ -59,6 +59,15 @@ def _launch(kernel, x, y, n=64, block=32, on_compile=None):
                                   on_compile)
 
 
+@pytest.mark.parametrize("value, count", [(None, 1), ("", 1), ("3", 3)])
+def test_background_thread_count(value, count, monkeypatch):
+    if value is None:
+        monkeypatch.delenv("FLASHSSM_COMPILE_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("FLASHSSM_COMPILE_THREADS", value)
+    assert _runtime._worker_count() == count
+
+
 def _job(kernel):
     (job,) = [j for j in _runtime._pending.values() if j.kernel is kernel]
     return job

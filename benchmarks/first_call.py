@@ -11,6 +11,7 @@ gradients against the second's (the same kernels: equal up to the float atomics'
 """
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -20,7 +21,7 @@ import tempfile
 import time
 
 
-def child(name: str, device: str, steps: int) -> dict:
+def child(name: str, device: str, steps: int, collect: bool) -> dict:
     import torch
 
     from flashssm import _runtime
@@ -68,13 +69,20 @@ def child(name: str, device: str, steps: int) -> dict:
 
     first, f1, b1 = run()
     after_first = dict(_runtime.ahead_stats)
-    later = []
+    if collect:  # a full collection outside the timed steps (is the second step's extra time a collection?)
+        gc.collect()
+    later, parts = [], []
+    gen2 = gc.get_stats()[2]["collections"]
     for _ in range(steps):
         second, f2, b2 = run()
         later.append(f2 + b2)
+        parts.append((1e3 * f2, 1e3 * b2))
+        if len(parts) == 1:  # (the second step of a Mamba-2 model took 212-227 ms against 81 without ahead)
+            gen2 = gc.get_stats()[2]["collections"] - gen2
     diff = max(float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
                for a, b in zip(first, second) if a is not None)
     return {"forward_s": f1, "backward_s": b1, "second_ms": 1e3 * later[0], "later_ms": 1e3 * statistics.median(later),
+            "second_parts_ms": parts[0], "second_gen2_gcs": gen2,
             "largest_relative_difference": diff, "workers": len(_runtime._workers),
             "planner_runs_later": _runtime.ahead_stats["planner_runs"] - after_first["planner_runs"], **after_first}
 
@@ -85,11 +93,12 @@ def main():
     ap.add_argument("--settings", default="on,off",
                     help="compile-ahead settings to run, in this order: on, off, or onN (N background threads)")
     ap.add_argument("--device", default="cuda", help="cpu: the interpreter (to check this script)")
-    ap.add_argument("--steps", type=int, default=3, help="calls timed after the first (the median is reported)")
+    ap.add_argument("--steps", type=int, default=3, help="calls timed after the first (the median is reported; >= 1)")
+    ap.add_argument("--collect", action="store_true", help="gc.collect() after the first call (not timed)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print("RESULT " + json.dumps(child(args.child, args.device, args.steps)), flush=True)
+        print("RESULT " + json.dumps(child(args.child, args.device, args.steps, args.collect)), flush=True)
         return
     print(f"{'workload':28} {'ahead':5} {'first call s':>12} {'forward':>7} {'backward':>8} {'second ms':>9} "
           f"{'later ms':>8} {'planned':>7} {'compiled':>8} {'taken':>5} {'waited':>6}  first vs second", flush=True)
@@ -102,7 +111,7 @@ def main():
                     env["FLASHSSM_COMPILE_THREADS"] = setting[2:]
                 t0 = time.perf_counter()
                 proc = subprocess.run([sys.executable, __file__, "--child", name, "--device", args.device, "--steps",
-                                       str(args.steps)], env=env, capture_output=True,
+                                       str(args.steps)] + (["--collect"] if args.collect else []), env=env, capture_output=True,
                                       text=True)
                 wall = time.perf_counter() - t0
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -115,7 +124,8 @@ def main():
                   f"{r['compiled']:8d} {r['taken']:5d} {r['waited']:6d}  {r['largest_relative_difference']:.1e}"
                   f"  (process {wall:.1f} s; {r['workers']} threads; failed {r['failed']}; planners run "
                   f"{r['planner_runs']}, failed {r['planner_failed']}, run after the first call "
-                  f"{r['planner_runs_later']})", flush=True)
+                  f"{r['planner_runs_later']}; second step: forward {r['second_parts_ms'][0]:.1f} ms, backward "
+                  f"{r['second_parts_ms'][1]:.1f} ms, {r['second_gen2_gcs']} full garbage collections)", flush=True)
 
 
 if __name__ == "__main__":

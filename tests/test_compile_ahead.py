@@ -277,12 +277,13 @@ SSD_CASES = {
 }
 
 
-@pytest.mark.parametrize("sm_count", [4, 132])
-@pytest.mark.parametrize("case", list(SSD_CASES))
+@pytest.mark.parametrize("case, sm_count", [("options", 4), ("options", 132), ("init-final", 132), ("packed", 4),
+                                            ("deterministic", 4), ("few-grads", 4)])
 def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device, monkeypatch):
     """The SSD training forward's planner (`backward.plan_backward`, made in `SSDScanFunction.forward`) against
-    the launches its backward makes: the chain form with its tiles (many chunks a GPU's SMs: sm_count 4) and without
-    (132), packed sequences, deterministic mode, gradients not wanted."""
+    the launches its backward makes: the chain form with its tiles (many chunks a GPU's SMs: sm_count 4, with the
+    options' dt launches and the recompute: ten kernels) and without (132), packed sequences, deterministic mode (the
+    parallel form), gradients not wanted."""
     import flashssm
     from flashssm.ops.ssd import forward
     from tests.helpers import ssd_inputs

@@ -123,7 +123,7 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
     """The GPU's SM count (cached), or `on_cpu` under the interpreter, where the caller decides what
     a grid should be sized for."""
     if device.type != "cuda":
-        planned = _planning_device if device.type == "meta" else None
+        planned = _planning_device() if device.type == "meta" else None
         return on_cpu if planned is None else _cuda_sm_count(planned.index)
     return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
 
@@ -131,14 +131,14 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
 def cuda_index(t: torch.Tensor) -> int:
     """The index of the GPU a kernel launched on t (`gpu_code`) compiles for."""
     if t.is_meta:
-        return _planning_device.index
+        return _planning_device().index
     return t.device.index if t.device.index is not None else torch.cuda.current_device()
 
 
 def gpu_code(t: torch.Tensor) -> bool:
     """Whether a kernel launched on t compiles for the GPU: t on CUDA, or a meta tensor of `plan_ahead`'s dry run.
     (The wrappers' GPU-only constexprs and launch options, FAST or maxnreg, ask this rather than t.is_cuda.)"""
-    return t.is_cuda or (t.is_meta and _planning_device is not None)
+    return t.is_cuda or (t.is_meta and _planning_device() is not None)
 
 
 def resident_warps(regs: int, warps_per_program: int = 1) -> int:
@@ -355,8 +355,11 @@ def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
     Inside `compiling_ahead(planner)`, the planner runs just before the first launch that compiles its kernel; inside
     `plan_ahead`'s dry run (meta tensors) nothing launches: the kernel is handed to the background compiles."""
     if device.type != "cuda" or not direct_launch or torch.compiler.is_compiling():
-        if device.type == "meta" and _planning_device is not None:
-            return _compile_ahead(kernel, grid, args, _planning_device, meta)
+        if device.type == "meta":  # (Triton would launch the kernel on address 0: only a dry run may get here)
+            planned = _planning_device()
+            if planned is None:
+                raise RuntimeError("a kernel launch on meta tensors outside _runtime.plan_ahead's dry run")
+            return _compile_ahead(kernel, grid, args, planned, meta)
         # (under torch.compile, Dynamo traces Triton's own launch into its graph; the direct one reads the raw
         # stream, which it cannot trace: a graph break, an error under fullgraph)
         return kernel[grid](*args, **meta)
@@ -386,12 +389,17 @@ def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, lo
 # not guess) costs background CPU time only: a launch's key is always its real arguments'.
 # FLASHSSM_COMPILE_AHEAD=0 turns it off.
 compile_ahead = os.environ.get("FLASHSSM_COMPILE_AHEAD", "1") != "0"
-# The planner of the forward being launched (`compiling_ahead`), and the CUDA device a dry run plans for (`plan_ahead`).
-# Module globals rather than thread-local ones: a launch reads the first, and a thread-local read was ~1 us of host time
-# on this project's CPU machine. Another thread's launch that compiles meanwhile may run this thread's planner: it plans
-# the same compiles (once: `_run_planner`); the second is read only for meta tensors, which only dry runs launch.
+# The planner of the forward being launched (`compiling_ahead`): a module global rather than a thread-local one,
+# since every launch reads it and a thread-local read was ~1 us of host time on this project's CPU machine. Another
+# thread's launch that compiles meanwhile may run this thread's planner: it plans the same compiles (once:
+# `_run_planner`). The device a dry run plans for (`plan_ahead`) is per thread: only launches and choices on meta
+# tensors read it.
 _planner = None
-_planning_device: torch.device | None = None
+_plan_state = threading.local()
+
+
+def _planning_device() -> torch.device | None:
+    return getattr(_plan_state, "device", None)
 _pending: dict = {}  # key -> its `_Job`, until the background thread has compiled it or a launch has taken it
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _workers: list = []
@@ -521,12 +529,11 @@ def plan_ahead(device: torch.device, dry_run, *tensors) -> None:
     metas = [None if t is None else (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
                                      if isinstance(t, torch.Tensor) else t) for t in tensors]
     index = device.index if device.index is not None else (torch.cuda.current_device() if device.type == "cuda" else 0)
-    global _planning_device
-    _planning_device = torch.device("cuda", index)  # (the dry run's device-dependent choices: `sm_count`, `gpu_code`)
+    _plan_state.device = torch.device("cuda", index)  # (the dry run's device-dependent choices: `sm_count`, `gpu_code`)
     try:
         dry_run(*metas)
     finally:
-        _planning_device = None
+        _plan_state.device = None
 
 
 def raw_stream(index: int) -> int:

@@ -68,6 +68,35 @@ def test_background_thread_count(value, count, monkeypatch):
     assert _runtime._worker_count() == count
 
 
+def test_a_launch_on_meta_tensors_outside_a_dry_run_raises():
+    """Triton would run the kernel on address 0: only a dry run may launch on meta tensors (and queue compiles)."""
+    with pytest.raises(RuntimeError, match="meta tensors"):
+        _runtime.launch(_Jit(), (1,), (torch.empty(4, device="meta"), torch.empty(4, device="meta"), 4, 1e-5),
+                        torch.device("meta"), BLOCK=4)
+
+
+def test_a_dry_run_in_another_thread_does_not_leak_its_device(monkeypatch):
+    monkeypatch.setattr(_runtime, "_can_plan", lambda device: True)
+    monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 132)
+    inside, other = threading.Event(), []
+
+    def dry_run(x):
+        inside.set()
+        release.wait(10)
+
+    release = threading.Event()
+    thread = threading.Thread(target=_runtime.plan_ahead, args=(torch.device("cpu"), dry_run, torch.zeros(1)))
+    thread.start()
+    try:
+        assert inside.wait(10)
+        meta = torch.empty(1, device="meta")
+        other.append((_runtime.gpu_code(meta), _runtime.sm_count(meta.device, on_cpu=4)))
+    finally:
+        release.set()
+        thread.join(10)
+    assert other == [(False, 4)]
+
+
 def _job(kernel):
     (job,) = [j for j in _runtime._pending.values() if j.kernel is kernel]
     return job
@@ -168,7 +197,7 @@ def test_plan_ahead_runs_the_dry_run_on_meta_tensors_of_the_same_layout(fresh, m
 
     _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)
     assert seen == [("meta", x.shape, x.stride(), x.dtype, None, 7, 132, True)]
-    assert _runtime._planning_device is None and not _runtime.gpu_code(torch.empty(1, device="meta"))
+    assert _runtime._planning_device() is None and not _runtime.gpu_code(torch.empty(1, device="meta"))
     monkeypatch.setattr(_runtime, "compile_ahead", False)
     monkeypatch.undo()
     _runtime.plan_ahead(torch.device("cpu"), dry_run, x, None, 7)  # not on CUDA: nothing to plan

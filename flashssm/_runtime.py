@@ -375,19 +375,18 @@ def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, lo
 
 
 # --- compiling ahead ------------------------------------------------------------------------------
-# A kernel's first call compiles it, on the CPU: on the H200 machine the selective scan's forward and backward took
-# ~20 s each (dense) and ~60 s each (packed sequences), the SSD kernels ~11 s each (benchmarks/notes/selective_scan.md,
-# forty-seventh session). A first training step compiled its forward kernels, then, when autograd reached them, its
-# backward ones, one after the other. `plan_ahead` lets a forward start its backward's compiles before its own: a
-# planner (the op's backward wrapper run on meta tensors: no memory, no launch) hands every kernel the backward would
-# launch to a background thread (JITFunction.warmup), which compiles them while the caller's thread compiles the
-# forward.
-# The backward's launch then finds the kernel compiled, waits for the compile under way instead of starting its own,
-# or, for a kernel still in the queue (the thread busy with others: a model's backward runs its layers' ops in the
-# reverse of the order their forwards queued them), compiles it itself. The planner runs only where a forward launch is about to compile (`compiling_ahead`): nothing in a call whose
-# kernels are compiled. A planned kernel the backward turns out not to launch (dy in a layout the planner did
-# not guess) costs background CPU time only: a launch's key is always its real arguments'.
-# FLASHSSM_COMPILE_AHEAD=0 turns it off.
+# A kernel's first call compiles it, on the CPU. On the H200 machine a first training call of the 2.8B selective scan
+# at 8 x 2K compiled for 7 s in its forward and 13 s in its backward, 13 s and 50 s with packed sequences, and the
+# 2.7B SSD call at 8 x 4K for 3 s and 10 s (benchmarks/notes/first_call.md): the forward's kernels, then, when
+# autograd reached them, the backward's, one after the other. `plan_ahead` lets a forward start its backward's
+# compiles beside its own: a planner (the op's backward wrapper run on meta tensors: no memory, no launch) hands every
+# kernel the backward would launch to a background thread (JITFunction.warmup), which compiles them while the
+# caller's thread compiles the forward. The backward's launch then finds its kernel compiled, waits for the compile
+# under way instead of starting its own, or, for a kernel still in the queue (the thread busy with others: a model's
+# backward runs its layers' ops in the reverse of the order their forwards queued them), compiles it itself. The
+# planner runs only where a forward launch is about to compile (`compiling_ahead`): nothing in a call whose kernels
+# are compiled. A planned kernel the backward turns out not to launch (dy in a layout the planner did not guess) costs
+# background CPU time only: a launch's key is always its real arguments'. FLASHSSM_COMPILE_AHEAD=0 turns it off.
 compile_ahead = os.environ.get("FLASHSSM_COMPILE_AHEAD", "1") != "0"
 # The planner of the forward being launched (`compiling_ahead`): a module global rather than a thread-local one,
 # since every launch reads it and a thread-local read was ~1 us of host time on this project's CPU machine. Another

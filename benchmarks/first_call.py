@@ -110,9 +110,9 @@ def main():
                 if setting.startswith("on") and setting[2:]:
                     env["FLASHSSM_COMPILE_THREADS"] = setting[2:]
                 t0 = time.perf_counter()
-                proc = subprocess.run([sys.executable, __file__, "--child", name, "--device", args.device, "--steps",
-                                       str(args.steps)] + (["--collect"] if args.collect else []), env=env, capture_output=True,
-                                      text=True)
+                command = [sys.executable, __file__, "--child", name, "--device", args.device, "--steps",
+                           str(args.steps)] + (["--collect"] if args.collect else [])
+                proc = subprocess.run(command, env=env, capture_output=True, text=True)
                 wall = time.perf_counter() - t0
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not lines:

@@ -403,8 +403,8 @@ _pending: dict = {}  # key -> its `_Job`, until the background thread has compil
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _workers: list = []
 # what the background compiles did (tests, benchmarks/first_call.py): kernels queued, compiled, failed to compile;
-# planners run, planners that raised (the last error kept in `ahead_errors`); launches that waited for a compile under way, and
-# launches that compiled a queued kernel themselves (the thread had not started it)
+# planners run, planners that raised (the last error kept in `ahead_errors`); launches that waited for a compile under
+# way, and launches that compiled a queued kernel themselves (the thread had not started it)
 ahead_stats = {"planned": 0, "compiled": 0, "failed": 0, "planner_runs": 0, "planner_failed": 0, "waited": 0,
                "taken": 0}
 ahead_errors: list = []

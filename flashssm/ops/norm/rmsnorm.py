@@ -241,8 +241,8 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
 
 
 def plan_backward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool) -> None:
-    """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments: `rmsnorm_backward`
-    on meta tensors, dy contiguous (as y)."""
+    """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments:
+    `rmsnorm_backward` on meta tensors, dy contiguous (as y)."""
     def dry_run(x, weight, z):
         rmsnorm_backward(x, weight, z, torch.empty(x.shape, dtype=x.dtype, device=x.device), eps, group_size,
                          norm_before_gate)

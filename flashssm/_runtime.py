@@ -272,6 +272,14 @@ def _pointer_prefix(kernel, args: tuple) -> int:
     return n if tensors_first and scalars_after else -1
 
 
+def _layout(kernel, args: tuple) -> int:
+    """The kernel's `_pointer_prefix`, found once a kernel (-1 also once `_keep` finds it cannot launch directly)."""
+    n = _layouts.get(id(kernel))
+    if n is None:
+        n = _layouts[id(kernel)] = _pointer_prefix(kernel, args)
+    return n
+
+
 def _direct(compiled) -> bool:
     """Whether a launch's result is a compiled kernel that can be launched again by itself."""
     return all(hasattr(compiled, a) for a in ("function", "packed_metadata", "__getitem__"))
@@ -310,9 +318,7 @@ def _keep(key, kernel, n_args: int, meta: dict, compiled) -> bool:
 
 def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict, on_compile=None):
     """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins)."""
-    n = _layouts.get(id(kernel))
-    if n is None:
-        n = _layouts[id(kernel)] = _pointer_prefix(kernel, args)
+    n = _layout(kernel, args)
     if n < 0:
         return kernel[grid](*args, **meta)
     ptrs = args[:n]
@@ -399,6 +405,8 @@ _plan_state = threading.local()
 
 def _planning_device() -> torch.device | None:
     return getattr(_plan_state, "device", None)
+
+
 _pending: dict = {}  # key -> its `_Job`, until the background thread has compiled it or a launch has taken it
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _workers: list = []
@@ -463,9 +471,7 @@ def _work() -> None:
 
 def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
     """A dry run's launch: queue the kernel's compile unless it is compiled or queued. Returns None."""
-    n = _layouts.get(id(kernel))
-    if n is None:
-        n = _layouts[id(kernel)] = _pointer_prefix(kernel, args)
+    n = _layout(kernel, args)
     if n < 0:  # not a direct launch's layout: its launch compiles it
         return None
     key = _key(kernel, device.index, meta, args[n:], [t.dtype for t in args[:n]], [0] * n)

@@ -345,6 +345,11 @@ def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device
     assert planned == launched
 
 
+def _loss(t):
+    """A loss whose gradient is random and in t's layout (a plain sum's would be an expanded tensor of ones)."""
+    return (t * torch.randn_like(t)).sum()
+
+
 @pytest.mark.parametrize("case", ["tokens", "channels-silu-final", "packed-init"])
 def test_conv1d_backward_planner_plans_the_backward_launches(case, device, monkeypatch):
     """causal_conv1d's training forward's planner (`conv.plan_backward`) against its backward's launches: both
@@ -371,8 +376,7 @@ def test_conv1d_backward_planner_plans_the_backward_launches(case, device, monke
     leaves = [x, weight, bias] + ([kw["initial_states"]] if "initial_states" in kw else [])
     planned, launched = _planned_and_launched(
         monkeypatch, torch.device(device),
-        lambda: torch.autograd.grad((y * torch.randn_like(y)).sum() + ((out[1] * torch.randn_like(out[1])).sum() if final
-                                                                     else 0), leaves),
+        lambda: torch.autograd.grad(_loss(y) + (_loss(out[1]) if final else 0), leaves),
         planners[0])
     assert launched and planned == launched
 

@@ -1686,7 +1686,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         n_seg, seg, n_programs,
         *u.stride(), *delta.stride(), *A.stride(), *z_arg.stride(), *y.stride()), u.device,
         BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CKPT=ckpt_tile or tile,
-        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=_runtime.gpu_code(u), HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
+        PREFETCH_BC=prefetch_bc, PREFETCH_TILES=cfg.prefetch_tiles, FAST=_runtime.gpu_code(u), HAS_D=D is not None,
+        HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
         STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
@@ -1925,9 +1926,10 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
 def plan_backward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, *, ckpt_tile, seq_index, num_seqs,
                   return_last_state, offsets, deterministic):
     """Compile ahead (`_runtime.plan_ahead`) the backward of a forward call with these arguments (the planner of
-    `_runtime.compiling_ahead` around `scan_forward` calls this): `scan_backward` run on meta tensors, with dy in y's layout (`rows_like`), the last state's gradient
-    present where the forward returns the last state (autograd then passes zeros for an unused one), and the stored
-    states as the forward allocates them, so that its launches compile while the forward's do."""
+    `_runtime.compiling_ahead` around `scan_forward` calls this): `scan_backward` run on meta tensors, with dy in y's
+    layout (`rows_like`), the last state's gradient present where the forward returns the last state (autograd then
+    passes zeros for an unused one), and the stored states as the forward allocates them, so that its launches compile
+    while the forward's do."""
     def dry_run(u, delta, A, B, C, D, z, delta_bias, seq_index):
         batch, dim, seqlen = u.shape
         dstate = A.shape[1]

@@ -363,10 +363,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=N
 def plan_backward(dims: SSDDims, x, dt, A, B, C, *, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
                   return_final_states, needs, states):
     """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments (the planner of
-    `_runtime.compiling_ahead` around `SSDScanFunction`'s forward calls this): `ssd_backward` on meta tensors, with dy contiguous
-    in x's dtype, y before the gate stored where z is given, the final states' gradient present where the forward
-    returns them (autograd passes zeros for an unused one), `states` the buffer the forward stores for the backward
-    (or None), so that the backward's launches compile while the forward's do."""
+    `_runtime.compiling_ahead` around `SSDScanFunction`'s forward calls this): `ssd_backward` on meta tensors, with dy
+    contiguous in x's dtype, y before the gate stored where z is given, the final states' gradient present where the
+    forward returns them (autograd passes zeros for an unused one), `states` the buffer the forward stores for the
+    backward (or None), so that the backward's launches compile while the forward's do."""
     def dry_run(x, dt, A, B, C, D, z, dt_bias, initial_states, states):
         dfinal = None
         if return_final_states:

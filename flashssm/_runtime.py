@@ -424,7 +424,14 @@ def _worker_count() -> int:
     # benchmarks/notes/first_call.md) the 2.7B SSD 8x4K first training call took 6.9 s with one thread, 7.7 with four,
     # 9.3 with eight (12.6 without), the 2.8B selective scan 8x2K 15.0 / 16.8 (19.8). FLASHSSM_COMPILE_THREADS: another
     # count, for measurements.
-    return int(os.environ.get("FLASHSSM_COMPILE_THREADS") or 1)
+    value = os.environ.get("FLASHSSM_COMPILE_THREADS") or "1"
+    if not value.isdigit() or int(value) < 1:
+        if f"threads:{value}" not in _warned:  # (said once a value, as `warn_reference_fallback` says its reasons)
+            _warned.add(f"threads:{value}")
+            warnings.warn(f"FLASHSSM_COMPILE_THREADS={value!r} is not a positive integer; compiling ahead in one "
+                          "thread", RuntimeWarning, stacklevel=2)
+        return 1
+    return int(value)
 
 
 class _Job:

@@ -59,13 +59,18 @@ def _launch(kernel, x, y, n=64, block=32, on_compile=None):
                                   on_compile)
 
 
-@pytest.mark.parametrize("value, count", [(None, 1), ("", 1), ("3", 3)])
-def test_background_thread_count(value, count, monkeypatch):
+@pytest.mark.parametrize("value, count", [(None, 1), ("", 1), ("3", 3), ("four", 1), ("0", 1), ("-2", 1)])
+def test_background_thread_count(value, count, monkeypatch, recwarn):
+    """Unset or empty: one thread; a positive integer: that many; anything else: one, with a warning naming it."""
+    monkeypatch.setattr(_runtime, "_warned", set())
     if value is None:
         monkeypatch.delenv("FLASHSSM_COMPILE_THREADS", raising=False)
     else:
         monkeypatch.setenv("FLASHSSM_COMPILE_THREADS", value)
     assert _runtime._worker_count() == count
+    bad = value not in (None, "", "3")
+    said = [str(w.message) for w in recwarn if "FLASHSSM_COMPILE_THREADS" in str(w.message)]
+    assert len(said) == bad and (not bad or repr(value) in said[0])
 
 
 def test_a_launch_on_meta_tensors_outside_a_dry_run_raises():

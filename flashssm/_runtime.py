@@ -8,10 +8,12 @@ Everything else runs the plain-PyTorch reference beside the kernel.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
 import queue
+import sys
 import threading
 import warnings
 
@@ -459,6 +461,8 @@ _take_lock = threading.Lock()
 def _work() -> None:
     while True:
         job = _jobs.get()
+        if job is None:  # `_finish_compiles`: the interpreter is exiting
+            return
         if not job.take():  # a launch took it first
             continue
         try:
@@ -489,10 +493,51 @@ def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
     ahead_stats["planned"] += 1
     _jobs.put(job)
     while len(_workers) < _worker_count():
+        if not _workers:  # (registering twice is harmless: the second run finds no thread)
+            atexit.register(_finish_compiles)
         worker = threading.Thread(target=_work, name=f"flashssm-compile-{len(_workers)}", daemon=True)
         worker.start()
         _workers.append(worker)
     return None
+
+
+# A compile under way may take a while (the packed selective scan's backward: ~50 s on the H200 machine): past this,
+# the exit says what it waits for
+EXIT_NOTICE_S = 2.0
+
+
+def _finish_compiles() -> None:
+    """At the interpreter's exit (atexit): skip the queued compiles and wait for those under way. A daemon thread still
+    inside Triton's compiler when Python finalises is torn down in the middle of C++ code: on the H200 machine (Python
+    3.12) a script that ended right after an SSD training forward, its backward's kernels compiling, aborted
+    (`terminate called after throwing an instance of ...`, exit status -6; benchmarks/exit_while_compiling.py)."""
+    for job in list(_pending.values()):
+        if job.take():  # not started: nobody needs it now
+            _pending.pop(job.key, None)
+            job.done.set()
+    for _ in _workers:
+        _jobs.put(None)
+    for worker in _workers:
+        worker.join(EXIT_NOTICE_S)
+        if worker.is_alive():
+            print("flashssm: finishing a kernel compile started ahead before exiting (FLASHSSM_COMPILE_AHEAD=0 turns "
+                  "compiling ahead off)", file=sys.stderr, flush=True)
+            worker.join()
+    _workers.clear()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads: the compiles queued or under way there never finish here, and
+    a lock one of them held stays held. The child starts with an empty queue: its launches compile for themselves."""
+    global _jobs, _take_lock
+    _workers.clear()
+    _pending.clear()
+    _jobs = queue.SimpleQueue()
+    _take_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _run_planner(planner) -> None:

@@ -7,8 +7,14 @@ compiles ahead are not the ones used. On the GPU the whole path runs: the forwar
 compiled for it."""
 
 import contextlib
+import os
+import pathlib
+import signal
+import subprocess
+import sys
 import threading
 import time
+import warnings
 
 import pytest
 import torch
@@ -41,8 +47,16 @@ class _Jit:
         return run
 
 
+def _wait_for_background_compiles():
+    for job in list(_runtime._pending.values()):
+        assert job.done.wait(600), "a background compile did not end"
+
+
 @pytest.fixture
 def fresh(monkeypatch):
+    # compiles that earlier tests queued (a model's training step plans kernels its backward may not launch) would
+    # count in this test's statistics: let them end first
+    _wait_for_background_compiles()
     monkeypatch.setattr(_runtime, "_compiled", {})
     monkeypatch.setattr(_runtime, "_layouts", {})
     monkeypatch.setattr(_runtime, "_pending", {})
@@ -173,6 +187,75 @@ def test_a_failed_background_compile_leaves_the_launch_to_compile(fresh):
     _launch(kernel, torch.zeros(64), torch.zeros(64))
     assert [how for how, _ in kernel.compiles] == ["warmup", "launch"]
     assert _runtime.ahead_stats["failed"] == 1 and _runtime._pending == {}
+
+
+_EXIT_SCRIPT = """
+import sys, threading, time, torch
+from flashssm import _runtime
+from tests.test_compile_ahead import _Jit, _plan
+
+class Logged(_Jit):
+    def __init__(self, name, seconds):
+        super().__init__()
+        self.name, self.seconds = name, seconds
+        self.started = threading.Event()
+        self.release.set()
+
+    def warmup(self, *args, grid, **meta):
+        print(self.name + " started", flush=True)
+        self.started.set()
+        time.sleep(self.seconds)  # (Triton's compile, in C++ for most of it)
+        print(self.name + " compiled", flush=True)
+        return super().warmup(*args, grid=grid, **meta)
+
+_runtime.EXIT_NOTICE_S = float(sys.argv[1])
+busy, queued = Logged("busy", 1.0), Logged("queued", 0.0)
+x = torch.empty(64, device="meta")
+_plan(busy, x, x)
+assert busy.started.wait(60)
+_plan(queued, x, x)
+print("script ends", flush=True)
+"""
+
+
+@pytest.mark.parametrize("notice_after", [0.2, 5.0])
+def test_the_exit_waits_for_the_compile_under_way_and_skips_the_queue(notice_after):
+    """A script that ends while the background thread compiles: the compile under way finishes before Python
+    finalises (a daemon thread torn down inside Triton's C++ aborted the process on the GPU machine), the queued ones
+    never start, and a wait longer than `EXIT_NOTICE_S` says what it waits for."""
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, str(notice_after)], capture_output=True, text=True,
+                          timeout=120, cwd=pathlib.Path(__file__).parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["busy started", "script ends", "busy compiled"], proc.stdout
+    assert "queued" not in proc.stdout
+    assert ("finishing a kernel compile" in proc.stderr) == (notice_after < 1.0), proc.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_compiles_for_itself(fresh):
+    """A child forked while a compile is under way has no background thread: its launch of that kernel compiles it
+    (without the reset after fork it would wait for a compile that never ends in the child)."""
+    kernel = _Jit()
+    x = torch.empty(64, device="meta")
+    _plan(kernel, x, x)
+    _until(lambda: _job(kernel).taken, "the compile to start")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (fork with threads running)
+            pid = os.fork()
+        if pid == 0:  # the child: five seconds to launch, or the alarm ends it
+            try:
+                signal.alarm(5)
+                _launch(kernel, torch.zeros(64), torch.zeros(64))
+                os._exit(0 if [how for how, _ in kernel.compiles] == ["launch"] else 3)
+            finally:
+                os._exit(4)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        kernel.release.set()
+    assert os.waitstatus_to_exitcode(status) == 0
+    _until(lambda: _runtime._pending == {}, "the parent's compile")
+    assert [how for how, _ in kernel.compiles] == ["warmup"]
 
 
 def test_a_planner_runs_once_before_the_first_compile_and_its_errors_stay_inside(fresh):
@@ -407,11 +490,6 @@ def test_rmsnorm_backward_planner_plans_the_backward_launches(case, device, monk
         monkeypatch, torch.device(device), lambda: torch.autograd.grad((y * torch.randn_like(y)).sum(), leaves),
         planners[0])
     assert launched and planned == launched
-
-def _wait_for_background_compiles():
-    for job in list(_runtime._pending.values()):
-        assert job.done.wait(600), "a background compile did not end"
-
 
 def _after_forward() -> set:
     """Wait for the background compiles a training forward queued; the keys compiled then."""

@@ -643,6 +643,8 @@ def _current_stream(device: torch.device) -> int:
 
 
 def workspace(device: torch.device) -> _Workspace:
+    if device.type == "meta":  # a dry run (`plan_ahead`): nothing launches; kept nowhere
+        return _Workspace(device)
     key = (device.type, device.index, _current_stream(device))
     ws = _workspaces.get(key)
     if ws is None:

@@ -185,6 +185,30 @@ def assert_workspace_clean() -> None:
         assert int(ws.flags.abs().sum()) == 0
 
 
+def in_dry_run() -> bool:
+    """Whether this runs inside compile-ahead's dry run of a backward (`_runtime.plan_ahead`: a training forward on a
+    GPU runs its backward on meta tensors to queue its compiles; nothing launches, nothing is allocated). A spy that
+    counts what a backward chose or allocated leaves those calls out: on a GPU a backward's choices are made twice."""
+    from flashssm import _runtime
+
+    return _runtime._planning_device() is not None
+
+
+def record_calls(monkeypatch, owner, name: str, what=lambda *args, **kwargs: 1, seen: list | None = None) -> list:
+    """owner.name wrapped: each call outside a dry run (`in_dry_run`) appends what(*args, **kwargs) to `seen` (a new
+    list unless given), returned, then runs the real one."""
+    seen = [] if seen is None else seen
+    real = getattr(owner, name)
+
+    def spy(*args, **kwargs):
+        if not in_dry_run():
+            seen.append(what(*args, **kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
 def filled_allocations(call) -> tuple[list[str], int]:
     """Runs call() under torch.use_deterministic_algorithms(True) (torch's fill of new tensors with NaN on, as by
     default) and returns the places in flashssm's code that called torch.empty, torch.empty_like or Tensor.new_empty
@@ -199,7 +223,7 @@ def filled_allocations(call) -> tuple[list[str], int]:
     def spy(real):
         def allocate(*args, **kwargs):
             caller = sys._getframe(1).f_code.co_filename
-            if "/flashssm/" in caller:
+            if "/flashssm/" in caller and not in_dry_run():  # (a dry run's meta tensors: no memory, nothing filled)
                 total[0] += 1
                 if deterministic.fill_uninitialized_memory:
                     filled.append(f"{caller.split('/flashssm/')[-1]}:{sys._getframe(1).f_lineno}")

@@ -16,8 +16,8 @@ from flashssm.ops.selective_scan.autograd import selective_scan_bwd, selective_s
 from flashssm.ops.selective_scan.scan import (BackwardConfig, ForwardConfig, ckpt_layout, ckpt_states, scan_backward,
                                               scan_forward, sequence_index)
 from tests.conftest import HAS_GPU
-from tests.helpers import (TOLERANCES, assert_close, assert_workspace_clean, cases, filled_allocations, pairs_of_four,
-                           rel_err, relaid, scan_inputs, spread)
+from tests.helpers import (TOLERANCES, assert_close, assert_workspace_clean, cases, filled_allocations, in_dry_run,
+                           pairs_of_four, rel_err, relaid, scan_inputs, spread)
 
 GRAD_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 # batch, dim, seqlen, dstate, ngroups (None: B and C shared by the channels)
@@ -686,9 +686,15 @@ def test_channels_last_forward_choice():
 def _record_configs(monkeypatch, scan, name="forward_config"):
     """scan's `name` (forward_config unless said) wrapped so that every configuration it picks is appended to the list
     returned."""
-    picked = []
-    choose = getattr(scan, name)
-    monkeypatch.setattr(scan, name, lambda *a, **k: picked.append(choose(*a, **k)) or picked[-1])
+    picked, choose = [], getattr(scan, name)
+
+    def pick(*args, **kwargs):
+        config = choose(*args, **kwargs)
+        if not in_dry_run():  # (compile-ahead's dry run of the backward on a GPU picks too)
+            picked.append(config)
+        return config
+
+    monkeypatch.setattr(scan, name, pick)
     return picked
 
 

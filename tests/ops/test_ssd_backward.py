@@ -12,8 +12,9 @@ import flashssm
 from flashssm.ops.ssd import reference as ref
 from flashssm.ops.ssd.autograd import ssd_scan_fwd
 from tests.conftest import HAS_GPU
-from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_IDS_PAIRWISE, SSD_OPTION_NAMES, SSD_OPTIONS, SSD_OPTIONS_PAIRWISE, TOLERANCES, VARLEN_IDS, VARLEN_PACKS,
-                           assert_close, cases, filled_allocations, full, rel_err, spread, ssd_id, ssd_inputs)
+from tests.helpers import (SSD_OPTION_IDS, SSD_OPTION_IDS_PAIRWISE, SSD_OPTION_NAMES, SSD_OPTIONS, SSD_OPTIONS_PAIRWISE,
+                           TOLERANCES, VARLEN_IDS, VARLEN_PACKS, assert_close, cases, filled_allocations, full,
+                           record_calls, rel_err, spread, ssd_id, ssd_inputs)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
 
@@ -308,9 +309,7 @@ def test_states_from_forward(case, device, monkeypatch):
 
     monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
     monkeypatch.setattr(backward_chain, "TILES", False)
-    recomputed = []
-    real = backward_chain.entering_states
-    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: recomputed.append(1) or real(*a, **k))
+    recomputed = record_calls(monkeypatch, backward_chain, "entering_states")
     if case == "over-the-cap":
         monkeypatch.setattr(backward_chain, "STATES_FROM_FORWARD_BYTES", 1024)
     if case == "varlen-init":
@@ -358,11 +357,8 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
         early, group, sub = config
         monkeypatch.setattr(forward, "pick_config", lambda *a: dataclasses.replace(
             real_pick(*a), early_publish=early, group=group, sub=sub, gluon_group=None))
-    recomputed, stored = [], []
-    real_entering, real_launch = backward_chain.entering_states, forward.launch
-    monkeypatch.setattr(backward_chain, "entering_states",
-                        lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
-    monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
+    recomputed = record_calls(monkeypatch, backward_chain, "entering_states")
+    stored = record_calls(monkeypatch, forward, "launch", lambda *a, **k: k.get("state_chunk"))
     inputs = dict(inputs)
     kw = ssd_inputs(inputs.pop("batch"), inputs.pop("seqlen"), 4, inputs.pop("headdim"), inputs.pop("dstate"), 2,
                     device=device, **inputs)
@@ -426,20 +422,9 @@ def spy_forms(monkeypatch):
     """Record which form each backward ran: "tiles-det" (the deterministic tiles), "chain" or "parallel"."""
     from flashssm.ops.ssd import backward, backward_chain
 
-    ran = []
-    real_parallel, real_chain = backward.ssd_backward_parallel, backward_chain.ssd_backward
-
-    def parallel(*args, **kw):
-        ran.append("parallel")
-        return real_parallel(*args, **kw)
-
-    def chain(*args, **kw):
-        ran.append("tiles-det" if kw.get("deterministic") else "chain")
-        return real_chain(*args, **kw)
-
-    monkeypatch.setattr(backward, "ssd_backward_parallel", parallel)
-    monkeypatch.setattr(backward_chain, "ssd_backward", chain)
-    return ran
+    ran = record_calls(monkeypatch, backward, "ssd_backward_parallel", lambda *a, **k: "parallel")
+    return record_calls(monkeypatch, backward_chain, "ssd_backward",
+                        lambda *a, **k: "tiles-det" if k.get("deterministic") else "chain", seen=ran)
 
 
 @pytest.mark.parametrize("case", ["head-blocks", "varlen", "dstate-256", "few-chunks"])
@@ -696,11 +681,8 @@ def test_gpu_packed_states_from_forward(deterministic, packing, monkeypatch):
     late recompute from the table of spans)."""
     from flashssm.ops.ssd import backward_chain, forward
 
-    recomputed, stored = [], []
-    real_entering, real_launch = backward_chain.entering_states, forward.launch
-    monkeypatch.setattr(backward_chain, "entering_states",
-                        lambda *a, **k: recomputed.append(1) or real_entering(*a, **k))
-    monkeypatch.setattr(forward, "launch", lambda *a, **k: stored.append(k.get("state_chunk")) or real_launch(*a, **k))
+    recomputed = record_calls(monkeypatch, backward_chain, "entering_states")
+    stored = record_calls(monkeypatch, forward, "launch", lambda *a, **k: k.get("state_chunk"))
     lengths = [1500, 700, 1, 2100, 300, 1, 513] if packing == "ragged" else [1024, 640, 2048, 256, 1536, 512, 384]
     kw = ssd_inputs(1, sum(lengths), 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h",
                     dt_softplus=True, initial_states=True, num_seqs=len(lengths))
@@ -799,10 +781,7 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
     monkeypatch.setattr(backward_chain, "TILES_CHUNK", 64)
     monkeypatch.setattr(backward_tiles, "TILE", 32)  # two blocks a tiles chunk: three tile pairs
-    chunks = []
-    real = backward_chain._tiles_launch
-    monkeypatch.setattr(backward_chain, "_tiles_launch", lambda dims, *a, **k: chunks.append(dims.chunk_size)
-                        or real(dims, *a, **k))
+    chunks = record_calls(monkeypatch, backward_chain, "_tiles_launch", lambda dims, *a, **k: dims.chunk_size)
     if case == "varlen":
         monkeypatch.setattr(backward_chain, "PACKED_ROWS_OVER", math.inf)
     if case.startswith("varlen"):
@@ -827,10 +806,8 @@ def test_states_in_place(case, device, monkeypatch):
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
-    real_states = backward_chain.entering_states
-    calls = []
-    monkeypatch.setattr(backward_chain, "entering_states", lambda *a, **k: calls.append(
-        (k.get("out") is not None, k.get("carry") is not None)) or real_states(*a, **k))
+    calls = record_calls(monkeypatch, backward_chain, "entering_states",
+                         lambda *a, **k: (k.get("out") is not None, k.get("carry") is not None))
     deterministic = case.startswith("deterministic")
     if not deterministic:
         real_bwd = backward_chain.ssd_backward

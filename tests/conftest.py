@@ -154,6 +154,9 @@ def pytest_configure(config):
         "markers", "full: a further case of a cross product whose other cases the default run covers (more tuning "
                    "forms, layouts or option sets of the same kernel path); on the CPU only with --full or "
                    "FLASHSSM_FULL_TESTS=1, on a GPU always")
+    config.addinivalue_line(
+        "markers", "compile_ahead: drives compile-ahead's queue and planners itself (on the CPU the planners otherwise "
+                   "run as on a GPU: the fixture `_planners_run_as_on_a_gpu`)")
 
 
 def full_run(config) -> bool:
@@ -178,6 +181,38 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def device():
     return DEVICE
+
+
+@pytest.fixture(autouse=True)
+def _planners_run_as_on_a_gpu(request, monkeypatch):
+    """Without a GPU, compile-ahead's planners (`_runtime.plan_ahead`) run as on one: at a training forward's first
+    launch its backward runs on meta tensors for a GPU of 132 SMs and capability 9.0, and what it would compile is
+    dropped. On a GPU every backward's choices are made twice, once in that dry run, and a planner that fails there is
+    silent (the backward just compiles late): here a failing planner fails the test with its own traceback, and a
+    test that counts a backward's choices, or a dry run that leaves state behind, shows on the CPU (the forty-ninth
+    session found both kinds on the GPU only). Not on a GPU, where the planners run for real, nor for tests marked
+    `compile_ahead`, which drive that machinery themselves."""
+    if HAS_GPU or "compile_ahead" in request.keywords:
+        yield
+        return
+    from flashssm import _runtime
+
+    monkeypatch.setattr(_runtime, "_can_plan", lambda device: _runtime.compile_ahead
+                        and not torch.compiler.is_compiling())
+    monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 132)
+    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: (9, 0))
+    monkeypatch.setattr(_runtime, "_compile_ahead", lambda *args, **kwargs: None)
+    real_launch = _runtime.launch
+
+    def launch(kernel, grid, args, device, **meta):
+        planner = _runtime._planner
+        if device.type == "cpu" and planner is not None and not getattr(planner, "ran", False):
+            planner.ran = True  # (as `_runtime._run_planner`, without swallowing its errors)
+            planner()
+        return real_launch(kernel, grid, args, device, **meta)
+
+    monkeypatch.setattr(_runtime, "launch", launch)
+    yield
 
 
 # Fresh inputs every run; FLASHSSM_TEST_SEED=<seed from the report header> replays a run.

@@ -22,6 +22,8 @@ import torch
 from flashssm import _runtime
 from tests.test_launch import _Compiled
 
+pytestmark = pytest.mark.compile_ahead
+
 
 class _Jit:
     """A JITFunction stand-in with `warmup`, whose compile can be held back until the test releases it."""

@@ -427,6 +427,22 @@ def spy_forms(monkeypatch):
                         lambda *a, **k: "tiles-det" if k.get("deterministic") else "chain", seen=ran)
 
 
+@pytest.mark.skipif(HAS_GPU, reason="a GPU runs the planners for real")
+def test_the_cpu_runs_the_planners_as_a_gpu_does(device, monkeypatch):
+    """tests/conftest.py's `_planners_run_as_on_a_gpu`: a training forward on the CPU runs its backward once on meta
+    tensors (compile-ahead's dry run) before its first launch, as on a GPU, so that the CPU suite meets what that dry
+    run does; and `record_calls` leaves that run out. Fails with the fixture gone."""
+    from flashssm.ops.ssd import backward
+
+    every, real = [], backward.ssd_backward
+    monkeypatch.setattr(backward, "ssd_backward", lambda dims, dy, dfinal, x, *a, **k: every.append(x.device.type)
+                        or real(dims, dy, dfinal, x, *a, **k))
+    outside = record_calls(monkeypatch, backward, "ssd_backward", lambda dims, dy, dfinal, x, *a, **k: x.device.type)
+    kw = ssd_inputs(1, 40, 2, 16, 16, 1, dtype=torch.float32, device=device)
+    gradients(flashssm.ssd_scan, kw, torch.randn_like(kw["x"]), None, chunk_size=16)
+    assert every == ["meta", "cpu"] and outside == ["cpu"], (every, outside)
+
+
 @pytest.mark.parametrize("case", ["head-blocks", "varlen", "dstate-256", "few-chunks"])
 def test_deterministic_tiles(case, device, monkeypatch):
     """The deterministic mode's tiles (every sum of the paths and pair launches in a slot that one program writes, the

@@ -332,8 +332,7 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
         if job is not None:  # queued for the background thread (`plan_ahead`)
             if job.take():  # not started: compile it here rather than wait behind the queue
                 ahead_stats["taken"] += 1
-                _pending.pop(key, None)
-                job.done.set()
+                job.finish()
             else:  # compiling: wait for it rather than compile it again
                 ahead_stats["waited"] += 1
                 job.done.wait()
@@ -454,6 +453,11 @@ class _Job:
             self.taken = True
             return True
 
+    def finish(self) -> None:
+        """Out of the queue: its launch finds the compiled kernel, or compiles it itself."""
+        _pending.pop(self.key, None)
+        self.done.set()
+
 
 _take_lock = threading.Lock()
 
@@ -476,8 +480,7 @@ def _work() -> None:
             ahead_stats["failed"] += 1
             ahead_errors[:] = [e]
         finally:
-            _pending.pop(job.key, None)
-            job.done.set()
+            job.finish()
 
 
 def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
@@ -513,8 +516,7 @@ def _finish_compiles() -> None:
     (`terminate called after throwing an instance of ...`, exit status -6; benchmarks/exit_while_compiling.py)."""
     for job in list(_pending.values()):
         if job.take():  # not started: nobody needs it now
-            _pending.pop(job.key, None)
-            job.done.set()
+            job.finish()
     for _ in _workers:
         _jobs.put(None)
     for worker in _workers:

@@ -205,10 +205,11 @@ def _planners_run_as_on_a_gpu(request, monkeypatch):
     real_launch = _runtime.launch
 
     def launch(kernel, grid, args, device, **meta):
-        planner = _runtime._planner
-        if device.type == "cpu" and planner is not None and not getattr(planner, "ran", False):
-            planner.ran = True  # (as `_runtime._run_planner`, without swallowing its errors)
-            planner()
+        if device.type == "cpu" and _runtime._planner is not None:  # (as `cached_launch` before a compile)
+            failed = _runtime.ahead_stats["planner_failed"]
+            _runtime._run_planner(_runtime._planner)
+            if _runtime.ahead_stats["planner_failed"] != failed:  # (swallowed there: raised here, with its traceback)
+                raise AssertionError("compile-ahead's planner failed") from _runtime.ahead_errors[0]
         return real_launch(kernel, grid, args, device, **meta)
 
     monkeypatch.setattr(_runtime, "launch", launch)

@@ -24,13 +24,12 @@ def child(name: str, ending: str) -> None:
     import torch
 
     from flashssm import _runtime
-    from flashssm.bench.impls import _TRAIN_INPUTS, SCAN_TRAIN_INPUTS, _flashssm_fwd, _flashssm_scan_fwd
+    from flashssm.bench.impls import flashssm_training_forward
     from flashssm.bench.workloads import WORKLOADS
 
     w = WORKLOADS[name]
     inp = w.make_inputs("cuda")
-    forward, names = ((_flashssm_fwd(w, inp), _TRAIN_INPUTS) if w.op == "ssd_scan_train"
-                      else (_flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS))
+    forward, names = flashssm_training_forward(w, inp)
     leaves = [inp[k].detach().clone().requires_grad_() for k in names]
     t0 = time.perf_counter()
     forward(*leaves)

@@ -25,7 +25,7 @@ def child(name: str, device: str, steps: int, collect: bool) -> dict:
     import torch
 
     from flashssm import _runtime
-    from flashssm.bench.impls import _TRAIN_INPUTS, SCAN_TRAIN_INPUTS, _flashssm_fwd, _flashssm_scan_fwd
+    from flashssm.bench.impls import flashssm_training_forward
     from flashssm.bench.workloads import WORKLOADS
 
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -52,10 +52,7 @@ def child(name: str, device: str, steps: int, collect: bool) -> dict:
     else:
         w = WORKLOADS[name]
         inp = w.make_inputs(device)
-        if w.op == "ssd_scan_train":
-            forward, inputs = _flashssm_fwd(w, inp), _TRAIN_INPUTS
-        else:
-            forward, inputs = _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
+        forward, inputs = flashssm_training_forward(w, inp)
 
         def run():
             leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]

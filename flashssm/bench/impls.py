@@ -372,6 +372,14 @@ def _flashssm_scan_fwd(w, inp: dict):
                                                                          cu_seqlens=cu)
 
 
+def flashssm_training_forward(w: Workload, inp: dict):
+    """flashssm's forward of a training workload (the SSD scan's or the selective scan's), as the bench's training
+    calls run it, and the names of the inputs it takes as leaves, in order."""
+    if w.op == "ssd_scan_train":
+        return _flashssm_fwd(w, inp), _TRAIN_INPUTS
+    return _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
+
+
 def _reference_scan_fwd(w, inp: dict):
     from flashssm.ops.selective_scan.reference import selective_scan_reference
 

@@ -8,7 +8,9 @@ Per workload (the bench's inputs, no gradients):
 - gpu: CUDA-event time per call of the same N calls back to back (throughput);
 - do_bench: triton.testing.do_bench's median (what `flashssm bench` reports: L2 flushed before each call);
 - ours: the host time with the Triton launch replaced by a no-op (validation, configuration, allocations:
-  flashssm's own Python), so host - ours is Triton's launch path.
+  flashssm's own Python), so host - ours is Triton's launch path. A repeated inference call of ssd_scan replays its
+  prepared launches without `_runtime.launch` (`_runtime.Prepared`): there ours is the host time itself
+  (FLASHSSM_PREPARED=0 for the whole path's split).
 A call is host-bound when host >= gpu: the GPU then idles between kernels. train-* workloads time
 forward + backward through autograd (the bench's call); their "ours" has every launch stubbed out
 (torch's own small ops, the allocations and autograd still run).

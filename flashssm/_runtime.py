@@ -206,17 +206,26 @@ def _unfilled(alloc, *args, **kwargs):
 def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """torch.empty for a kernel's scratch or output that the kernel writes before anything reads it (no
     deterministic-mode fill: `_unfilled`)."""
-    return _unfilled(torch.empty, shape, dtype=dtype, device=device)
+    t = _unfilled(torch.empty, shape, dtype=dtype, device=device)
+    if _recorder is not None:
+        _recorder.made(buffer, (shape, dtype, device), t)
+    return t
 
 
 def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """`buffer` for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
-    return _poisoned(buffer(shape, dtype, device))
+    t = _poisoned(_unfilled(torch.empty, shape, dtype=dtype, device=device))
+    if _recorder is not None:
+        _recorder.made(empty, (shape, dtype, device), t)
+    return t
 
 
 def empty_like(x: torch.Tensor) -> torch.Tensor:
     """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
-    return _poisoned(_unfilled(torch.empty_like, x))
+    t = _poisoned(_unfilled(torch.empty_like, x))
+    if _recorder is not None:  # (not replayable by shape alone: x's layout decides the strides)
+        _recorder.unreplayable()
+    return t
 
 
 def warn_reference_fallback(op: str, why: str) -> None:
@@ -347,9 +356,15 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
     if POINTER_ADDRESSES and all([t.is_cuda for t in ptrs]):
         # the tensors' addresses as ints: the launcher takes an int as the pointer itself, where for a tensor it calls
         # data_ptr() and asks the driver about the address (cuPointerGetAttribute), each argument, each launch
-        compiled[(grid + (1, 1))[:3]](*addresses, *args[n:], *tail, stream=stream)
+        ptrs = addresses
+    grid = (grid + (1, 1))[:3]
+    if _launch_hooks():
+        compiled[grid](*ptrs, *args[n:], *tail, stream=stream)
     else:
-        compiled[(grid + (1, 1))[:3]](*args, *tail, stream=stream)
+        # CompiledKernel[grid](...)'s own call of its launcher (Triton 3.6 to 3.9), without the hooks' metadata and
+        # their calls: Triton's runner builds that metadata and the launcher calls both hooks, empty, every launch
+        compiled.run(*grid, stream, compiled.function, compiled.packed_metadata, None, None, None, *ptrs, *args[n:],
+                     *tail)
     return compiled
 
 
@@ -369,9 +384,15 @@ def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
             return _compile_ahead(kernel, grid, args, planned, meta)
         # (under torch.compile, Dynamo traces Triton's own launch into its graph; the direct one reads the raw
         # stream, which it cannot trace: a graph break, an error under fullgraph)
-        return kernel[grid](*args, **meta)
+        compiled = kernel[grid](*args, **meta)
+        if _recorder is not None:
+            _recorder.launched(kernel, grid, args, device, meta, None)
+        return compiled
     index = device.index if device.index is not None else torch.cuda.current_device()
-    return cached_launch(kernel, grid, args, index, raw_stream(index), meta, _planner)
+    compiled = cached_launch(kernel, grid, args, index, raw_stream(index), meta, _planner)
+    if _recorder is not None:
+        _recorder.launched(kernel, grid, args, device, meta, compiled)
+    return compiled
 
 
 def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, low_bits: list) -> tuple:
@@ -379,6 +400,226 @@ def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, lo
     # divisibility by 16 and equality to 1: the dtypes, the addresses' low bits and the scalars' values
     # determine all of it
     return (id(kernel), device_index, tuple(meta.items()), scalars, tuple(dtypes), tuple(low_bits))
+
+
+def _hooks():
+    try:
+        from triton import knobs
+    except ImportError:  # (a Triton before knobs: its launches take Triton's runner)
+        return None
+    return knobs.runtime
+
+
+_knobs = False  # triton.knobs.runtime, found at the first launch (flashssm's import does not import Triton)
+
+
+def _hooked(hook) -> bool:
+    if hook is None:
+        return False
+    calls = getattr(hook, "calls", None)  # Triton 3.4+: a HookChain, empty unless a profiler added to it
+    return calls is None or bool(calls)
+
+
+# A direct launch calls the compiled kernel's launcher itself, as CompiledKernel[grid](...) would but without the launch
+# hooks' metadata and calls, where no hook is set (`_launch_hooks`). False: through CompiledKernel[grid] (A/B).
+LAUNCHER_DIRECT = True
+
+
+def _launch_hooks() -> bool:
+    """Whether a launch must go through Triton's runner: launch hooks are set (a profiler such as proton's), this
+    Triton has no knobs, or LAUNCHER_DIRECT is off."""
+    global _knobs
+    if _knobs is False:
+        _knobs = _hooks()
+    return (not LAUNCHER_DIRECT or _knobs is None or _hooked(_knobs.launch_enter_hook)
+            or _hooked(_knobs.launch_exit_hook))
+
+
+# --- prepared calls -------------------------------------------------------------------------------
+# A small call is bound by its host path: a 1x2K forward of the 2.7B SSD shape took 180 us of host time on the H200
+# machine, 92 of them flashssm's own Python (validation, blockers, the configuration, argument lists, the launch keys)
+# and most of the rest Triton's launch path (benchmarks/notes/ssd_forward.md, fiftieth session). All that Python decides
+# is a function of the inputs' metadata (shapes, strides, dtypes, devices, 16-byte alignment), the call's options and
+# module switches. So a public op records what its call did the first time it meets a signature (`Recording`): the
+# allocations through `buffer`, `empty` and the workspace, and the launches through `launch` with their compiled
+# kernels. A later call with the same signature replays that (`Prepared.run`): the same allocations, then the same
+# launches with the new tensors in place of the recorded ones, and nothing else. An op may record only a path whose
+# every tensor comes from its inputs or those allocations and is written by those launches. FLASHSSM_PREPARED=0 turns
+# it off (every call then takes its whole Python path).
+PREPARED = os.environ.get("FLASHSSM_PREPARED", "1") != "0"
+_MAX_PREPARED = 512
+_prepared: dict = {}
+_recorder = None  # the `Recording` under way (one at a time; the thread that started it), or None
+
+
+def prepared(key):
+    """The prepared call recorded under `key` (None: none, or the switches and states that forbid replays)."""
+    if not PREPARED or _force_reference or torch.compiler.is_compiling():
+        return None
+    return _prepared.get(key)
+
+
+def clear_prepared() -> None:
+    """Forget every prepared call (tests that change what a call would do by patching functions)."""
+    _prepared.clear()
+
+
+def _switches() -> tuple:
+    # what `launch` and the allocations read that a replay would not (A/B scripts change them between calls)
+    return direct_launch, POINTER_ADDRESSES, torch.get_float32_matmul_precision()
+
+
+class Recording:
+    """with Recording(key, inputs, switches) as rec: ...; rec.outputs = (...): records the block's allocations and
+    launches and keeps them as the prepared call of `key` (None: nothing recorded), if they can be replayed. `inputs`:
+    the call's tensors (None for absent ones), in the order a replay gets them; `outputs`: what the call returns,
+    each None or a tensor the block allocated; `switches`: a function of no arguments whose value a replay must see
+    unchanged (the op's module switches)."""
+
+    __slots__ = ("key", "inputs", "switches", "outputs", "thread", "allocs", "launches", "ok")
+
+    def __init__(self, key, inputs: tuple, switches):
+        self.key, self.inputs, self.switches = key, inputs, switches
+        self.outputs = None
+        self.thread = threading.get_ident()
+        self.allocs, self.launches = [], []
+        self.ok = key is not None and PREPARED
+
+    def __enter__(self):
+        global _recorder
+        if self.ok and _recorder is None and not torch.compiler.is_compiling():
+            _recorder = self
+        else:
+            self.ok = False
+        return self
+
+    def __exit__(self, kind, *exc):
+        global _recorder
+        if _recorder is self:
+            _recorder = None
+            if kind is None and self.ok and self.outputs is not None:
+                plan = _prepare(self)
+                if plan is not None:
+                    if len(_prepared) >= _MAX_PREPARED:
+                        _prepared.clear()
+                    _prepared[self.key] = plan
+        self.allocs = self.launches = self.inputs = self.outputs = None  # (no tensor outlives the call here)
+
+    def made(self, fn, args: tuple, result) -> None:
+        if self.thread == threading.get_ident():
+            self.allocs.append((fn, args, result))
+
+    def launched(self, kernel, grid, args, device, meta, compiled) -> None:
+        if self.thread == threading.get_ident():
+            self.launches.append((kernel, grid, args, device, meta, compiled))
+
+    def unreplayable(self) -> None:
+        if self.thread == threading.get_ident():
+            self.ok = False
+
+
+class _Step:
+    """One launch of a prepared call: `idx` the places of its tensor arguments among the call's tensors (inputs, then
+    allocations), `rest` its scalars and (direct launches) its constexprs' values."""
+
+    __slots__ = ("kernel", "grid", "idx", "rest", "meta", "compiled", "run", "function", "metadata")
+
+    def __init__(self, kernel, grid, idx, rest, meta, compiled):
+        self.kernel, self.grid, self.idx, self.rest, self.meta, self.compiled = kernel, grid, idx, rest, meta, compiled
+        if compiled is not None:  # what CompiledKernel[grid](...) hands its launcher (Triton 3.6 to 3.9)
+            self.run, self.function, self.metadata = compiled.run, compiled.function, compiled.packed_metadata
+
+
+class Prepared:
+    """A recorded call: `run(inputs)` replays it on new tensors of the recorded signature."""
+
+    __slots__ = ("allocs", "steps", "outputs", "n_inputs", "switch_fn", "switches", "index", "direct")
+
+    def run(self, inputs: tuple):
+        """The call's outputs, or None where a replay cannot stand for it (a switch changed, an allocation came out
+        less than 16-byte aligned): the caller then takes its whole path, which records it again."""
+        if self.switch_fn() != self.switches:
+            return None
+        flat = list(inputs)
+        for fn, args, many in self.allocs:
+            if many:
+                flat.extend(fn(*args))
+            else:
+                flat.append(fn(*args))
+        if not self.direct:  # the interpreter, or a kernel Triton's own launch takes
+            for step in self.steps:
+                step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
+            return tuple(None if i is None else flat[i] for i in self.outputs)
+        addresses = [None if t is None else t.data_ptr() for t in flat]
+        for a in addresses[self.n_inputs:]:
+            if a & 15:  # (the inputs' alignment is in the key; the compiled kernels assume 16 for every pointer)
+                return None
+        if self.index != torch.cuda.current_device():
+            with torch.cuda.device(self.index):
+                self._launch(addresses)
+        else:
+            self._launch(addresses)
+        return tuple(None if i is None else flat[i] for i in self.outputs)
+
+    def _launch(self, addresses: list) -> None:
+        stream = raw_stream(self.index)
+        hooks = _launch_hooks()
+        for step in self.steps:
+            if hooks:  # (a profiler's launch hooks: Triton's own runner calls them)
+                step.compiled[step.grid](*[addresses[i] for i in step.idx], *step.rest, stream=stream)
+            else:
+                step.run(*step.grid, stream, step.function, step.metadata, None, None, None,
+                         *[addresses[i] for i in step.idx], *step.rest)
+
+
+def _prepare(rec: Recording) -> Prepared | None:
+    """The replay of a recording, or None where it cannot stand for the call: inputs that are one tensor twice (the
+    recorded launches could not tell which argument to take), a launch tensor that is neither an input nor a recorded
+    allocation, an output that is not a recorded allocation, a direct launch and a Triton one in one call."""
+    places = {}
+    for i, t in enumerate(rec.inputs):
+        if t is not None:
+            if id(t) in places:
+                return None
+            places[id(t)] = i
+    n = len(rec.inputs)
+    allocs = []
+    for fn, args, result in rec.allocs:
+        many = isinstance(result, tuple)
+        for t in result if many else (result,):
+            places[id(t)] = n  # (a later allocation of the same tensor, the workspace's, stands for it)
+            n += 1
+        allocs.append((fn, args, many))
+    steps, devices, direct = [], set(), set()
+    for kernel, grid, args, device, meta, compiled in rec.launches:
+        k = 0
+        while k < len(args) and isinstance(args[k], torch.Tensor):
+            k += 1
+        idx = tuple(places.get(id(a), -1) for a in args[:k])
+        if -1 in idx or any(isinstance(a, torch.Tensor) for a in args[k:]):
+            return None
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        tail = None
+        if compiled is not None and device.type == "cuda" and _direct(compiled) and _layout(kernel, args) == k:
+            tail = _constexpr_tail(kernel, len(args), meta)
+        if tail is None:
+            steps.append(_Step(kernel, grid, idx, tuple(args[k:]), meta, None))
+        else:
+            steps.append(_Step(kernel, grid, idx, tuple(args[k:]) + tail, meta, compiled))
+        devices.add(device)
+        direct.add(tail is not None)
+    outputs = tuple(None if t is None else places.get(id(t), -1) for t in rec.outputs)
+    if not steps or -1 in outputs or len(devices) != 1 or len(direct) != 1:
+        return None
+    plan = Prepared()
+    plan.allocs, plan.steps, plan.outputs, plan.n_inputs = tuple(allocs), tuple(steps), outputs, len(rec.inputs)
+    op_switches = rec.switches
+    plan.switch_fn = lambda: (_switches(), op_switches())
+    plan.switches = plan.switch_fn()
+    device = devices.pop()
+    plan.direct = direct.pop()
+    plan.index = device.index if device.type == "cuda" else None
+    return plan
 
 
 # --- compiling ahead ------------------------------------------------------------------------------
@@ -630,8 +871,11 @@ class _Workspace:
         if slots is None or slots.numel() < need:
             if slots is not None:
                 self.retired.append(slots)
-            slots = buffer(max(need, 2 * (0 if slots is None else slots.numel())), dtype, self.device)
+            slots = _unfilled(torch.empty, max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
+                              device=self.device)
             self.slots[dtype] = slots
+        if _recorder is not None:
+            _recorder.made(_workspace_get, (self.device, n_chains, slot_elems, dtype), (self.counter, self.flags, slots))
         return self.counter, self.flags, slots
 
 
@@ -652,3 +896,8 @@ def workspace(device: torch.device) -> _Workspace:
     if ws is None:
         ws = _workspaces[key] = _Workspace(device)
     return ws
+
+
+def _workspace_get(device: torch.device, n_chains: int, slot_elems: int, dtype: torch.dtype):
+    """workspace(device).get(...): how a prepared call's replay gets the workspace of the stream it runs on."""
+    return workspace(device).get(n_chains, slot_elems, dtype)

@@ -235,5 +235,16 @@ def pytest_report_header(config):
 
 
 @pytest.fixture(autouse=True)
+def _no_prepared_calls_across_tests():
+    """Each test starts and ends with no prepared call (`_runtime.Prepared`): a test that patches a function of a
+    call's path (a resident-program count, a spy) then sees its own calls recorded, not another test's replayed."""
+    from flashssm import _runtime
+
+    _runtime.clear_prepared()
+    yield
+    _runtime.clear_prepared()
+
+
+@pytest.fixture(autouse=True)
 def _seed_per_test(request):
     torch.manual_seed(SESSION_SEED ^ zlib.crc32(request.node.nodeid.encode()))

@@ -23,6 +23,13 @@ class _Compiled:
             self.launches.append((grid, args, stream))
         return run
 
+    def run(self, grid_x, grid_y, grid_z, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
+        """What CompiledKernel[grid](*args, stream=stream) calls (its launcher), which a direct launch calls itself
+        where no launch hook is set."""
+        assert function is self.function and metadata is self.packed_metadata
+        assert launch_metadata is None and enter_hook is None and exit_hook is None
+        self.launches.append(((grid_x, grid_y, grid_z), args, stream))
+
 
 class _Jit:
     """Stands in for a JITFunction with tensors x_ptr, y_ptr, scalars n, eps and a constexpr BLOCK."""

@@ -21,6 +21,36 @@ def _kernel_blocker(x, dstate: int) -> str | None:
     return supported(dstate, x.device)
 
 
+def _wants_grad(*tensors) -> bool:
+    try:
+        return _runtime.needs_grad(*tensors)
+    except AttributeError:  # (not tensors: the validation says what is wrong)
+        return True
+
+
+def _tensor_signature(t):
+    return None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
+
+
+def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit, return_final_states,
+               state_dtype):
+    """What ssd_scan's Python path reads of a call without packed sequences (`_runtime.Prepared`): each tensor's shape,
+    strides, dtype, device and 16-byte alignment, and the options. None for a call it cannot say this of (an argument
+    of a type the validation would refuse, an option equal to a valid one by value but not by type, as 1 to True):
+    such a call takes the whole path, and its errors."""
+    if (type(chunk_size) is not int or type(dt_softplus) is not bool or type(return_final_states) is not bool
+            or type(dt_limit) is not tuple):
+        return None
+    try:
+        key = (_tensor_signature(x), _tensor_signature(dt), _tensor_signature(A), _tensor_signature(B),
+               _tensor_signature(C), _tensor_signature(D), _tensor_signature(z), _tensor_signature(dt_bias),
+               _tensor_signature(initial_states), chunk_size, dt_softplus, dt_limit, return_final_states, state_dtype)
+        hash(key)
+    except Exception:  # (not tensors, a dt_limit that is no pair: the validation says what is wrong)
+        return None
+    return key
+
+
 def kernel_available(x, dstate: int) -> bool:
     """Whether `ssd_scan` on inputs like `x` with this dstate runs the Triton kernel (otherwise: the reference)."""
     return _kernel_blocker(x, dstate) is None
@@ -55,6 +85,18 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     outputs it feeds NaN or inf; as in every chunked implementation, the earlier outputs of the
     same chunk and headdim column may turn NaN too.
     """
+    # a call whose signature an earlier call without gradients recorded replays that call's allocations and launches
+    # (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then
+    key = None
+    if _runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling() and not (
+            torch.is_grad_enabled() and _wants_grad(x, dt, A, B, C, D, z, dt_bias, initial_states)):
+        key = _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit,
+                         return_final_states, state_dtype)
+        plan = _runtime.prepared(key) if key is not None else None
+        if plan is not None:
+            out = plan.run((x, dt, A, B, C, D, z, dt_bias, initial_states))
+            if out is not None:
+                return out if return_final_states else out[0]
     dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
@@ -74,11 +116,13 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                                     initial_states, dt_softplus)
         y, final_states = out if return_final_states else (out, None)
     elif blocker is None:
-        from flashssm.ops.ssd.forward import ssd_forward
+        from flashssm.ops.ssd.forward import prepared_switches, ssd_forward
 
-        y, final_states = ssd_forward(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                                      initial_states=initial_states, return_final_states=return_final_states,
-                                      state_dtype=state_dtype)
+        with _runtime.Recording(key, (x, dt, A, B, C, D, z, dt_bias, initial_states), prepared_switches) as rec:
+            y, final_states = ssd_forward(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                          initial_states=initial_states, return_final_states=return_final_states,
+                                          state_dtype=state_dtype)
+            rec.outputs = (y, final_states)
     else:
         if x.is_cuda:
             _runtime.warn_reference_fallback("ssd_scan", blocker)

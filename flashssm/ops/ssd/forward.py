@@ -472,6 +472,13 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
                        (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL))
 
 
+def prepared_switches() -> tuple:
+    """The switches of this module and the Gluon kernel's that a forward's Python path reads: a prepared call
+    (`_runtime.Prepared`) replays only while they keep the values it was recorded with."""
+    return (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL,
+            forward_gluon.ENABLED)
+
+
 @functools.lru_cache(maxsize=1024)
 def _config_for(dims: SSDDims, itemsize: int, resident: int, switches: tuple) -> LaunchConfig:
     # (`switches` holds the module switches read below, only so that the cache sees a change of them)

@@ -1,0 +1,317 @@
+"""Prepared calls (`_runtime.Prepared`): an ssd_scan call without gradients whose signature an earlier call recorded
+replays that call's allocations and launches, skipping the validation, dispatch and configuration. Its outputs must
+be the whole path's, bit for bit, on new inputs; anything the signature does not hold must not replay."""
+
+import math
+import threading
+
+import pytest
+import torch
+
+import flashssm
+import flashssm.ops.ssd as ssd_module
+from flashssm import _runtime
+from flashssm.ops.ssd import forward
+from flashssm.ops.ssd import reference as ref
+from tests.conftest import HAS_GPU
+from tests.helpers import assert_close, assert_workspace_clean, record_calls, ssd_inputs, to_float64
+
+pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
+
+OPTIONS = {
+    "plain": {},
+    "D-h,final": dict(D="h", final=True),
+    "D-hp,z,bias,softplus,limit": dict(D="hp", z=True, dt_bias=True, dt_softplus=True, limit=(0.01, 0.3)),
+    "init,final,fp16-states": dict(initial_states=True, final=True, state_dtype=torch.float16),
+}
+
+
+def _inputs(device, dtype=torch.float32, shape=(2, 45, 4, 32, 16, 2), **opts):
+    kw = ssd_inputs(*shape, dtype=dtype, device=device, D=opts.get("D"), z=opts.get("z", False),
+                    dt_bias=opts.get("dt_bias", False), dt_softplus=opts.get("dt_softplus", False),
+                    initial_states=opts.get("initial_states", False))
+    if "limit" in opts:
+        kw["dt_limit"] = opts["limit"]
+    call = dict(chunk_size=16 if shape[1] < 100 else 64, return_final_states=opts.get("final", False),
+                state_dtype=opts.get("state_dtype"))
+    return kw, call
+
+
+def _whole_path(kw, call):
+    prepared = _runtime.PREPARED
+    _runtime.PREPARED = False
+    try:
+        return flashssm.ssd_scan(**kw, **call)
+    finally:
+        _runtime.PREPARED = prepared
+
+
+def _outputs(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _equal(a, b) -> bool:
+    return all(torch.equal(u, v) for u, v in zip(_outputs(a), _outputs(b)))
+
+
+CASES = [(name, torch.float32, None) for name in OPTIONS]
+if HAS_GPU:  # bf16 on the Hopper kernel's shapes (headdim 64, dstate 128): the Gluon kernel where there is one
+    CASES += [(name, torch.bfloat16, (1, 300, 4, 64, 128, 1)) for name in ("plain", "D-hp,z,bias,softplus,limit")]
+
+
+@pytest.mark.parametrize("name,dtype,shape", CASES, ids=[f"{n}-{str(d)[6:]}" for n, d, _ in CASES])
+def test_a_repeated_signature_replays_the_whole_paths_result(name, dtype, shape, device, monkeypatch):
+    """Later calls of a signature skip the validation (a spy on it sees none of them) and return, on new inputs, the whole path's outputs bit for bit, close to the float64 reference; the workspace is left clean."""
+    opts = OPTIONS[name]
+    checks = record_calls(monkeypatch, ssd_module, "check_ssd_scan")
+    kw, call = _inputs(device, dtype, shape or (2, 45, 4, 32, 16, 2), **opts)
+    flashssm.ssd_scan(**kw, **call)
+    assert len(_runtime._prepared) == 1 and len(checks) == 1
+    for _ in range(2):
+        new, _ = _inputs(device, dtype, shape or (2, 45, 4, 32, 16, 2), **opts)
+        before = len(checks)
+        replayed = flashssm.ssd_scan(**new, **call)
+        assert len(checks) == before, "a recorded signature ran the validation again"
+        assert _equal(replayed, _whole_path(new, call))
+        y_ref, h_ref = ref.ssd_scan_sequential(**to_float64(new))
+        out = _outputs(replayed)
+        assert_close(out[0], y_ref, dtype, "y")
+        if call["return_final_states"]:
+            assert_close(out[1], h_ref, call["state_dtype"] or dtype, "final_states")
+    assert len(_runtime._prepared) == 1
+    assert_workspace_clean()
+
+
+def test_each_call_gets_new_outputs(device):
+    kw, call = _inputs(device, **OPTIONS["D-h,final"])
+    y1, h1 = flashssm.ssd_scan(**kw, **call)
+    kept = y1.clone(), h1.clone()
+    new, _ = _inputs(device, **OPTIONS["D-h,final"])
+    y2, h2 = flashssm.ssd_scan(**new, **call)
+    assert y2.data_ptr() != y1.data_ptr() and h2.data_ptr() != h1.data_ptr()
+    assert torch.equal(y1, kept[0]) and torch.equal(h1, kept[1])
+
+
+def _variants(kw, device):
+    """Calls that differ from kw's in one thing the signature holds, each with its own recording."""
+    x = kw["x"]
+    strided = torch.empty(x.shape[0], x.shape[1], x.shape[3], x.shape[2], device=device).transpose(2, 3)
+    strided.copy_(x)  # (the same values, other strides)
+    offset = torch.empty(x.numel() + 1, device=device)[1:].view(x.shape)  # 4 bytes past a 16-byte boundary
+    offset.copy_(x)
+    return {
+        "strides": (dict(kw, x=strided), {}),
+        "alignment": (dict(kw, x=offset), {}),
+        "fp16": ({k: v.half() if k in ("x", "B", "C") else v for k, v in kw.items()}, {}),
+        "chunk": (kw, dict(chunk_size=32)),
+        "final": (kw, dict(return_final_states=True)),
+        "limit": (kw, dict(dt_limit=(0.001, 0.05))),
+        "D": (dict(kw, D=torch.randn(x.shape[2], device=device)), {}),
+        "state dtype": (kw, dict(return_final_states=True, state_dtype=torch.bfloat16)),
+    }
+
+
+def test_what_the_signature_holds_makes_a_new_recording(device):
+    """Strides, alignment, dtypes, chunk size and every option are the signature's: a call that differs in one of
+    them records its own call (and gives the whole path's result), never replays another's."""
+    kw, call = _inputs(device)
+    flashssm.ssd_scan(**kw, chunk_size=16)
+    for n, (name, (vkw, vcall)) in enumerate(_variants(kw, device).items(), start=2):
+        full = dict(dict(chunk_size=16), **vcall)
+        first = flashssm.ssd_scan(**vkw, **full)
+        assert len(_runtime._prepared) == n, name
+        again = flashssm.ssd_scan(**vkw, **full)
+        assert _equal(first, again) and _equal(again, _whole_path(vkw, full)), name
+
+
+def test_bad_input_after_a_recording_still_gets_its_error(device):
+    """An argument equal to a valid one by value but of another type (1 for True, 64.0 for 64), or not a tensor,
+    gets the validation's error whatever was recorded; a list for dt_limit is accepted as the whole path accepts it."""
+    kw, _ = _inputs(device)
+    flashssm.ssd_scan(**kw, chunk_size=16, dt_softplus=False, return_final_states=False)
+    with pytest.raises(TypeError, match="chunk_size"):
+        flashssm.ssd_scan(**kw, chunk_size=16.0)
+    with pytest.raises(TypeError, match="dt_softplus"):
+        flashssm.ssd_scan(**kw, chunk_size=16, dt_softplus=0)
+    with pytest.raises(TypeError, match="return_final_states"):
+        flashssm.ssd_scan(**kw, chunk_size=16, return_final_states=0)
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        flashssm.ssd_scan(**dict(kw, x=kw["x"].tolist()), chunk_size=16)
+    with pytest.raises(ValueError, match="dt must have shape"):
+        flashssm.ssd_scan(**dict(kw, dt=kw["dt"][:, :-1]), chunk_size=16)
+    listed = flashssm.ssd_scan(**kw, chunk_size=16, dt_limit=[0.0, math.inf])
+    assert torch.equal(listed, flashssm.ssd_scan(**kw, chunk_size=16))
+
+
+def test_calls_that_need_gradients_neither_record_nor_replay(device):
+    kw, _ = _inputs(device)
+    leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}
+    y = flashssm.ssd_scan(**leaves, chunk_size=16)
+    assert y.grad_fn is not None and not _runtime._prepared
+    flashssm.ssd_scan(**kw, chunk_size=16)  # recorded without gradients
+    assert len(_runtime._prepared) == 1
+    y = flashssm.ssd_scan(**leaves, chunk_size=16)  # the same signature, gradients asked: autograd's path
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert leaves["x"].grad is not None
+    with torch.no_grad():  # the leaves under no_grad: a plain call, which replays
+        assert flashssm.ssd_scan(**leaves, chunk_size=16).grad_fn is None
+
+
+def test_one_tensor_as_two_inputs(device):
+    """A call with B and C one tensor records nothing (its launches could not say which input an argument is); a
+    recording from distinct tensors replays such a call correctly."""
+    kw, _ = _inputs(device)
+    flashssm.ssd_scan(**dict(kw, C=kw["B"]), chunk_size=16)
+    assert not _runtime._prepared
+    flashssm.ssd_scan(**kw, chunk_size=16)
+    assert len(_runtime._prepared) == 1
+    same = dict(kw, C=kw["B"])
+    assert torch.equal(flashssm.ssd_scan(**same, chunk_size=16), _whole_path(same, dict(chunk_size=16)))
+
+
+def test_a_switch_change_records_the_call_again(device, monkeypatch):
+    """A module switch the forward's Python reads (here the preparation launch's) is part of what a replay checks:
+    changed, the call takes the whole path and its new launches are recorded."""
+    kw, _ = _inputs(device)
+    flashssm.ssd_scan(**kw, chunk_size=16)
+    (plan,) = _runtime._prepared.values()
+    assert len(plan.steps) == 2  # the preparation launch and the scan's
+    monkeypatch.setattr(forward, "PRE_DECAYS", False)
+    y = flashssm.ssd_scan(**kw, chunk_size=16)
+    (plan,) = _runtime._prepared.values()
+    assert len(plan.steps) == 1
+    assert torch.equal(flashssm.ssd_scan(**kw, chunk_size=16), y)
+
+
+def test_off_and_under_use_reference(device, monkeypatch):
+    kw, _ = _inputs(device)
+    monkeypatch.setattr(_runtime, "PREPARED", False)
+    flashssm.ssd_scan(**kw, chunk_size=16)
+    assert not _runtime._prepared
+    monkeypatch.setattr(_runtime, "PREPARED", True)
+    flashssm.ssd_scan(**kw, chunk_size=16)
+    launches = record_calls(monkeypatch, _runtime, "launch")
+    with _runtime.use_reference(), pytest.warns(RuntimeWarning) if HAS_GPU else _nothing():
+        y = flashssm.ssd_scan(**kw, chunk_size=16)
+    assert not launches
+    y_ref, _ = ref.ssd_scan_sequential(**to_float64(kw))
+    assert_close(y, y_ref, torch.float32, "y")
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+# --- the recording and the replay on stand-ins (the direct launch is a GPU's) ---------------------------------------
+
+class _Compiled:
+    """Stands in for triton's CompiledKernel: its launcher (`run`) and its runner (`[grid]`) record the launches."""
+
+    def __init__(self):
+        self.function, self.packed_metadata = object(), ()
+        self.launches, self.runner = [], []
+
+    def __getitem__(self, grid):
+        def runner(*args, stream=None):
+            self.runner.append((grid, args, stream))
+        return runner
+
+    def run(self, grid_x, grid_y, grid_z, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
+        assert function is self.function and metadata is self.packed_metadata
+        self.launches.append(((grid_x, grid_y, grid_z), args, stream))
+
+
+class _Jit:
+    arg_names = ["x_ptr", "y_ptr", "n", "BLOCK"]
+
+
+def _record(key, x, alloc=None):
+    """A recording of one call of `key`: y = an allocation, one direct launch on cuda:0 of (x, y, n=8, BLOCK=4)."""
+    compiled = _Compiled()
+    with _runtime.Recording(key, (x, None), lambda: ("switch",)) as rec:
+        y = _runtime.buffer((8,), torch.float32, "cpu")
+        if alloc is not None:
+            rec.allocs[-1] = (alloc, (), y)
+        rec.launched(_Jit(), (2,), (x, y, 8), torch.device("cuda", 0), {"BLOCK": 4}, compiled)
+        rec.outputs = (y, None)
+    return compiled
+
+
+@pytest.fixture
+def cuda_looking(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(_runtime, "raw_stream", lambda index: 7)
+
+
+def test_replay_launches_the_launcher_with_the_new_tensors(cuda_looking, monkeypatch):
+    x = torch.zeros(8)
+    compiled = _record("k", x)
+    plan = _runtime.prepared("k")
+    assert plan is not None and plan.direct
+    x2 = torch.ones(8)
+    y2, none = plan.run((x2, None))
+    assert none is None and y2.shape == (8,)
+    assert compiled.launches == [((2, 1, 1), (x2.data_ptr(), y2.data_ptr(), 8, 4), 7)]
+    # a launch hook set (a profiler's): through the compiled kernel's runner, which calls it
+    chain = type("Chain", (), {"calls": [print]})()
+    monkeypatch.setattr(_runtime, "_knobs", type("Knobs", (), {"launch_enter_hook": chain,
+                                                               "launch_exit_hook": None})())
+    y3, _ = plan.run((x2, None))
+    assert compiled.runner == [((2, 1, 1), (x2.data_ptr(), y3.data_ptr(), 8, 4), 7)] and len(compiled.launches) == 1
+
+
+def test_replay_declines_what_it_cannot_stand_for(cuda_looking, monkeypatch):
+    """A changed switch, or an allocation that comes out less than 16-byte aligned (the compiled kernel assumes 16):
+    no launch, None (the caller then takes the whole path)."""
+    x = torch.zeros(8)
+    compiled = _record("k", x, alloc=lambda: torch.zeros(9)[1:])
+    assert _runtime.prepared("k").run((x, None)) is None and compiled.launches == []
+    _record("k", x)
+    plan = _runtime.prepared("k")
+    monkeypatch.setattr(_runtime, "POINTER_ADDRESSES", False)
+    assert plan.run((x, None)) is None
+
+
+def test_a_recording_keeps_only_its_own_threads_work():
+    x = torch.zeros(8)
+    with _runtime.Recording("k", (x,), tuple) as rec:
+        mine = _runtime.buffer((4,), torch.float32, "cpu")
+        other = []
+        thread = threading.Thread(target=lambda: other.append(_runtime.buffer((4,), torch.float32, "cpu")))
+        thread.start()
+        thread.join()
+        assert [r for _, _, r in rec.allocs] == [mine]
+        with _runtime.Recording("k2", (x,), tuple) as inner:  # (one recording at a time)
+            assert not inner.ok
+        rec.outputs = (mine,)
+    assert _runtime.prepared("k2") is None
+
+
+def test_a_recording_that_cannot_be_replayed_keeps_nothing():
+    """A launch tensor that is neither an input nor a recorded allocation (made by a torch op), an output that is not
+    a recorded allocation, an allocation by layout (empty_like), a call that raised: nothing kept."""
+    x = torch.zeros(8)
+    device = torch.device("cuda", 0)
+    with _runtime.Recording("op", (x,), tuple) as rec:
+        rec.launched(_Jit(), (1,), (x, x + 1, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.outputs = (x,)
+    with _runtime.Recording("out", (x,), tuple) as rec:
+        y = _runtime.buffer((8,), torch.float32, "cpu")
+        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.outputs = (y[:4],)
+    with _runtime.Recording("like", (x,), tuple) as rec:
+        y = _runtime.empty_like(x)
+        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.outputs = (y,)
+    with pytest.raises(RuntimeError):
+        with _runtime.Recording("raised", (x,), tuple) as rec:
+            y = _runtime.buffer((8,), torch.float32, "cpu")
+            rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+            rec.outputs = (y,)
+            raise RuntimeError("a launch failed")
+    assert not _runtime._prepared

@@ -474,12 +474,13 @@ class Recording:
     launches and keeps them as the prepared call of `key` (None: nothing recorded), if they can be replayed. `inputs`:
     the call's tensors (None for absent ones), in the order a replay gets them; `outputs`: what the call returns,
     each None or a tensor the block allocated; `switches`: a function of no arguments whose value a replay must see
-    unchanged (the op's module switches)."""
+    unchanged (the op's module switches); `extra`: kept with the prepared call for its caller (`Prepared.extra`).
+    A compile-ahead dry run inside the block (meta tensors) is not recorded."""
 
-    __slots__ = ("key", "inputs", "switches", "outputs", "thread", "allocs", "launches", "ok")
+    __slots__ = ("key", "inputs", "switches", "extra", "outputs", "thread", "allocs", "launches", "ok")
 
-    def __init__(self, key, inputs: tuple, switches):
-        self.key, self.inputs, self.switches = key, inputs, switches
+    def __init__(self, key, inputs: tuple, switches, extra=None):
+        self.key, self.inputs, self.switches, self.extra = key, inputs, switches, extra
         self.outputs = None
         self.thread = threading.get_ident()
         self.allocs, self.launches = [], []
@@ -506,7 +507,7 @@ class Recording:
         self.allocs = self.launches = self.inputs = self.outputs = None  # (no tensor outlives the call here)
 
     def made(self, fn, args: tuple, result) -> None:
-        if self.thread == threading.get_ident():
+        if self.thread == threading.get_ident() and _planning_device() is None:
             self.allocs.append((fn, args, result))
 
     def launched(self, kernel, grid, args, device, meta, compiled) -> None:
@@ -533,7 +534,7 @@ class _Step:
 class Prepared:
     """A recorded call: `run(inputs)` replays it on new tensors of the recorded signature."""
 
-    __slots__ = ("allocs", "steps", "outputs", "n_inputs", "switch_fn", "switches", "index", "direct")
+    __slots__ = ("allocs", "steps", "outputs", "n_inputs", "switch_fn", "switches", "index", "direct", "extra")
 
     def run(self, inputs: tuple):
         """The call's outputs, or None where a replay cannot stand for it (a switch changed, an allocation came out
@@ -618,6 +619,7 @@ def _prepare(rec: Recording) -> Prepared | None:
     plan.switches = plan.switch_fn()
     device = devices.pop()
     plan.direct = direct.pop()
+    plan.extra = rec.extra
     plan.index = device.index if device.type == "cuda" else None
     return plan
 

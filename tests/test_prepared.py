@@ -143,19 +143,77 @@ def test_bad_input_after_a_recording_still_gets_its_error(device):
     assert torch.equal(listed, flashssm.ssd_scan(**kw, chunk_size=16))
 
 
-def test_calls_that_need_gradients_neither_record_nor_replay(device):
+def _grads(kw, call, dy, dfinal=None):
+    leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
+    out = _outputs(flashssm.ssd_scan(**leaves, **{k: v for k, v in kw.items() if k not in leaves}, **call))
+    assert out[0].grad_fn is not None
+    seeds = [(out[0], dy)] + ([(out[1], dfinal)] if dfinal is not None else [])
+    torch.autograd.backward([o for o, _ in seeds], [g for _, g in seeds])
+    return out, {k: v.grad for k, v in leaves.items()}
+
+
+@pytest.mark.parametrize("name", ["plain", "D-hp,z,bias,softplus,limit", "init,final,fp16-states"])
+def test_a_training_call_replays_its_forward(name, device, monkeypatch):
+    """A call with gradients records its forward's launches under its own key (the states stored for the backward
+    among its outputs) and replays them inside the autograd function: the validation runs once, the outputs are the
+    whole path's bit for bit, the gradients its own (bit for bit under the deterministic mode)."""
+    opts = OPTIONS[name]
+    checks = record_calls(monkeypatch, ssd_module, "check_ssd_scan")
+    kw, call = _inputs(device, **opts)
+    torch.use_deterministic_algorithms(True)
+    try:
+        dy = torch.randn_like(kw["x"])
+        dfinal = torch.randn(2, 4, 32, 16, device=device) if call["return_final_states"] else None
+        _grads(kw, call, dy, dfinal)
+        (plan,) = _runtime._prepared.values()
+        assert len(checks) == 1 and plan.extra.chunk_size == call["chunk_size"]
+        new, _ = _inputs(device, **opts)
+        out, grads = _grads(new, call, dy, dfinal)
+        assert len(checks) == 1, "a recorded training signature ran the validation again"
+        _runtime.PREPARED = False
+        try:
+            whole, whole_grads = _grads(new, call, dy, dfinal)
+        finally:
+            _runtime.PREPARED = True
+        assert _equal(out, whole)
+        assert all(torch.equal(grads[k], whole_grads[k]) for k in grads), "the replayed forward's gradients differ"
+    finally:
+        torch.use_deterministic_algorithms(False)
+    y_ref, _ = ref.ssd_scan_sequential(**to_float64(new))
+    assert_close(out[0], y_ref, torch.float32, "y")
+
+
+def test_training_and_inference_keep_their_own_recordings(device):
     kw, _ = _inputs(device)
     leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}
     y = flashssm.ssd_scan(**leaves, chunk_size=16)
-    assert y.grad_fn is not None and not _runtime._prepared
-    flashssm.ssd_scan(**kw, chunk_size=16)  # recorded without gradients
-    assert len(_runtime._prepared) == 1
-    y = flashssm.ssd_scan(**leaves, chunk_size=16)  # the same signature, gradients asked: autograd's path
+    assert y.grad_fn is not None and len(_runtime._prepared) == 1
+    flashssm.ssd_scan(**kw, chunk_size=16)  # recorded without gradients, under another key
+    assert len(_runtime._prepared) == 2
+    y = flashssm.ssd_scan(**leaves, chunk_size=16)  # the same signature, gradients asked: autograd's replay
     assert y.grad_fn is not None
     y.sum().backward()
     assert leaves["x"].grad is not None
-    with torch.no_grad():  # the leaves under no_grad: a plain call, which replays
+    with torch.no_grad():  # the leaves under no_grad: a plain call, which replays the inference recording
         assert flashssm.ssd_scan(**leaves, chunk_size=16).grad_fn is None
+    assert len(_runtime._prepared) == 2
+
+
+def test_the_deterministic_mode_records_the_training_forward_again(device):
+    """Whether the training forward stores the states for the backward depends on the deterministic mode: a change
+    of it makes the training call take its whole path, recorded again; the inference replay does not read it."""
+    kw, _ = _inputs(device, shape=(1, 300, 4, 64, 128, 1))
+    leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}
+    flashssm.ssd_scan(**leaves, chunk_size=64)
+    (first,) = _runtime._prepared.values()
+    torch.use_deterministic_algorithms(True)
+    try:
+        y = flashssm.ssd_scan(**leaves, chunk_size=64)
+        (second,) = _runtime._prepared.values()
+        assert second is not first and second.switches != first.switches
+        y.sum().backward()
+    finally:
+        torch.use_deterministic_algorithms(False)
 
 
 def test_one_tensor_as_two_inputs(device):

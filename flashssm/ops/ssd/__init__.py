@@ -21,6 +21,12 @@ def _kernel_blocker(x, dstate: int) -> str | None:
     return supported(dstate, x.device)
 
 
+def _autograd():
+    from flashssm.ops.ssd import autograd  # (imported late: the interpreter flag is read then)
+
+    return autograd
+
+
 def _wants_grad(*tensors) -> bool:
     try:
         return _runtime.needs_grad(*tensors)
@@ -85,18 +91,27 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     outputs it feeds NaN or inf; as in every chunked implementation, the earlier outputs of the
     same chunk and headdim column may turn NaN too.
     """
-    # a call whose signature an earlier call without gradients recorded replays that call's allocations and launches
-    # (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then
-    key = None
-    if _runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling() and not (
-            torch.is_grad_enabled() and _wants_grad(x, dt, A, B, C, D, z, dt_bias, initial_states)):
+    # a call whose signature an earlier call recorded replays that call's allocations and launches
+    # (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then; a call with
+    # gradients replays its forward's launches inside the autograd function (`SSDScanFunction`), under its own key
+    key = train_key = None
+    if _runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling():
         key = _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit,
                          return_final_states, state_dtype)
-        plan = _runtime.prepared(key) if key is not None else None
-        if plan is not None:
-            out = plan.run((x, dt, A, B, C, D, z, dt_bias, initial_states))
-            if out is not None:
-                return out if return_final_states else out[0]
+        if key is not None and torch.is_grad_enabled() and _wants_grad(x, dt, A, B, C, D, z, dt_bias,
+                                                                        initial_states):
+            key, train_key = None, (key, "training")
+            plan = _runtime.prepared(train_key)
+            if plan is not None:
+                return _autograd().SSDScanFunction.apply(plan.extra, state_dtype, return_final_states, x, dt, A, B,
+                                                         C, D, z, dt_bias, initial_states, dt_softplus, train_key,
+                                                         plan)
+        elif key is not None:
+            plan = _runtime.prepared(key)
+            if plan is not None:
+                out = plan.run((x, dt, A, B, C, D, z, dt_bias, initial_states))
+                if out is not None:
+                    return out if return_final_states else out[0]
     dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
@@ -110,10 +125,8 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                                           return_final_states, state_dtype_name(state_dtype), z is not None)
     elif blocker is None and _runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
         # eager autograd: the same launches without the custom op's dispatch (hundreds of microseconds)
-        from flashssm.ops.ssd.autograd import SSDScanFunction
-
-        out = SSDScanFunction.apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias,
-                                    initial_states, dt_softplus)
+        out = _autograd().SSDScanFunction.apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z,
+                                                dt_bias, initial_states, dt_softplus, train_key, None)
         y, final_states = out if return_final_states else (out, None)
     elif blocker is None:
         from flashssm.ops.ssd.forward import prepared_switches, ssd_forward

@@ -133,30 +133,20 @@ class SSDScanFunction(torch.autograd.Function):
     ~120 us more (benchmarks/host_custom_op.py on the GPU machine), as much as the GPU's whole
     forward + backward at 1x2K; torch.compile still traces the custom op (ops/ssd/__init__.py picks).
     apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
-    dt_softplus) returns y, or (y, final_states)."""
+    dt_softplus, key, plan) returns y, or (y, final_states). `plan`: the forward's launches as a call of this signature
+    recorded them (`_runtime.Prepared`), replayed; else the whole forward runs, recorded under `key` (None: not)."""
 
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
-                dt_softplus):
-        from flashssm.ops.ssd.backward import plan_backward
-        from flashssm.ops.ssd.backward_chain import forward_states
-        from flashssm.ops.ssd.forward import launch, pick_config
-
-        cfg = pick_config(dims, x.dtype, x.device)
-        # the forward also stores the states entering the chunks, which the backward would recompute (small calls,
-        # and the tiles where that holds no more memory than mamba_ssm's autograd: `forward_states`)
-        states, state_chunk = forward_states(dims, x, B, C, z, state_dtype, cfg) or (None, None)
-        # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
-        planner = lambda: plan_backward(  # noqa: E731
-            dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus, initial_states=initial_states,
-            state_dtype=state_dtype, return_final_states=return_final_states, states=states,
-            needs=[bool(n) and t is not None
-                   for n, t in zip(ctx.needs_input_grad[3:12], (x, dt, A, B, C, D, z, dt_bias, initial_states))])
-        with _runtime.compiling_ahead(planner):
-            y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
-                                       initial_states=initial_states, return_final_states=return_final_states,
-                                       state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states,
-                                       state_chunk=state_chunk)
+                dt_softplus, key=None, plan=None):
+        inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
+        out = plan.run(inputs) if plan is not None else None
+        if out is not None:
+            y, final, ypre, states = out
+        else:
+            with _runtime.Recording(key, inputs, _training_switches, extra=dims) as rec:
+                y, final, ypre, states = _forward(ctx, dims, state_dtype, return_final_states, dt_softplus, *inputs)
+                rec.outputs = (y, final, ypre, states)
         # (the states through save_for_backward too, an intermediate tensor: freed once the backward has run)
         ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus
@@ -176,7 +166,51 @@ class SSDScanFunction(torch.autograd.Function):
                              ypre=ypre, dt_bias=dt_bias, dt_softplus=ctx.dt_softplus, initial_states=initial_states,
                              state_dtype=ctx.state_dtype, needs=needs, states=states)
         grads = [g if n else None for g, n in zip(grads, needs)]
-        return (None, None, None, *grads, None)
+        return (None, None, None, *grads, None, None, None)
+
+
+def _forward(ctx, dims, state_dtype, return_final_states, dt_softplus, x, dt, A, B, C, D, z, dt_bias, initial_states):
+    """SSDScanFunction's forward launches: (y, final states or None, y before the gate or None, the states entering the
+    chunks for the backward or None)."""
+    from flashssm.ops.ssd.backward import plan_backward
+    from flashssm.ops.ssd.backward_chain import forward_states
+    from flashssm.ops.ssd.forward import launch, pick_config
+
+    cfg = pick_config(dims, x.dtype, x.device)
+    # the forward also stores the states entering the chunks, which the backward would recompute (small calls, and the
+    # tiles where that holds no more memory than mamba_ssm's autograd: `forward_states`)
+    states, state_chunk = forward_states(dims, x, B, C, z, state_dtype, cfg) or (None, None)
+    # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
+    planner = lambda: plan_backward(  # noqa: E731
+        dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus, initial_states=initial_states,
+        state_dtype=state_dtype, return_final_states=return_final_states, states=states,
+        needs=[bool(n) and t is not None
+               for n, t in zip(ctx.needs_input_grad[3:12], (x, dt, A, B, C, D, z, dt_bias, initial_states))])
+    with _runtime.compiling_ahead(planner):
+        y, final, ypre, _ = launch(dims, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
+                                   initial_states=initial_states, return_final_states=return_final_states,
+                                   state_dtype=state_dtype, store_ypre=z is not None, config=cfg, states=states,
+                                   state_chunk=state_chunk)
+    return y, final, ypre, states
+
+
+_switch_modules = None
+
+
+def _training_switches() -> tuple:
+    """What the training forward's Python reads beside the inference forward's (`forward.prepared_switches`): whether
+    and how it stores the states for the backward (`backward_chain.forward_states`), which the deterministic mode and
+    the backward's switches decide. A prepared training forward replays only while they keep their values."""
+    global _switch_modules
+    if _switch_modules is None:
+        from flashssm.ops.ssd import backward, backward_chain, forward
+
+        _switch_modules = forward, backward, backward_chain
+    forward, backward, chain = _switch_modules
+    return (forward.prepared_switches(), torch.are_deterministic_algorithms_enabled(), backward.DEFAULT_FORM,
+            backward.DETERMINISTIC_TILES, chain.STATES_FROM_FORWARD, chain.STATES_FROM_FORWARD_BYTES, chain.TILES,
+            chain.TILES_MODE, chain.TILES_STATES_FROM_FORWARD, chain.TILES_CHUNK, chain.STATES_OVER_X,
+            chain.PACKED_ROWS_OVER, chain.IN_PLACE_STATES, chain.EARLY_HALVES, chain.HALVES_STATES_CHUNKS)
 
 
 __all__ = ["ssd_scan_fwd", "ssd_scan_bwd", "state_dtype_name", "SSDScanFunction"]

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Ready for the next session (about 200 s): test_prepared.py on the GPU after its last change (the reference-fallback
+# case now resets the once-a-process warning set), and the differential fuzzer over ssd_scan for two minutes with
+# prepared calls on (few of its random signatures repeat: a check that nothing else moved), bf16 included.
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT/a"
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+timeout 90 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short \
+  tests/test_prepared.py tests/test_launch.py > "$OUT/a/tests-prepared.txt" 2>&1
+echo "pytest rc $?"; tail -3 "$OUT/a/tests-prepared.txt"
+timeout 150 python3 -m tests.fuzz.fuzz --seed 50 --budget 120 --ops ssd_scan > "$OUT/a/fuzz.txt" 2>&1
+echo "fuzz rc $?"; tail -5 "$OUT/a/fuzz.txt"

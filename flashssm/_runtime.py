@@ -547,9 +547,10 @@ class Prepared:
                 flat.extend(fn(*args))
             else:
                 flat.append(fn(*args))
-        if not self.direct:  # the interpreter, or a kernel Triton's own launch takes
-            for step in self.steps:
-                step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
+        if not self.direct:  # the interpreter, or kernels Triton's own launch takes (on the recorded GPU)
+            with on_device(torch.device("cuda", self.index)) if self.index is not None else contextlib.nullcontext():
+                for step in self.steps:
+                    step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
             return tuple(None if i is None else flat[i] for i in self.outputs)
         addresses = [None if t is None else t.data_ptr() for t in flat]
         for a in addresses[self.n_inputs:]:

@@ -367,3 +367,40 @@ def test_a_recording_that_cannot_be_replayed_keeps_nothing():
             rec.outputs = (y,)
             raise RuntimeError("a launch failed")
     assert not _runtime._prepared
+
+
+def test_a_replay_launches_on_the_recorded_gpu(cuda_looking, monkeypatch):
+    """Inputs on another GPU than the current one: a replay makes the recorded GPU current around its launches, as the
+    whole path does (Triton launches on the current device), for direct launches and for Triton's own alike."""
+    entered, seen = [], []
+
+    class _Device:
+        def __init__(self, device):
+            self.index = device.index if isinstance(device, torch.device) else device
+
+        def __enter__(self):
+            entered.append(self.index)
+
+        def __exit__(self, *exc):
+            entered.append(None)
+
+    class _Own(_Jit):  # (a kernel Triton's own launch takes: its call records where the current GPU was)
+        def __getitem__(self, grid):
+            return lambda *args, **meta: seen.append(list(entered))
+
+    monkeypatch.setattr(torch.cuda, "device", _Device)
+    x = torch.zeros(8)
+    with _runtime.Recording("own", (x,), tuple) as rec:
+        y = _runtime.buffer((8,), torch.float32, "cpu")
+        rec.launched(_Own(), (1,), (x, y, 8), torch.device("cuda", 1), {"BLOCK": 4}, None)
+        rec.outputs = (y,)
+    _runtime.prepared("own").run((x,))
+    assert seen == [[1]] and entered == [1, None]
+    compiled = _Compiled()
+    with _runtime.Recording("direct", (x,), tuple) as rec:
+        y = _runtime.buffer((8,), torch.float32, "cpu")
+        rec.launched(_Jit(), (1,), (x, y, 8), torch.device("cuda", 1), {"BLOCK": 4}, compiled)
+        rec.outputs = (y,)
+    entered.clear()
+    _runtime.prepared("direct").run((x,))
+    assert entered == [1, None] and len(compiled.launches) == 1

@@ -318,6 +318,18 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
                  tol=TOL[worst] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"dt"},
                  zero_scale=zero_scale,
                  cancellation=decay_cancellation if opts["extreme"] == "decay80" and dtype != torch.float32 else None)
+    # a repeated inference call replays the first one's recorded allocations and launches (`_runtime.Prepared`, not
+    # for packed sequences): the whole path's bits, NaN where it has NaN
+    from flashssm import _runtime
+
+    _runtime.clear_prepared()
+    with torch.no_grad():
+        whole, replayed = (flashssm.ssd_scan(**kw, state_dtype=opts["state_dtype"], return_final_states=True, **options)
+                           for _ in range(2))
+    out.checks += 1
+    for name, a, b in zip(("y", "final_states"), whole, replayed):
+        if not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
+            out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
     return desc, out
 
 

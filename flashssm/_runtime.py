@@ -416,7 +416,7 @@ _knobs = False  # triton.knobs.runtime, found at the first launch (flashssm's im
 def _hooked(hook) -> bool:
     if hook is None:
         return False
-    calls = getattr(hook, "calls", None)  # Triton 3.4+: a HookChain, empty unless a profiler added to it
+    calls = getattr(hook, "calls", None)  # (Triton 3.6 and 3.9: a HookChain, empty unless a profiler added to it)
     return calls is None or bool(calls)
 
 
@@ -878,7 +878,8 @@ class _Workspace:
                               device=self.device)
             self.slots[dtype] = slots
         if _recorder is not None:
-            _recorder.made(_workspace_get, (self.device, n_chains, slot_elems, dtype), (self.counter, self.flags, slots))
+            _recorder.made(_workspace_get, (self.device, n_chains, slot_elems, dtype),
+                           (self.counter, self.flags, slots))
         return self.counter, self.flags, slots
 
 

@@ -62,7 +62,8 @@ if HAS_GPU:  # bf16 on the Hopper kernel's shapes (headdim 64, dstate 128): the 
 
 @pytest.mark.parametrize("name,dtype,shape", CASES, ids=[f"{n}-{str(d)[6:]}" for n, d, _ in CASES])
 def test_a_repeated_signature_replays_the_whole_paths_result(name, dtype, shape, device, monkeypatch):
-    """Later calls of a signature skip the validation (a spy on it sees none of them) and return, on new inputs, the whole path's outputs bit for bit, close to the float64 reference; the workspace is left clean."""
+    """Later calls of a signature skip the validation (a spy on it sees none of them) and return, on new inputs, the
+    whole path's outputs bit for bit, close to the float64 reference; the workspace is left clean."""
     opts = OPTIONS[name]
     checks = record_calls(monkeypatch, ssd_module, "check_ssd_scan")
     kw, call = _inputs(device, dtype, shape or (2, 45, 4, 32, 16, 2), **opts)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ready for the next session (about 200 s): test_prepared.py on the GPU after its last change (the reference-fallback
-# case now resets the once-a-process warning set), and the differential fuzzer over ssd_scan for two minutes with
-# prepared calls on (few of its random signatures repeat: a check that nothing else moved), bf16 included.
+# case now resets the once-a-process warning set), and the differential fuzzer over ssd_scan for two minutes, bf16
+# included: each case now also calls ssd_scan twice without gradients and needs the replay's bits to be the whole
+# path's (the GPU's direct replays on random shapes, strides and options).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/a"

@@ -468,15 +468,18 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
     more stages and register caps on the 2.7B shape. Cached (a 1x2K call is host-bound: 11 -> 1.5 us a call on this
     project's CPU machine) under a key of everything the choice reads, this module's switches included.
     """
-    return _config_for(dims, dtype.itemsize, _resident_programs(device),
-                       (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL))
+    return _config_for(dims, dtype.itemsize, _resident_programs(device), _config_switches())
+
+
+def _config_switches() -> tuple:
+    """This module's switches that the configuration's choice reads (`_config_for`)."""
+    return PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL
 
 
 def prepared_switches() -> tuple:
     """The switches of this module and the Gluon kernel's that a forward's Python path reads: a prepared call
     (`_runtime.Prepared`) replays only while they keep the values it was recorded with."""
-    return (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL,
-            forward_gluon.ENABLED)
+    return _config_switches(), forward_gluon.ENABLED
 
 
 @functools.lru_cache(maxsize=1024)

@@ -357,15 +357,18 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
         # the tensors' addresses as ints: the launcher takes an int as the pointer itself, where for a tensor it calls
         # data_ptr() and asks the driver about the address (cuPointerGetAttribute), each argument, each launch
         ptrs = addresses
-    grid = (grid + (1, 1))[:3]
-    if _launch_hooks():
-        compiled[grid](*ptrs, *args[n:], *tail, stream=stream)
-    else:
-        # CompiledKernel[grid](...)'s own call of its launcher (Triton 3.6 to 3.9), without the hooks' metadata and
-        # their calls: Triton's runner builds that metadata and the launcher calls both hooks, empty, every launch
-        compiled.run(*grid, stream, compiled.function, compiled.packed_metadata, None, None, None, *ptrs, *args[n:],
-                     *tail)
+    _run_compiled(compiled, (grid + (1, 1))[:3], stream, _launch_hooks(), *ptrs, *args[n:], *tail)
     return compiled
+
+
+def _run_compiled(compiled, grid: tuple, stream: int, hooks: bool, *args) -> None:
+    """compiled[grid](*args, stream=stream) (grid of three): with launch hooks set (`_launch_hooks`), through Triton's
+    runner; else its own call of the compiled kernel's launcher (Triton 3.6 to 3.9), without the hooks' metadata and
+    their calls: the runner builds that metadata and the launcher calls both hooks, empty, every launch."""
+    if hooks:
+        compiled[grid](*args, stream=stream)
+    else:
+        compiled.run(*grid, stream, compiled.function, compiled.packed_metadata, None, None, None, *args)
 
 
 def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
@@ -523,12 +526,10 @@ class _Step:
     """One launch of a prepared call: `idx` the places of its tensor arguments among the call's tensors (inputs, then
     allocations), `rest` its scalars and (direct launches) its constexprs' values."""
 
-    __slots__ = ("kernel", "grid", "idx", "rest", "meta", "compiled", "run", "function", "metadata")
+    __slots__ = ("kernel", "grid", "idx", "rest", "meta", "compiled")
 
     def __init__(self, kernel, grid, idx, rest, meta, compiled):
         self.kernel, self.grid, self.idx, self.rest, self.meta, self.compiled = kernel, grid, idx, rest, meta, compiled
-        if compiled is not None:  # what CompiledKernel[grid](...) hands its launcher (Triton 3.6 to 3.9)
-            self.run, self.function, self.metadata = compiled.run, compiled.function, compiled.packed_metadata
 
 
 class Prepared:
@@ -547,31 +548,28 @@ class Prepared:
                 flat.extend(fn(*args))
             else:
                 flat.append(fn(*args))
-        if not self.direct:  # the interpreter, or kernels Triton's own launch takes (on the recorded GPU)
-            with on_device(torch.device("cuda", self.index)) if self.index is not None else contextlib.nullcontext():
-                for step in self.steps:
-                    step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
-            return tuple(None if i is None else flat[i] for i in self.outputs)
-        addresses = [None if t is None else t.data_ptr() for t in flat]
-        for a in addresses[self.n_inputs:]:
-            if a & 15:  # (the inputs' alignment is in the key; the compiled kernels assume 16 for every pointer)
-                return None
-        if self.index != torch.cuda.current_device():
+        addresses = None
+        if self.direct:
+            addresses = [None if t is None else t.data_ptr() for t in flat]
+            for a in addresses[self.n_inputs:]:
+                if a & 15:  # (the inputs' alignment is in the key; the compiled kernels assume 16 for every pointer)
+                    return None
+        # (Triton launches on the current GPU: the recorded one made current, as the whole path's `on_device` does)
+        if self.index is not None and self.index != torch.cuda.current_device():
             with torch.cuda.device(self.index):
-                self._launch(addresses)
+                self._launch(flat, addresses)
         else:
-            self._launch(addresses)
+            self._launch(flat, addresses)
         return tuple(None if i is None else flat[i] for i in self.outputs)
 
-    def _launch(self, addresses: list) -> None:
-        stream = raw_stream(self.index)
-        hooks = _launch_hooks()
+    def _launch(self, flat: list, addresses: list | None) -> None:
+        if addresses is None:  # the interpreter, or kernels Triton's own launch takes
+            for step in self.steps:
+                step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
+            return
+        stream, hooks = raw_stream(self.index), _launch_hooks()
         for step in self.steps:
-            if hooks:  # (a profiler's launch hooks: Triton's own runner calls them)
-                step.compiled[step.grid](*[addresses[i] for i in step.idx], *step.rest, stream=stream)
-            else:
-                step.run(*step.grid, stream, step.function, step.metadata, None, None, None,
-                         *[addresses[i] for i in step.idx], *step.rest)
+            _run_compiled(step.compiled, step.grid, stream, hooks, *[addresses[i] for i in step.idx], *step.rest)
 
 
 def _prepare(rec: Recording) -> Prepared | None:

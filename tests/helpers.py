@@ -243,3 +243,24 @@ def filled_allocations(call) -> tuple[list[str], int]:
             deterministic.fill_uninitialized_memory = True
             torch.use_deterministic_algorithms(previous)
     return filled, total[0]
+
+
+class CompiledStandIn:
+    """Stands in for triton's CompiledKernel: its launcher (`run`, which a direct launch calls itself where no launch
+    hook is set) records each launch in `launches`, its runner (`[grid]`, Triton's own path, taken with launch hooks
+    set) in `runner`. `key`: what the stand-in JIT function compiled it for."""
+
+    def __init__(self, key=None):
+        self.key = key
+        self.function, self.packed_metadata = object(), ()
+        self.launches, self.runner = [], []
+
+    def __getitem__(self, grid):
+        def runner(*args, stream=None):
+            self.runner.append((grid, args, stream))
+        return runner
+
+    def run(self, grid_x, grid_y, grid_z, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
+        assert function is self.function and metadata is self.packed_metadata
+        assert launch_metadata is None and enter_hook is None and exit_hook is None
+        self.launches.append(((grid_x, grid_y, grid_z), args, stream))

@@ -7,28 +7,7 @@ import pytest
 import torch
 
 from flashssm import _runtime
-
-
-class _Compiled:
-    """Stands in for triton's CompiledKernel: indexing by a grid gives the launcher."""
-
-    def __init__(self, key):
-        self.key = key
-        self.function = object()
-        self.packed_metadata = ()
-        self.launches = []
-
-    def __getitem__(self, grid):
-        def run(*args, stream=None):
-            self.launches.append((grid, args, stream))
-        return run
-
-    def run(self, grid_x, grid_y, grid_z, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
-        """What CompiledKernel[grid](*args, stream=stream) calls (its launcher), which a direct launch calls itself
-        where no launch hook is set."""
-        assert function is self.function and metadata is self.packed_metadata
-        assert launch_metadata is None and enter_hook is None and exit_hook is None
-        self.launches.append(((grid_x, grid_y, grid_z), args, stream))
+from tests.helpers import CompiledStandIn
 
 
 class _Jit:
@@ -41,7 +20,7 @@ class _Jit:
 
     def __getitem__(self, grid):
         def run(*args, **meta):
-            compiled = _Compiled((grid, args, tuple(sorted(meta.items()))))
+            compiled = CompiledStandIn((grid, args, tuple(sorted(meta.items()))))
             self.compiles.append(compiled)
             return compiled
         return run
@@ -120,7 +99,7 @@ def test_a_call_triton_would_specialise_differently_goes_through_triton(clean_ca
     else:
         other = _launch(kernel, x, y, **kw)
     assert other is not first and len(kernel.compiles) == 2
-    assert first.launches == []
+    assert first.launches == [] and first.runner == []
 
 
 def test_a_call_outside_the_layout_always_goes_through_triton(clean_cache):

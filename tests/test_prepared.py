@@ -15,7 +15,8 @@ from flashssm import _runtime
 from flashssm.ops.ssd import forward
 from flashssm.ops.ssd import reference as ref
 from tests.conftest import HAS_GPU
-from tests.helpers import assert_close, assert_workspace_clean, record_calls, ssd_inputs, to_float64
+from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean, record_calls, ssd_inputs,
+                           to_float64)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
 
@@ -262,30 +263,13 @@ def test_off_and_under_use_reference(device, monkeypatch):
 
 # --- the recording and the replay on stand-ins (the direct launch is a GPU's) ---------------------------------------
 
-class _Compiled:
-    """Stands in for triton's CompiledKernel: its launcher (`run`) and its runner (`[grid]`) record the launches."""
-
-    def __init__(self):
-        self.function, self.packed_metadata = object(), ()
-        self.launches, self.runner = [], []
-
-    def __getitem__(self, grid):
-        def runner(*args, stream=None):
-            self.runner.append((grid, args, stream))
-        return runner
-
-    def run(self, grid_x, grid_y, grid_z, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
-        assert function is self.function and metadata is self.packed_metadata
-        self.launches.append(((grid_x, grid_y, grid_z), args, stream))
-
-
 class _Jit:
     arg_names = ["x_ptr", "y_ptr", "n", "BLOCK"]
 
 
 def _record(key, x, alloc=None):
     """A recording of one call of `key`: y = an allocation, one direct launch on cuda:0 of (x, y, n=8, BLOCK=4)."""
-    compiled = _Compiled()
+    compiled = CompiledStandIn()
     with _runtime.Recording(key, (x, None), lambda: ("switch",)) as rec:
         y = _runtime.buffer((8,), torch.float32, "cpu")
         if alloc is not None:
@@ -351,20 +335,20 @@ def test_a_recording_that_cannot_be_replayed_keeps_nothing():
     x = torch.zeros(8)
     device = torch.device("cuda", 0)
     with _runtime.Recording("op", (x,), tuple) as rec:
-        rec.launched(_Jit(), (1,), (x, x + 1, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.launched(_Jit(), (1,), (x, x + 1, 8), device, {"BLOCK": 4}, CompiledStandIn())
         rec.outputs = (x,)
     with _runtime.Recording("out", (x,), tuple) as rec:
         y = _runtime.buffer((8,), torch.float32, "cpu")
-        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, CompiledStandIn())
         rec.outputs = (y[:4],)
     with _runtime.Recording("like", (x,), tuple) as rec:
         y = _runtime.empty_like(x)
-        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+        rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, CompiledStandIn())
         rec.outputs = (y,)
     with pytest.raises(RuntimeError):
         with _runtime.Recording("raised", (x,), tuple) as rec:
             y = _runtime.buffer((8,), torch.float32, "cpu")
-            rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, _Compiled())
+            rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, CompiledStandIn())
             rec.outputs = (y,)
             raise RuntimeError("a launch failed")
     assert not _runtime._prepared
@@ -397,7 +381,7 @@ def test_a_replay_launches_on_the_recorded_gpu(cuda_looking, monkeypatch):
         rec.outputs = (y,)
     _runtime.prepared("own").run((x,))
     assert seen == [[1]] and entered == [1, None]
-    compiled = _Compiled()
+    compiled = CompiledStandIn()
     with _runtime.Recording("direct", (x,), tuple) as rec:
         y = _runtime.buffer((8,), torch.float32, "cpu")
         rec.launched(_Jit(), (1,), (x, y, 8), torch.device("cuda", 1), {"BLOCK": 4}, compiled)

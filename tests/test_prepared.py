@@ -39,13 +39,20 @@ def _inputs(device, dtype=torch.float32, shape=(2, 45, 4, 32, 16, 2), **opts):
     return kw, call
 
 
-def _whole_path(kw, call):
+@contextlib.contextmanager
+def _no_replays():
+    """Inside the block every call takes its whole path: no replay, no recording."""
     prepared = _runtime.PREPARED
     _runtime.PREPARED = False
     try:
-        return flashssm.ssd_scan(**kw, **call)
+        yield
     finally:
         _runtime.PREPARED = prepared
+
+
+def _whole_path(kw, call):
+    with _no_replays():
+        return flashssm.ssd_scan(**kw, **call)
 
 
 def _outputs(out):
@@ -173,11 +180,8 @@ def test_a_training_call_replays_its_forward(name, device, monkeypatch):
         new, _ = _inputs(device, **opts)
         out, grads = _grads(new, call, dy, dfinal)
         assert len(checks) == 1, "a recorded training signature ran the validation again"
-        _runtime.PREPARED = False
-        try:
+        with _no_replays():
             whole, whole_grads = _grads(new, call, dy, dfinal)
-        finally:
-            _runtime.PREPARED = True
         assert _equal(out, whole)
         assert all(torch.equal(grads[k], whole_grads[k]) for k in grads), "the replayed forward's gradients differ"
     finally:

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from flashssm import _runtime
-from tests.test_launch import _Compiled
+from tests.helpers import CompiledStandIn
 
 pytestmark = pytest.mark.compile_ahead
 
@@ -40,12 +40,12 @@ class _Jit:
         self.compiles.append(("warmup", args))
         if self.fail:
             raise RuntimeError("compile error")
-        return _Compiled((grid, args))
+        return CompiledStandIn((grid, args))
 
     def __getitem__(self, grid):
         def run(*args, **meta):
             self.compiles.append(("launch", args))
-            return _Compiled((grid, args))
+            return CompiledStandIn((grid, args))
         return run
 
 

@@ -16,8 +16,10 @@ import queue
 import sys
 import threading
 import warnings
+import weakref
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 _POISON_ENV = "FLASHSSM_POISON_OUTPUTS"
 _warned: set[str] = set()
@@ -206,26 +208,36 @@ def _unfilled(alloc, *args, **kwargs):
 def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """torch.empty for a kernel's scratch or output that the kernel writes before anything reads it (no
     deterministic-mode fill: `_unfilled`)."""
-    t = _unfilled(torch.empty, shape, dtype=dtype, device=device)
     if _recorder is not None:
-        _recorder.made(buffer, (shape, dtype, device), t)
-    return t
+        return _recorder.make(buffer, (shape, dtype, device), _buffer)
+    return _unfilled(torch.empty, shape, dtype=dtype, device=device)
+
+
+def _buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
+    return _unfilled(torch.empty, shape, dtype=dtype, device=device)
 
 
 def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """`buffer` for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
-    t = _poisoned(_unfilled(torch.empty, shape, dtype=dtype, device=device))
     if _recorder is not None:
-        _recorder.made(empty, (shape, dtype, device), t)
-    return t
+        return _recorder.make(empty, (shape, dtype, device), _empty)
+    return _poisoned(_unfilled(torch.empty, shape, dtype=dtype, device=device))
+
+
+def _empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
+    return _poisoned(_unfilled(torch.empty, shape, dtype=dtype, device=device))
 
 
 def empty_like(x: torch.Tensor) -> torch.Tensor:
     """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
-    t = _poisoned(_unfilled(torch.empty_like, x))
     if _recorder is not None:  # (not replayable by shape alone: x's layout decides the strides)
         _recorder.unreplayable()
-    return t
+        return _recorder.make(empty_like, (x,), _empty_like)
+    return _empty_like(x)
+
+
+def _empty_like(x: torch.Tensor) -> torch.Tensor:
+    return _poisoned(_unfilled(torch.empty_like, x))
 
 
 def warn_reference_fallback(op: str, why: str) -> None:
@@ -379,23 +391,25 @@ def launch(kernel, grid: tuple, args: tuple, device: torch.device, **meta):
     interpreter, and while torch.compile traces the call).
     Inside `compiling_ahead(planner)`, the planner runs just before the first launch that compiles its kernel; inside
     `plan_ahead`'s dry run (meta tensors) nothing launches: the kernel is handed to the background compiles."""
+    if _recorder is not None:
+        return _recorder.launch(kernel, grid, args, device, meta)
+    return _launch(kernel, grid, args, device, meta)[0]
+
+
+def _launch(kernel, grid: tuple, args: tuple, device: torch.device, meta: dict):
+    """`launch`: (its result, the compiled kernel a replay may launch directly, or None)."""
     if device.type != "cuda" or not direct_launch or torch.compiler.is_compiling():
         if device.type == "meta":  # (Triton would launch the kernel on address 0: only a dry run may get here)
             planned = _planning_device()
             if planned is None:
                 raise RuntimeError("a kernel launch on meta tensors outside _runtime.plan_ahead's dry run")
-            return _compile_ahead(kernel, grid, args, planned, meta)
+            return _compile_ahead(kernel, grid, args, planned, meta), None
         # (under torch.compile, Dynamo traces Triton's own launch into its graph; the direct one reads the raw
         # stream, which it cannot trace: a graph break, an error under fullgraph)
-        compiled = kernel[grid](*args, **meta)
-        if _recorder is not None:
-            _recorder.launched(kernel, grid, args, device, meta, None)
-        return compiled
+        return kernel[grid](*args, **meta), None
     index = device.index if device.index is not None else torch.cuda.current_device()
     compiled = cached_launch(kernel, grid, args, index, raw_stream(index), meta, _planner)
-    if _recorder is not None:
-        _recorder.launched(kernel, grid, args, device, meta, compiled)
-    return compiled
+    return compiled, compiled
 
 
 def _key(kernel, device_index: int, meta: dict, scalars: tuple, dtypes: list, low_bits: list) -> tuple:
@@ -444,11 +458,12 @@ def _launch_hooks() -> bool:
 # and most of the rest Triton's launch path (benchmarks/notes/ssd_forward.md, fiftieth session). All that Python decides
 # is a function of the inputs' metadata (shapes, strides, dtypes, devices, 16-byte alignment), the call's options and
 # module switches. So a public op records what its call did the first time it meets a signature (`Recording`): the
-# allocations through `buffer`, `empty` and the workspace, and the launches through `launch` with their compiled
-# kernels. A later call with the same signature replays that (`Prepared.run`): the same allocations, then the same
-# launches with the new tensors in place of the recorded ones, and nothing else. An op may record only a path whose
-# every tensor comes from its inputs or those allocations and is written by those launches. FLASHSSM_PREPARED=0 turns
-# it off (every call then takes its whole Python path).
+# allocations through `buffer`, `empty` and the workspace, the launches through `launch` with their compiled kernels,
+# and (`ops=True`) every torch call on the way that makes a tensor (casts, sums, fills, views). A later call with the
+# same signature replays that (`Prepared.run`): the same steps in the same order with the new tensors in place of the
+# recorded ones, and nothing else; each made tensor is let go after the last step that uses it, so a replay holds no
+# more memory than the call it stands for. An op may record only a path whose every tensor comes from its inputs or
+# those steps. FLASHSSM_PREPARED=0 turns it off (every call then takes its whole Python path).
 PREPARED = os.environ.get("FLASHSSM_PREPARED", "1") != "0"
 _MAX_PREPARED = 512
 _prepared: dict = {}
@@ -472,27 +487,122 @@ def _switches() -> tuple:
     return direct_launch, POINTER_ADDRESSES, torch.get_float32_matmul_precision()
 
 
+_SIMPLE = (bool, int, float, str, tuple, type(None))
+_switch_names: dict = {}
+
+
+def module_switches(*modules) -> tuple:
+    """The values of every upper-case global of a plain type (bool, int, float, str, tuple, None) in `modules`: the
+    switches and tuning constants a path's Python may read, for a prepared call to check (`Recording`'s `switches`)
+    where listing them by hand would let one added later slip past."""
+    values = []
+    for m in modules:
+        names = _switch_names.get(m.__name__)
+        if names is None:
+            names = _switch_names[m.__name__] = tuple(n for n, v in vars(m).items()
+                                                      if n.isupper() and isinstance(v, _SIMPLE))
+        values.extend(getattr(m, n) for n in names)
+    return tuple(values)
+
+
+# what a recorded torch call may return other than tensors: a tensor's metadata, which a signature fixes (anything
+# else, such as .item() or .tolist(), reads values: a call that does cannot be replayed)
+_METADATA = frozenset({
+    "data_ptr", "dim", "ndimension", "element_size", "numel", "nelement", "size", "storage_offset", "stride",
+    "is_contiguous", "is_floating_point", "is_complex", "get_device", "__len__", "shape", "dtype", "device", "is_cuda",
+    "is_cpu", "is_meta", "ndim", "requires_grad", "layout", "itemsize", "nbytes", "untyped_storage"})
+
+
+def _torch_name(func) -> str:
+    name = getattr(func, "__name__", "")
+    if name == "__get__":  # (a property such as .shape: the descriptor's bound __get__)
+        name = getattr(getattr(func, "__self__", None), "__name__", name)
+    return name
+
+
+class _Slot:
+    """A recorded torch call's tensor argument: its place among the call's tensors (inputs, then what steps made)."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+
+class _Nest:
+    """A list or tuple argument of a recorded torch call that holds tensors."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items: tuple):
+        self.kind, self.items = kind, items
+
+
+def _resolve(a, flat: list):
+    if type(a) is _Slot:
+        return flat[a.i]
+    if type(a) is _Nest:
+        return a.kind([_resolve(v, flat) for v in a.items])
+    return a
+
+
+class _Unknown(Exception):
+    """A tensor that is neither an input of the recorded call nor made by one of its steps."""
+
+
+class _OpLog(TorchFunctionMode):
+    """Hands every torch call of the recording thread to its `Recording` (`ops=True`), outside allocations and
+    launches (which it records as such) and compile-ahead dry runs."""
+
+    def __init__(self, rec: "Recording"):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)  # (the mode is off inside its own handler: nested calls are not seen)
+        rec = self.rec
+        if rec.ok and not rec.paused and _planning_device() is None:
+            rec.op(func, args, kwargs, out)
+        return out
+
+
+_ALLOC, _OP, _LAUNCH = 0, 1, 2
+
+
 class Recording:
     """with Recording(key, inputs, switches) as rec: ...; rec.outputs = (...): records the block's allocations and
-    launches and keeps them as the prepared call of `key` (None: nothing recorded), if they can be replayed. `inputs`:
-    the call's tensors (None for absent ones), in the order a replay gets them; `outputs`: what the call returns,
-    each None or a tensor the block allocated; `switches`: a function of no arguments whose value a replay must see
-    unchanged (the op's module switches); `extra`: kept with the prepared call for its caller (`Prepared.extra`).
-    A compile-ahead dry run inside the block (meta tensors) is not recorded."""
+    launches (and with `ops`, its torch calls) and keeps them as the prepared call of `key` (None: nothing recorded),
+    if they can be replayed. `inputs`: the call's tensors (None for absent ones), in the order a replay gets them;
+    `outputs`: what the call returns, each None or an input or a tensor a step made; `switches`: a function of no
+    arguments whose value a replay must see unchanged (the op's module switches); `extra`: kept with the prepared call
+    for its caller (`Prepared.extra`). Only the thread that opened it is recorded. A compile-ahead dry run inside the
+    block (meta tensors) is not recorded. Tensors are told apart by identity while they live (a weak reference each:
+    a recording holds no tensor, so the recorded call's memory is what it would be without it)."""
 
-    __slots__ = ("key", "inputs", "switches", "extra", "outputs", "thread", "allocs", "launches", "ok")
+    __slots__ = ("key", "switches", "extra", "outputs", "thread", "steps", "places", "n", "n_inputs", "devices",
+                 "ok", "paused", "ops", "_mode")
 
-    def __init__(self, key, inputs: tuple, switches, extra=None):
-        self.key, self.inputs, self.switches, self.extra = key, inputs, switches, extra
+    def __init__(self, key, inputs: tuple, switches, extra=None, ops: bool = False):
+        self.key, self.switches, self.extra, self.ops = key, switches, extra, ops
         self.outputs = None
         self.thread = threading.get_ident()
-        self.allocs, self.launches = [], []
+        self.steps, self.places, self.devices = [], {}, set()
+        self.n, self.n_inputs, self.paused, self._mode = 0, len(inputs), 0, None
         self.ok = key is not None and PREPARED
+        if self.ok:
+            for t in inputs:
+                if t is not None and self._place(t) >= 0:
+                    self.ok = False  # (one tensor twice: the steps could not say which input an argument is)
+                self._new(t)
 
     def __enter__(self):
         global _recorder
         if self.ok and _recorder is None and not torch.compiler.is_compiling():
             _recorder = self
+            if self.ops:
+                self._mode = _OpLog(self)
+                self._mode.__enter__()
         else:
             self.ok = False
         return self
@@ -501,126 +611,228 @@ class Recording:
         global _recorder
         if _recorder is self:
             _recorder = None
+            if self._mode is not None:
+                self._mode.__exit__(None, None, None)
+                self._mode = None
             if kind is None and self.ok and self.outputs is not None:
                 plan = _prepare(self)
                 if plan is not None:
                     if len(_prepared) >= _MAX_PREPARED:
                         _prepared.clear()
                     _prepared[self.key] = plan
-        self.allocs = self.launches = self.inputs = self.outputs = None  # (no tensor outlives the call here)
+        self.steps = self.places = self.outputs = None
 
-    def made(self, fn, args: tuple, result) -> None:
-        if self.thread == threading.get_ident() and _planning_device() is None:
-            self.allocs.append((fn, args, result))
+    def _mine(self) -> bool:
+        return self.thread == threading.get_ident()
+
+    def _place(self, t) -> int:
+        entry = self.places.get(id(t))
+        return entry[0] if entry is not None and entry[1]() is t else -1
+
+    def _new(self, t) -> None:
+        if t is not None:
+            self.places[id(t)] = (self.n, weakref.ref(t))
+        self.n += 1
+
+    def _template(self, a):
+        if isinstance(a, torch.Tensor):
+            i = self._place(a)
+            if i < 0:
+                raise _Unknown
+            return _Slot(i)
+        if type(a) in (list, tuple):
+            items = tuple(self._template(v) for v in a)
+            return _Nest(type(a), items) if any(type(v) in (_Slot, _Nest) for v in items) else a
+        if isinstance(a, dict) and any(isinstance(v, torch.Tensor) for v in a.values()):
+            raise _Unknown
+        return a
+
+    def make(self, fn, args: tuple, impl):
+        """impl(*args), an allocation, recorded as `fn(*args)` (the torch calls inside it are not steps of their
+        own); `fn` returns a tensor or a tuple of them."""
+        if not self._mine():
+            return impl(*args)
+        self.paused += 1
+        try:
+            result = impl(*args)
+        finally:
+            self.paused -= 1
+        if _planning_device() is None:
+            many = isinstance(result, tuple)
+            first = self.n
+            for t in result if many else (result,):
+                self._new(t)
+            self.steps.append((_ALLOC, fn, args, first, self.n - first, many))
+        return result
+
+    def launch(self, kernel, grid, args, device, meta):
+        """_launch(...) recorded as a step (the torch calls inside Triton's launch are not steps)."""
+        if not self._mine():
+            return _launch(kernel, grid, args, device, meta)[0]
+        self.paused += 1
+        try:
+            result, compiled = _launch(kernel, grid, args, device, meta)
+        finally:
+            self.paused -= 1
+        if device.type != "meta":
+            self.launched(kernel, grid, args, device, meta, compiled)
+        return result
 
     def launched(self, kernel, grid, args, device, meta, compiled) -> None:
-        if self.thread == threading.get_ident():
-            self.launches.append((kernel, grid, args, device, meta, compiled))
+        if not self._mine() or not self.ok:
+            return
+        k = 0
+        while k < len(args) and isinstance(args[k], torch.Tensor):
+            k += 1
+        idx = tuple(self._place(a) for a in args[:k])
+        if -1 in idx or any(isinstance(a, torch.Tensor) for a in args[k:]):
+            self.ok = False  # (a tensor no step made, or one among the scalars)
+            return
+        tail = None
+        if compiled is not None and device.type == "cuda" and _direct(compiled) and _layout(kernel, args) == k:
+            tail = _constexpr_tail(kernel, len(args), meta)
+        # the places whose alignment a replay checks before the launcher takes them: the made tensors (the inputs'
+        # alignment is in the signature; the compiled kernel assumes 16 bytes for every pointer)
+        check = tuple(j for j, i in enumerate(idx) if i >= self.n_inputs)
+        self.steps.append((_LAUNCH, kernel, tuple(grid) + (1,) * (3 - len(grid)), idx, tuple(args[k:]), tail, meta,
+                           compiled if tail is not None else None, check))
+        self.devices.add(device)
+
+    def op(self, func, args: tuple, kwargs: dict, out) -> None:
+        if not self._mine():
+            return
+        if isinstance(out, torch.Tensor):
+            results = (out,)
+        elif isinstance(out, (tuple, list)) and out and all(isinstance(t, torch.Tensor) for t in out):
+            results = tuple(out)
+        elif out is None and _torch_name(func) == "__setitem__":
+            results = ()
+        elif _torch_name(func) not in _METADATA:
+            self.ok = False  # (a value read from a tensor, or a call this recording does not know)
+            return
+        else:
+            return
+        try:
+            targs = tuple(self._template(a) for a in args)
+            tkw = {k: self._template(v) for k, v in kwargs.items()}
+        except _Unknown:
+            self.ok = False
+            return
+        if not any(type(v) in (_Slot, _Nest) for v in tkw.values()):
+            tkw = (kwargs, False)  # (no tensor among them: passed as recorded)
+        else:
+            tkw = (tkw, True)
+        first = self.n
+        for t in results:
+            self._new(t)
+        self.steps.append((_OP, func, targs, tkw, first, len(results), isinstance(out, (tuple, list))))
 
     def unreplayable(self) -> None:
-        if self.thread == threading.get_ident():
+        if self._mine():
             self.ok = False
-
-
-class _Step:
-    """One launch of a prepared call: `idx` the places of its tensor arguments among the call's tensors (inputs, then
-    allocations), `rest` its scalars and (direct launches) its constexprs' values."""
-
-    __slots__ = ("kernel", "grid", "idx", "rest", "meta", "compiled")
-
-    def __init__(self, kernel, grid, idx, rest, meta, compiled):
-        self.kernel, self.grid, self.idx, self.rest, self.meta, self.compiled = kernel, grid, idx, rest, meta, compiled
 
 
 class Prepared:
     """A recorded call: `run(inputs)` replays it on new tensors of the recorded signature."""
 
-    __slots__ = ("allocs", "steps", "outputs", "n_inputs", "switch_fn", "switches", "index", "direct", "extra")
+    __slots__ = ("steps", "outputs", "n_inputs", "blank", "switch_fn", "switches", "index", "extra")
 
     def run(self, inputs: tuple):
-        """The call's outputs, or None where a replay cannot stand for it (a switch changed, an allocation came out
-        less than 16-byte aligned): the caller then takes its whole path, which records it again."""
+        """The call's outputs, or None where a replay cannot stand for it (a switch changed): the caller then takes
+        its whole path, which records it again."""
         if self.switch_fn() != self.switches:
             return None
-        flat = list(inputs)
-        for fn, args, many in self.allocs:
-            if many:
-                flat.extend(fn(*args))
-            else:
-                flat.append(fn(*args))
-        addresses = None
-        if self.direct:
-            addresses = [None if t is None else t.data_ptr() for t in flat]
-            for a in addresses[self.n_inputs:]:
-                if a & 15:  # (the inputs' alignment is in the key; the compiled kernels assume 16 for every pointer)
-                    return None
+        if _recorder is not None:
+            _recorder.unreplayable()  # (a replay inside another recording: its launches would not be recorded)
+        flat = [*inputs, *self.blank]
         # (Triton launches on the current GPU: the recorded one made current, as the whole path's `on_device` does)
         if self.index is not None and self.index != torch.cuda.current_device():
             with torch.cuda.device(self.index):
-                self._launch(flat, addresses)
+                self._replay(flat)
         else:
-            self._launch(flat, addresses)
+            self._replay(flat)
         return tuple(None if i is None else flat[i] for i in self.outputs)
 
-    def _launch(self, flat: list, addresses: list | None) -> None:
-        if addresses is None:  # the interpreter, or kernels Triton's own launch takes
-            for step in self.steps:
-                step.kernel[step.grid](*[flat[i] for i in step.idx], *step.rest, **step.meta)
-            return
-        stream, hooks = raw_stream(self.index), _launch_hooks()
-        for step in self.steps:
-            _run_compiled(step.compiled, step.grid, stream, hooks, *[addresses[i] for i in step.idx], *step.rest)
+    def _replay(self, flat: list) -> None:
+        stream = hooks = None
+        for step, frees in self.steps:
+            kind = step[0]
+            if kind == _LAUNCH:
+                _, kernel, grid, idx, rest, tail, meta, compiled, check = step
+                tensors = [flat[i] for i in idx]
+                if compiled is not None:
+                    addresses = [t.data_ptr() for t in tensors]
+                    if not any(addresses[j] & 15 for j in check):
+                        if stream is None:
+                            stream, hooks = raw_stream(self.index), _launch_hooks()
+                        _run_compiled(compiled, grid, stream, hooks, *addresses, *rest, *tail)
+                    else:  # (an allocator that gave less than 16-byte alignment: Triton's launch specialises for it)
+                        kernel[grid](*tensors, *rest, **meta)
+                else:  # the interpreter, or a kernel Triton's own launch takes
+                    kernel[grid](*tensors, *rest, **meta)
+            elif kind == _ALLOC:
+                _, fn, args, first, count, many = step
+                if many:
+                    flat[first:first + count] = fn(*args)
+                else:
+                    flat[first] = fn(*args)
+            else:
+                _, func, targs, (kwargs, resolve), first, count, many = step
+                if resolve:
+                    kwargs = {k: _resolve(v, flat) for k, v in kwargs.items()}
+                out = func(*[_resolve(a, flat) for a in targs], **kwargs)
+                if many:
+                    flat[first:first + count] = out
+                elif count:
+                    flat[first] = out
+            for i in frees:
+                flat[i] = None
 
 
 def _prepare(rec: Recording) -> Prepared | None:
-    """The replay of a recording, or None where it cannot stand for the call: inputs that are one tensor twice (the
-    recorded launches could not tell which argument to take), a launch tensor that is neither an input nor a recorded
-    allocation, an output that is not a recorded allocation, a direct launch and a Triton one in one call."""
-    places = {}
-    for i, t in enumerate(rec.inputs):
-        if t is not None:
-            if id(t) in places:
-                return None
-            places[id(t)] = i
-    n = len(rec.inputs)
-    allocs = []
-    for fn, args, result in rec.allocs:
-        many = isinstance(result, tuple)
-        for t in result if many else (result,):
-            places[id(t)] = n  # (a later allocation of the same tensor, the workspace's, stands for it)
-            n += 1
-        allocs.append((fn, args, many))
-    steps, devices, direct = [], set(), set()
-    for kernel, grid, args, device, meta, compiled in rec.launches:
-        k = 0
-        while k < len(args) and isinstance(args[k], torch.Tensor):
-            k += 1
-        idx = tuple(places.get(id(a), -1) for a in args[:k])
-        if -1 in idx or any(isinstance(a, torch.Tensor) for a in args[k:]):
-            return None
-        grid = tuple(grid) + (1,) * (3 - len(grid))
-        tail = None
-        if compiled is not None and device.type == "cuda" and _direct(compiled) and _layout(kernel, args) == k:
-            tail = _constexpr_tail(kernel, len(args), meta)
-        if tail is None:
-            steps.append(_Step(kernel, grid, idx, tuple(args[k:]), meta, None))
-        else:
-            steps.append(_Step(kernel, grid, idx, tuple(args[k:]) + tail, meta, compiled))
-        devices.add(device)
-        direct.add(tail is not None)
-    outputs = tuple(None if t is None else places.get(id(t), -1) for t in rec.outputs)
-    if not steps or -1 in outputs or len(devices) != 1 or len(direct) != 1:
+    """The replay of a recording, or None where it cannot stand for the call: no launch, launches on several devices,
+    an output that is neither an input nor made by a step."""
+    outputs = tuple(None if t is None else rec._place(t) for t in rec.outputs)
+    if -1 in outputs or len(rec.devices) != 1 or not any(s[0] == _LAUNCH for s in rec.steps):
         return None
+    # each made tensor let go after the last step that reads or makes it (an output never)
+    last = {}
+    for k, step in enumerate(rec.steps):
+        if step[0] == _LAUNCH:
+            used = list(step[3])
+        elif step[0] == _ALLOC:
+            used = list(range(step[3], step[3] + step[4]))
+        else:
+            used = _slots_in(step[2]) + _slots_in(list(step[3][0].values()) if step[3][1] else [])
+            used += list(range(step[4], step[4] + step[5]))
+        for i in used:
+            last[i] = k
+    keep = set(i for i in outputs if i is not None)
+    frees = [[] for _ in rec.steps]
+    for i, k in last.items():
+        if i >= rec.n_inputs and i not in keep:
+            frees[k].append(i)
     plan = Prepared()
-    plan.allocs, plan.steps, plan.outputs, plan.n_inputs = tuple(allocs), tuple(steps), outputs, len(rec.inputs)
+    plan.steps = tuple((step, tuple(f)) for step, f in zip(rec.steps, frees))
+    plan.outputs, plan.n_inputs = outputs, rec.n_inputs
+    plan.blank = (None,) * (rec.n - rec.n_inputs)
     op_switches = rec.switches
     plan.switch_fn = lambda: (_switches(), op_switches())
     plan.switches = plan.switch_fn()
-    device = devices.pop()
-    plan.direct = direct.pop()
+    device = next(iter(rec.devices))
     plan.extra = rec.extra
     plan.index = device.index if device.type == "cuda" else None
     return plan
+
+
+def _slots_in(args) -> list:
+    found = []
+    for a in args:
+        if type(a) is _Slot:
+            found.append(a.i)
+        elif type(a) is _Nest:
+            found.extend(_slots_in(a.items))
+    return found
 
 
 # --- compiling ahead ------------------------------------------------------------------------------
@@ -863,6 +1075,12 @@ class _Workspace:
         self.retired: list[torch.Tensor] = []
 
     def get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
+        if _recorder is not None:
+            return _recorder.make(_workspace_get, (self.device, n_chains, slot_elems, dtype),
+                                  lambda *_: self._get(n_chains, slot_elems, dtype))
+        return self._get(n_chains, slot_elems, dtype)
+
+    def _get(self, n_chains: int, slot_elems: int, dtype: torch.dtype):
         if self.flags.numel() < n_chains:
             if self.flags.numel():
                 self.retired.append(self.flags)
@@ -875,9 +1093,6 @@ class _Workspace:
             slots = _unfilled(torch.empty, max(need, 2 * (0 if slots is None else slots.numel())), dtype=dtype,
                               device=self.device)
             self.slots[dtype] = slots
-        if _recorder is not None:
-            _recorder.made(_workspace_get, (self.device, n_chains, slot_elems, dtype),
-                           (self.counter, self.flags, slots))
         return self.counter, self.flags, slots
 
 

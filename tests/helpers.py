@@ -222,11 +222,14 @@ def filled_allocations(call) -> tuple[list[str], int]:
 
     def spy(real):
         def allocate(*args, **kwargs):
-            caller = sys._getframe(1).f_code.co_filename
+            frame = sys._getframe(1)
+            if frame.f_code.co_name == "__torch_function__":  # (a recording's torch-function mode: its caller's)
+                frame = frame.f_back
+            caller = frame.f_code.co_filename
             if "/flashssm/" in caller and not in_dry_run():  # (a dry run's meta tensors: no memory, nothing filled)
                 total[0] += 1
                 if deterministic.fill_uninitialized_memory:
-                    filled.append(f"{caller.split('/flashssm/')[-1]}:{sys._getframe(1).f_lineno}")
+                    filled.append(f"{caller.split('/flashssm/')[-1]}:{frame.f_lineno}")
             return real(*args, **kwargs)
         return allocate
 

@@ -5,6 +5,7 @@ be the whole path's, bit for bit, on new inputs; anything the signature does not
 import contextlib
 import math
 import threading
+import weakref
 
 import pytest
 import torch
@@ -57,6 +58,10 @@ def _whole_path(kw, call):
 
 def _outputs(out):
     return out if isinstance(out, tuple) else (out,)
+
+
+def _launches(plan) -> int:
+    return sum(step[0] == _runtime._LAUNCH for step, _ in plan.steps)
 
 
 def _equal(a, b) -> bool:
@@ -175,7 +180,7 @@ def test_a_training_call_replays_its_forward(name, device, monkeypatch):
         dy = torch.randn_like(kw["x"])
         dfinal = torch.randn(2, 4, 32, 16, device=device) if call["return_final_states"] else None
         _grads(kw, call, dy, dfinal)
-        (plan,) = _runtime._prepared.values()
+        (plan,) = [p for key, p in _runtime._prepared.items() if key[1] == "training"]
         assert len(checks) == 1 and plan.extra.chunk_size == call["chunk_size"]
         new, _ = _inputs(device, **opts)
         out, grads = _grads(new, call, dy, dfinal)
@@ -190,6 +195,83 @@ def test_a_training_call_replays_its_forward(name, device, monkeypatch):
     assert_close(out[0], y_ref, torch.float32, "y")
 
 
+def _incoming(kw, call, device, dtype=None):
+    dy = torch.randn(kw["x"].shape, device=device, dtype=dtype or kw["x"].dtype)
+    dfinal = torch.randn(2, 4, 32, 16, device=device) if call["return_final_states"] else None
+    return dy, dfinal
+
+
+@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
+@pytest.mark.parametrize("name", ["plain", "D-hp,z,bias,softplus,limit", "init,final,fp16-states"])
+def test_a_training_backward_replays_its_steps(name, deterministic, device, monkeypatch):
+    """The backward of a recorded training signature replays its recorded steps (allocations, launches and torch
+    calls: casts, sums, fills, views): the backward's Python does not run again, and on new inputs and incoming
+    gradients the gradients are the whole path's bit for bit (on the GPU under the deterministic mode, where the whole
+    path gives the same bits every run; the interpreter always does)."""
+    from flashssm.ops.ssd import backward
+
+    opts = OPTIONS[name]
+    calls = record_calls(monkeypatch, backward, "ssd_backward")
+    kw, call = _inputs(device, **opts)
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        _grads(kw, call, *_incoming(kw, call, device))
+        assert len(calls) == 1 and len(_runtime._prepared) == 2  # the training forward's, the backward's
+        new, _ = _inputs(device, **opts)
+        incoming = _incoming(new, call, device)
+        out, grads = _grads(new, call, *incoming)
+        assert len(calls) == 1, "a recorded backward ran its Python again"
+        with _no_replays():
+            whole, whole_grads = _grads(new, call, *incoming)
+        assert len(calls) == 2
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert _equal(out, whole)
+    for k in grads:
+        assert grads[k] is not None and torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed backward differs"
+
+
+def test_what_the_backward_key_holds(device, monkeypatch):
+    """The gradients asked for, the incoming gradient's layout and the backward's module switches are the backward
+    key's or its check's: each change runs the backward's Python again (recorded anew), with the whole path's
+    gradients; what is not asked for stays None."""
+    from flashssm.ops.ssd import backward, backward_chain
+
+    calls = record_calls(monkeypatch, backward, "ssd_backward")
+    kw, call = _inputs(device, **OPTIONS["D-h,final"])
+    dy, dfinal = _incoming(kw, call, device)
+    _grads(kw, call, dy, dfinal)
+
+    def only(names):  # a call whose other inputs want no gradient
+        leaves = {k: v.detach().clone().requires_grad_(k in names) for k, v in kw.items()}
+        y, final = flashssm.ssd_scan(**leaves, **call)
+        torch.autograd.backward([y, final], [dy, dfinal])
+        return {k: v.grad for k, v in leaves.items()}
+
+    with _no_replays():
+        want = only(("x", "A"))
+    first, again = only(("x", "A")), only(("x", "A"))
+    assert len(calls) == 3  # (the first call, the whole path's, the new key's recording; its replay ran none)
+    for k in kw:
+        assert (want[k] is None) == (k not in ("x", "A"))
+        assert want[k] is None or (torch.equal(first[k], want[k]) and torch.equal(again[k], want[k]))
+    strided = torch.empty(dy.shape[:2] + dy.shape[3:] + dy.shape[2:3], device=device).transpose(2, 3)
+    strided.copy_(dy)
+    before = len(calls)
+    got = _grads(kw, call, strided, dfinal)[1]
+    assert len(calls) == before + 1
+    with _no_replays():
+        whole = _grads(kw, call, dy, dfinal)[1]
+    assert all(torch.equal(got[k], whole[k]) for k in got)
+    _grads(kw, call, dy, dfinal)
+    before = len(calls)
+    monkeypatch.setattr(backward_chain, "STAGES", backward_chain.STAGES + 1)  # (any switch of the backward's modules)
+    _grads(kw, call, dy, dfinal)
+    assert len(calls) == before + 1
+    _grads(kw, call, dy, dfinal)
+    assert len(calls) == before + 1
+
+
 def test_training_and_inference_keep_their_own_recordings(device):
     kw, _ = _inputs(device)
     leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}
@@ -199,11 +281,11 @@ def test_training_and_inference_keep_their_own_recordings(device):
     assert len(_runtime._prepared) == 2
     y = flashssm.ssd_scan(**leaves, chunk_size=16)  # the same signature, gradients asked: autograd's replay
     assert y.grad_fn is not None
-    y.sum().backward()
-    assert leaves["x"].grad is not None
+    y.sum().backward()  # (the backward recorded under a key of its own)
+    assert leaves["x"].grad is not None and len(_runtime._prepared) == 3
     with torch.no_grad():  # the leaves under no_grad: a plain call, which replays the inference recording
         assert flashssm.ssd_scan(**leaves, chunk_size=16).grad_fn is None
-    assert len(_runtime._prepared) == 2
+    assert len(_runtime._prepared) == 3
 
 
 def test_the_deterministic_mode_records_the_training_forward_again(device):
@@ -241,11 +323,11 @@ def test_a_switch_change_records_the_call_again(device, monkeypatch):
     kw, _ = _inputs(device)
     flashssm.ssd_scan(**kw, chunk_size=16)
     (plan,) = _runtime._prepared.values()
-    assert len(plan.steps) == 2  # the preparation launch and the scan's
+    assert _launches(plan) == 2  # the preparation launch and the scan's
     monkeypatch.setattr(forward, "PRE_DECAYS", False)
     y = flashssm.ssd_scan(**kw, chunk_size=16)
     (plan,) = _runtime._prepared.values()
-    assert len(plan.steps) == 1
+    assert _launches(plan) == 1
     assert torch.equal(flashssm.ssd_scan(**kw, chunk_size=16), y)
 
 
@@ -270,15 +352,23 @@ def test_off_and_under_use_reference(device, monkeypatch):
 class _Jit:
     arg_names = ["x_ptr", "y_ptr", "n", "BLOCK"]
 
+    def __init__(self):
+        self.own = []  # Triton's own launches: (grid, args, meta)
 
-def _record(key, x, alloc=None):
-    """A recording of one call of `key`: y = an allocation, one direct launch on cuda:0 of (x, y, n=8, BLOCK=4)."""
+    def __getitem__(self, grid):
+        return lambda *args, **meta: self.own.append((grid, args, meta))
+
+
+def _record(key, x, alloc=None, kernel=None):
+    """A recording of one call of `key`: y = an allocation (`alloc()` where given), one direct launch on cuda:0 of
+    (x, y, n=8, BLOCK=4)."""
     compiled = CompiledStandIn()
     with _runtime.Recording(key, (x, None), lambda: ("switch",)) as rec:
-        y = _runtime.buffer((8,), torch.float32, "cpu")
-        if alloc is not None:
-            rec.allocs[-1] = (alloc, (), y)
-        rec.launched(_Jit(), (2,), (x, y, 8), torch.device("cuda", 0), {"BLOCK": 4}, compiled)
+        if alloc is None:
+            y = _runtime.buffer((8,), torch.float32, "cpu")
+        else:
+            y = rec.make(alloc, (), alloc)
+        rec.launched(kernel or _Jit(), (2,), (x, y, 8), torch.device("cuda", 0), {"BLOCK": 4}, compiled)
         rec.outputs = (y, None)
     return compiled
 
@@ -293,7 +383,7 @@ def test_replay_launches_the_launcher_with_the_new_tensors(cuda_looking, monkeyp
     x = torch.zeros(8)
     compiled = _record("k", x)
     plan = _runtime.prepared("k")
-    assert plan is not None and plan.direct
+    assert plan is not None
     x2 = torch.ones(8)
     y2, none = plan.run((x2, None))
     assert none is None and y2.shape == (8,)
@@ -307,11 +397,15 @@ def test_replay_launches_the_launcher_with_the_new_tensors(cuda_looking, monkeyp
 
 
 def test_replay_declines_what_it_cannot_stand_for(cuda_looking, monkeypatch):
-    """A changed switch, or an allocation that comes out less than 16-byte aligned (the compiled kernel assumes 16):
-    no launch, None (the caller then takes the whole path)."""
+    """A changed switch: no step, None (the caller then takes the whole path). An allocation that comes out less than
+    16-byte aligned (the compiled kernel assumes 16): that launch through Triton's own, which specialises for it."""
     x = torch.zeros(8)
-    compiled = _record("k", x, alloc=lambda: torch.zeros(9)[1:])
-    assert _runtime.prepared("k").run((x, None)) is None and compiled.launches == []
+    kernel = _Jit()
+    compiled = _record("k", x, alloc=lambda: torch.zeros(9)[1:], kernel=kernel)
+    y, _ = _runtime.prepared("k").run((x, None))
+    assert compiled.launches == [] and compiled.runner == []
+    assert len(kernel.own) == 1 and kernel.own[0][1][:2] == (x, y) and kernel.own[0][1][2:] == (8,)
+    assert kernel.own[0][2] == {"BLOCK": 4}
     _record("k", x)
     plan = _runtime.prepared("k")
     monkeypatch.setattr(_runtime, "POINTER_ADDRESSES", False)
@@ -326,7 +420,8 @@ def test_a_recording_keeps_only_its_own_threads_work():
         thread = threading.Thread(target=lambda: other.append(_runtime.buffer((4,), torch.float32, "cpu")))
         thread.start()
         thread.join()
-        assert [r for _, _, r in rec.allocs] == [mine]
+        assert [step[0] for step in rec.steps] == [_runtime._ALLOC]
+        assert rec._place(mine) == 1 and rec._place(other[0]) == -1
         with _runtime.Recording("k2", (x,), tuple) as inner:  # (one recording at a time)
             assert not inner.ok
         rec.outputs = (mine,)
@@ -356,6 +451,93 @@ def test_a_recording_that_cannot_be_replayed_keeps_nothing():
             rec.outputs = (y,)
             raise RuntimeError("a launch failed")
     assert not _runtime._prepared
+
+
+class _Kernel(_Jit):
+    """A kernel Triton's own launch takes (the interpreter's way, a CPU device): each call runs `body` on its tensors
+    and keeps a weak reference to each."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.body, self.seen = body, []
+
+    def __getitem__(self, grid):
+        def run(*args, **meta):
+            self.seen.append([weakref.ref(a) for a in args if isinstance(a, torch.Tensor)])
+            self.body(*args)
+        return run
+
+
+def _ops_call(x, scale):
+    """A call with a launch and torch calls after it: (a cast of y, an element set, a sum, a view of a split)."""
+    y = _runtime.buffer((8,), torch.float32, "cpu")
+    _runtime.launch(scale, (1,), (x, y, 8), torch.device("cpu"), BLOCK=4)
+    z = y.to(torch.float64)
+    z[0] = -1.0
+    return z.sum(), z.unbind(0)[3], z[2:4]
+
+
+def test_torch_calls_are_replayed_in_order(monkeypatch):
+    """With `ops`, a recording keeps the torch calls that make tensors as steps, in order with the launches: a replay
+    computes them anew from the new inputs, and what the call's Python decided (shapes, dtypes) does not run again."""
+    monkeypatch.setattr(_runtime, "direct_launch", True)
+    scale = _Kernel(lambda x, y, n: y.copy_(2 * x))
+    x = torch.arange(8.0)
+    with _runtime.Recording("ops", (x,), tuple, ops=True) as rec:
+        rec.outputs = _ops_call(x, scale)
+    plan = _runtime.prepared("ops")
+    assert [step[0] for step, _ in plan.steps] == [_runtime._ALLOC, _runtime._LAUNCH] + [_runtime._OP] * 5
+    x2 = torch.randn(8)
+    total, three, pair = plan.run((x2,))
+    want = (2 * x2).double()
+    want[0] = -1.0
+    assert torch.equal(total, want.sum()) and torch.equal(three, want[3]) and torch.equal(pair, want[2:4])
+    assert total.dtype == torch.float64 and len(scale.seen) == 2
+
+
+def test_a_replay_lets_go_of_what_it_made_after_its_last_use(monkeypatch):
+    """A made tensor is let go right after the last step that uses it (an output never): a replay holds no more
+    memory than its call."""
+    first = _Kernel(lambda x, a, n: a.copy_(x))
+    second = _Kernel(lambda x, b, n: b.copy_(x + 1))
+    checked = []
+
+    def check(x, b, n):  # (first's buffer is gone by the second launch)
+        checked.append(first.seen[-1][1]() is None)
+        b.copy_(x)
+
+    third = _Kernel(check)
+    x = torch.zeros(8)
+    with _runtime.Recording("frees", (x,), tuple, ops=True) as rec:
+        a = _runtime.buffer((8,), torch.float32, "cpu")
+        _runtime.launch(first, (1,), (x, a, 8), torch.device("cpu"))
+        b = _runtime.buffer((8,), torch.float32, "cpu")
+        _runtime.launch(second, (1,), (a, b, 8), torch.device("cpu"))
+        c = _runtime.buffer((8,), torch.float32, "cpu")
+        _runtime.launch(third, (1,), (b, c, 8), torch.device("cpu"))
+        rec.outputs = (c,)
+    (c2,) = _runtime.prepared("frees").run((torch.ones(8),))
+    assert checked == [False, True] and torch.equal(c2, torch.full((8,), 2.0))
+
+
+def test_torch_calls_a_replay_cannot_stand_for(monkeypatch):
+    """A recording with a value read from a tensor (.item()), or a torch call on a tensor that is neither an input nor
+    made by a step, keeps nothing."""
+    scale = _Kernel(lambda x, y, n: y.copy_(2 * x))
+    x, other = torch.arange(8.0), torch.ones(8)
+    with _runtime.Recording("item", (x,), tuple, ops=True) as rec:
+        out = _ops_call(x, scale)
+        float(out[0].item())
+        rec.outputs = out
+    with _runtime.Recording("other", (x,), tuple, ops=True) as rec:
+        total, three, pair = _ops_call(x, scale)
+        rec.outputs = (total, three, torch.cat([pair, other]))
+    assert not _runtime._prepared
+    with _runtime.Recording("fine", (x, other), tuple, ops=True) as rec:
+        total, three, pair = _ops_call(x, scale)
+        rec.outputs = (torch.cat([pair, other]),)
+    (joined,) = _runtime.prepared("fine").run((x + 1, other - 1))
+    assert torch.equal(joined, torch.tensor([6.0, 8.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
 
 
 def test_a_replay_launches_on_the_recorded_gpu(cuda_looking, monkeypatch):

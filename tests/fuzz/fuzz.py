@@ -330,6 +330,29 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
     for name, a, b in zip(("y", "final_states"), whole, replayed):
         if not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
             out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
+    if opts["grads"]:
+        # a repeated training call replays its forward and its backward (torch calls included): the whole path's
+        # gradients bit for bit, under the deterministic mode (the default's atomics add in any order on a GPU)
+        _runtime.clear_prepared()
+        names = list(kw)
+        incoming = [randn(g, *whole[0].shape).to(device), randn(g, *whole[1].shape).to(device)]
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        try:
+            runs = []
+            for _ in range(2):
+                got_kw = leaves(kw, names)
+                y, final = flashssm.ssd_scan(**got_kw, state_dtype=opts["state_dtype"], return_final_states=True,
+                                             **options)
+                runs.append(grads_of([y, final], incoming, got_kw, names))
+        finally:
+            torch.use_deterministic_algorithms(deterministic)
+        out.checks += 1
+        for k, a in runs[0].items():
+            b = runs[1].get(k)
+            if b is None or not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
+                out.failures.append(f"d{k}: a repeated training call (a replay) differs from the first (the whole "
+                                    "path)")
     return desc, out
 
 

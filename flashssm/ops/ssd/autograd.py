@@ -134,7 +134,9 @@ class SSDScanFunction(torch.autograd.Function):
     forward + backward at 1x2K; torch.compile still traces the custom op (ops/ssd/__init__.py picks).
     apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
     dt_softplus, key, plan) returns y, or (y, final_states). `plan`: the forward's launches as a call of this signature
-    recorded them (`_runtime.Prepared`), replayed; else the whole forward runs, recorded under `key` (None: not)."""
+    recorded them (`_runtime.Prepared`), replayed; else the whole forward runs, recorded under `key` (None: not). The
+    backward of a call with a key is recorded and replayed too (`_backward_key`): its steps, torch calls included,
+    under the forward's key, the incoming gradients' signatures and which gradients are wanted."""
 
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
@@ -150,7 +152,7 @@ class SSDScanFunction(torch.autograd.Function):
         # (the states through save_for_backward too, an intermediate tensor: freed once the backward has run)
         ctx.save_for_backward(x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         ctx.dims, ctx.state_dtype, ctx.dt_softplus = dims, state_dtype, dt_softplus
-        ctx.return_final_states = return_final_states
+        ctx.return_final_states, ctx.key = return_final_states, key
         return (y, final) if return_final_states else y
 
     @staticmethod
@@ -162,9 +164,19 @@ class SSDScanFunction(torch.autograd.Function):
         needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)]
         if dy is None:
             dy = torch.zeros_like(x)
-        grads = ssd_backward(ctx.dims, dy, dfinal if ctx.return_final_states else None, x, dt, A, B, C, D=D, z=z,
-                             ypre=ypre, dt_bias=dt_bias, dt_softplus=ctx.dt_softplus, initial_states=initial_states,
-                             state_dtype=ctx.state_dtype, needs=needs, states=states)
+        dfinal = dfinal if ctx.return_final_states else None
+        # a backward whose key an earlier one recorded replays its steps: its Python (the form, configurations,
+        # argument lists, launch keys) gave the same answers then
+        key = _backward_key(ctx.key, dy, dfinal, ypre, states, needs)
+        tensors = (dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
+        plan = _runtime.prepared(key) if key is not None else None
+        grads = plan.run(tensors) if plan is not None else None
+        if grads is None:
+            with _runtime.Recording(key, tensors, _training_switches, ops=True) as rec:
+                grads = ssd_backward(ctx.dims, dy, dfinal, x, dt, A, B, C, D=D, z=z, ypre=ypre, dt_bias=dt_bias,
+                                     dt_softplus=ctx.dt_softplus, initial_states=initial_states,
+                                     state_dtype=ctx.state_dtype, needs=needs, states=states)
+                rec.outputs = tuple(grads)
         grads = [g if n else None for g, n in zip(grads, needs)]
         return (None, None, None, *grads, None, None, None)
 
@@ -194,23 +206,40 @@ def _forward(ctx, dims, state_dtype, return_final_states, dt_softplus, x, dt, A,
     return y, final, ypre, states
 
 
+# A recorded training call's backward replays its steps (`_backward_key`). False: its whole Python path every call,
+# the forward's replay kept (A/B: benchmarks/ab_host_path.py).
+PREPARED_BACKWARD = True
+
+
+def _backward_key(key, dy, dfinal, ypre, states, needs: list) -> tuple | None:
+    """What a recorded backward replays under: the training forward's key (its inputs' signatures and options), the
+    incoming gradients' and the forward's saved outputs' signatures (shape, strides, dtype, device, alignment) and
+    the gradients wanted. None where the forward had no key (packed sequences, torch.compile, switched off)."""
+    if key is None or not _runtime.PREPARED or not PREPARED_BACKWARD:
+        return None
+    from flashssm.ops.ssd import _tensor_signature
+
+    return (key, "backward", _tensor_signature(dy), _tensor_signature(dfinal), _tensor_signature(ypre),
+            _tensor_signature(states), tuple(needs))
+
+
 _switch_modules = None
 
 
 def _training_switches() -> tuple:
-    """What the training forward's Python reads beside the inference forward's (`forward.prepared_switches`): whether
-    and how it stores the states for the backward (`backward_chain.forward_states`), which the deterministic mode and
-    the backward's switches decide. A prepared training forward replays only while they keep their values."""
+    """What a training call's Python reads beside the inference forward's (`forward.prepared_switches`): the
+    deterministic mode, and every switch and tuning constant of the backward's modules (`_runtime.module_switches`):
+    they decide whether and how the forward stores the states for the backward (`backward_chain.forward_states`,
+    which asks `use_tiles` and the tiles' chunk among others) and everything the backward does. A prepared training
+    forward, and a prepared backward, replay only while they keep their values."""
     global _switch_modules
     if _switch_modules is None:
-        from flashssm.ops.ssd import backward, backward_chain, forward
+        from flashssm.ops.ssd import backward, backward_chain, backward_tiles, forward
 
-        _switch_modules = forward, backward, backward_chain
-    forward, backward, chain = _switch_modules
-    return (forward.prepared_switches(), torch.are_deterministic_algorithms_enabled(), backward.DEFAULT_FORM,
-            backward.DETERMINISTIC_TILES, chain.STATES_FROM_FORWARD, chain.STATES_FROM_FORWARD_BYTES, chain.TILES,
-            chain.TILES_MODE, chain.TILES_STATES_FROM_FORWARD, chain.TILES_CHUNK, chain.STATES_OVER_X,
-            chain.PACKED_ROWS_OVER, chain.IN_PLACE_STATES, chain.EARLY_HALVES, chain.HALVES_STATES_CHUNKS)
+        _switch_modules = forward, backward, backward_chain, backward_tiles
+    forward = _switch_modules[0]
+    return (forward.prepared_switches(), torch.are_deterministic_algorithms_enabled(),
+            _runtime.module_switches(*_switch_modules[1:]))
 
 
 __all__ = ["ssd_scan_fwd", "ssd_scan_bwd", "state_dtype_name", "SSDScanFunction"]

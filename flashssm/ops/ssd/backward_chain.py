@@ -1134,7 +1134,11 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
     """The tiles where their launches have enough (chunk, head) programs to fill the GPU several times over: at 1x2K
     (640 of them) they took the sweeps' GPU time but their two extra launches cost more host time than that (backward
     alone 0.46 -> 0.49 ms, with D 0.89 -> 1.02)."""
-    return chunk_rows(dims) * dims.nheads >= 8 * _runtime.sm_count(device, on_cpu=0)
+    return chunk_rows(dims) * dims.nheads >= TILES_MIN_WAVES * _runtime.sm_count(device, on_cpu=0)
+
+
+# `use_tiles`: the (chunk, head) programs a launch of the tiles needs, in programs an SM (A/B)
+TILES_MIN_WAVES = 8
 
 
 def tiles_chunk(dims: SSDDims, device: torch.device) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import operator
 import os
 import queue
 import sys
@@ -488,7 +489,7 @@ def _switches() -> tuple:
 
 
 _SIMPLE = (bool, int, float, str, tuple, type(None))
-_switch_names: dict = {}
+_switch_readers: dict = {}
 
 
 def module_switches(*modules) -> tuple:
@@ -497,11 +498,13 @@ def module_switches(*modules) -> tuple:
     where listing them by hand would let one added later slip past."""
     values = []
     for m in modules:
-        names = _switch_names.get(m.__name__)
-        if names is None:
-            names = _switch_names[m.__name__] = tuple(n for n, v in vars(m).items()
-                                                      if n.isupper() and isinstance(v, _SIMPLE))
-        values.extend(getattr(m, n) for n in names)
+        read = _switch_readers.get(m.__name__)
+        if read is None:  # (one attrgetter a module: its names read in C, a tuple each call)
+            names = [n for n, v in vars(m).items() if n.isupper() and isinstance(v, _SIMPLE)]
+            read = operator.attrgetter(*names) if len(names) > 1 else lambda m, names=names: tuple(
+                getattr(m, n) for n in names)
+            _switch_readers[m.__name__] = read
+        values.append(read(m))
     return tuple(values)
 
 

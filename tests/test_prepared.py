@@ -272,6 +272,27 @@ def test_what_the_backward_key_holds(device, monkeypatch):
     assert len(calls) == before + 1
 
 
+def test_module_switches_reads_every_upper_case_global_of_a_plain_type():
+    """What the training replays check (`_runtime.module_switches`): every upper-case global of a plain type, so that
+    a switch added to a backward module later is checked without being listed anywhere."""
+    import types
+
+    m = types.ModuleType("tests_module_switches_probe")
+    m.ALPHA, m.BETA, m._GAMMA, m.SPANS, m.lower, m.TABLE, m.KERNEL = True, 3, 0.5, (1, 2), 5, {"a": 1}, len
+    first = _runtime.module_switches(m)
+    assert first == ((True, 3, 0.5, (1, 2)),)
+    for name, value in (("ALPHA", False), ("BETA", 4), ("_GAMMA", 0.25), ("SPANS", (1,))):
+        before = _runtime.module_switches(m)
+        setattr(m, name, value)
+        assert _runtime.module_switches(m) != before, name
+    before = _runtime.module_switches(m)
+    m.lower, m.TABLE = 6, {"a": 2}  # (lower-case, and not of a plain type: not switches)
+    assert _runtime.module_switches(m) == before
+    one = types.ModuleType("tests_module_switches_one")
+    one.ONLY = 7
+    assert _runtime.module_switches(types.ModuleType("tests_module_switches_empty"), one) == ((), (7,))
+
+
 def test_training_and_inference_keep_their_own_recordings(device):
     kw, _ = _inputs(device)
     leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}

@@ -471,6 +471,12 @@ _prepared: dict = {}
 _recorder = None  # the `Recording` under way (one at a time; the thread that started it), or None
 
 
+def tensor_signature(t):
+    """What an op's Python path reads of a tensor argument (None stays None): shape, strides, dtype, device and 16-byte
+    alignment, the part of a prepared call's key (`prepared`) each tensor gives."""
+    return None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
+
+
 def prepared(key):
     """The prepared call recorded under `key` (None: none, or the switches and states that forbid replays)."""
     if not PREPARED or _force_reference or torch.compiler.is_compiling():

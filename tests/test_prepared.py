@@ -16,7 +16,7 @@ from flashssm import _runtime
 from flashssm.ops.ssd import forward
 from flashssm.ops.ssd import reference as ref
 from tests.conftest import HAS_GPU
-from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean, record_calls, ssd_inputs,
+from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean, record_calls, scan_inputs, ssd_inputs,
                            to_float64)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
@@ -596,3 +596,75 @@ def test_a_replay_launches_on_the_recorded_gpu(cuda_looking, monkeypatch):
     entered.clear()
     _runtime.prepared("direct").run((x,))
     assert entered == [1, None] and len(compiled.launches) == 1
+
+
+# --- selective_scan ---------------------------------------------------------------------------------------------------
+
+SCAN_OPTIONS = {
+    "plain": {},
+    "D,z,bias,softplus,last": dict(D=True, z=True, delta_bias=True, delta_softplus=True, last=True),
+    "groups,last": dict(ngroups=2, last=True),
+    "channels-contiguous,D": dict(channels=True, D=True),
+}
+
+
+def _scan_inputs(device, dtype=torch.float32, **opts):
+    kw = scan_inputs(2, 12, 70, 8, ngroups=opts.get("ngroups"), dtype=dtype, device=device, D=opts.get("D", False),
+                     z=opts.get("z", False), delta_bias=opts.get("delta_bias", False),
+                     delta_softplus=opts.get("delta_softplus", False))
+    if opts.get("channels"):  # (the Mamba-1 mixer's layout: channels contiguous)
+        for k in ("u", "delta", "z"):
+            if k in kw:
+                kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
+    return kw, dict(return_last_state=opts.get("last", False))
+
+
+@pytest.mark.parametrize("name", list(SCAN_OPTIONS))
+def test_a_repeated_selective_scan_replays_the_whole_paths_result(name, device, monkeypatch):
+    """selective_scan without gradients records its first call of a signature (allocations, launches, torch calls:
+    the zeroed or allocated last state, B and C's views) and replays it: no validation, and on new inputs the whole
+    path's outputs bit for bit, in the whole path's layout."""
+    import flashssm.ops.selective_scan as scan_module
+    from flashssm.ops.selective_scan import reference as scan_ref
+
+    checks = record_calls(monkeypatch, scan_module, "check_selective_scan")
+    kw, call = _scan_inputs(device, **SCAN_OPTIONS[name])
+    flashssm.selective_scan(**kw, **call)
+    assert len(checks) == 1 and len(_runtime._prepared) == 1
+    new, _ = _scan_inputs(device, **SCAN_OPTIONS[name])
+    out = flashssm.selective_scan(**new, **call)
+    assert len(checks) == 1, "a recorded signature ran the validation again"
+    with _no_replays():
+        whole = flashssm.selective_scan(**new, **call)
+    assert _equal(out, whole) and all(a.stride() == b.stride() for a, b in zip(_outputs(out), _outputs(whole)))
+    want = scan_ref.selective_scan_reference(**to_float64(new), **call)
+    assert_close(_outputs(out)[0], _outputs(want)[0], torch.float32, "y")
+
+
+def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
+    """Another layout, dtype or flag records its own call; gradients, packed sequences and a switch change take the
+    whole path."""
+    from flashssm.ops.selective_scan import scan
+
+    kw, call = _scan_inputs(device, D=True)
+    flashssm.selective_scan(**kw)
+    strided, _ = _scan_inputs(device, channels=True, D=True)
+    variants = [(dict(kw, u=strided["u"]), {}), (kw, dict(return_last_state=True)), (kw, dict(delta_softplus=True)),
+                ({k: v.half() if k in ("u", "B", "C") else v for k, v in kw.items()}, {})]
+    for n, (vkw, vcall) in enumerate(variants, start=2):
+        first = flashssm.selective_scan(**vkw, **vcall)
+        assert len(_runtime._prepared) == n
+        assert _equal(first, flashssm.selective_scan(**vkw, **vcall))
+    leaves = {k: v.clone().requires_grad_() if k == "u" else v for k, v in kw.items()}
+    y = flashssm.selective_scan(**leaves)
+    assert y.grad_fn is not None and len(_runtime._prepared) == len(variants) + 1
+    cu = torch.tensor([0, 30, 70], device=device)
+    packed = {k: v[:1] if v.dim() == 3 else v for k, v in kw.items()}
+    flashssm.selective_scan(**packed, cu_seqlens=cu)
+    assert len(_runtime._prepared) == len(variants) + 1
+    launches = record_calls(monkeypatch, _runtime, "launch")
+    monkeypatch.setattr(scan, "FWD_SEGMENT", scan.FWD_SEGMENT * 2)  # (any switch of the scan's module)
+    again = flashssm.selective_scan(**kw)
+    assert launches, "a switch change replayed the old recording"
+    with _no_replays():
+        assert torch.equal(again, flashssm.selective_scan(**kw))

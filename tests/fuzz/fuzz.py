@@ -406,6 +406,18 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
                  lambda **k: scan_ref.selective_scan_reference(**k, **options), kw, g, device,
                  outputs=["out", "last_state"], backprop=["out"], grads=opts["grads"],
                  tol=TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"delta"})
+    # a repeated inference call replays the first one's recorded steps (`_runtime.Prepared`, not for packed
+    # sequences): the whole path's bits, NaN where it has NaN
+    from flashssm import _runtime
+
+    _runtime.clear_prepared()
+    with torch.no_grad():
+        whole, replayed = (_named(flashssm.selective_scan(**kw, **options), ["out", "last_state"]) for _ in range(2))
+    out.checks += 1
+    for name in whole:
+        a, b = whole[name], replayed[name]
+        if (a is None) != (b is None) or (a is not None and not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)):
+            out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
     return desc, out
 
 

@@ -19,6 +19,37 @@ def _kernel_blocker(u, dstate: int) -> str | None:
     return supported(dstate)
 
 
+def _signature(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state):
+    """What selective_scan's Python path reads of a call without packed sequences (`_runtime.Prepared`): each tensor's
+    shape, strides, dtype, device and alignment, and the two flags. None where it cannot say (a flag that is not a
+    bool, an argument that is not a tensor: the whole path, and its validation's error)."""
+    if type(delta_softplus) is not bool or type(return_last_state) is not bool:
+        return None
+    sig = _runtime.tensor_signature
+    try:
+        key = ("selective_scan", sig(u), sig(delta), sig(A), sig(B), sig(C), sig(D), sig(z), sig(delta_bias),
+               delta_softplus, return_last_state)
+        hash(key)
+    except Exception:
+        return None
+    return key
+
+
+def _switches() -> tuple:
+    """The scan module's switches and tuning constants, which its forward's Python reads: a prepared call replays only
+    while they keep their values."""
+    from flashssm.ops.selective_scan import scan
+
+    return _runtime.module_switches(scan)
+
+
+def _wants_grad(*tensors) -> bool:
+    try:
+        return torch.is_grad_enabled() and _runtime.needs_grad(*tensors)
+    except AttributeError:  # (not tensors: the validation says what is wrong)
+        return True
+
+
 def kernel_available(u, dstate: int) -> bool:
     """Whether `selective_scan` on inputs like `u` runs the Triton kernels (otherwise: the reference)."""
     return _kernel_blocker(u, dstate) is None
@@ -44,6 +75,17 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     torch.compile a `torch.library` custom op, traced without a graph break; in eager mode a plain
     autograd.Function with the same launches). Elsewhere: the plain-PyTorch reference.
     """
+    # a call without gradients whose signature an earlier one recorded replays that call's allocations, launches and
+    # torch calls (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then
+    key = None
+    if (_runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling()
+            and not _wants_grad(u, delta, A, B, C, D, z, delta_bias)):
+        key = _signature(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state)
+        plan = _runtime.prepared(key) if key is not None else None
+        if plan is not None:
+            out = plan.run((u, delta, A, B, C, D, z, delta_bias))
+            if out is not None:
+                return out if return_last_state else out[0]
     cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
                               return_last_state=return_last_state, cu_seqlens=cu_seqlens)
     blocker = _kernel_blocker(u, A.shape[1])
@@ -75,9 +117,11 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
             from flashssm.ops.selective_scan.scan import scan_forward, sequence_index
 
             seq_index = None if cu_seqlens is None else sequence_index(cu_seqlens.to(u.device), u.shape[2])
-            with _runtime.on_device(u.device):
+            with _runtime.on_device(u.device), _runtime.Recording(key, (u, delta, A, B, C, D, z, delta_bias),
+                                                                  _switches, ops=True) as rec:
                 y, last, _ = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
                                           num_seqs=num_seqs, return_last_state=return_last_state, offsets=cu)
+                rec.outputs = (y, last)
         return (y, last) if return_last_state else y
     if u.is_cuda:
         _runtime.warn_reference_fallback("selective_scan", blocker)

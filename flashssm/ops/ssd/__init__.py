@@ -34,10 +34,6 @@ def _wants_grad(*tensors) -> bool:
         return True
 
 
-def _tensor_signature(t):
-    return None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
-
-
 def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit, return_final_states,
                state_dtype):
     """What ssd_scan's Python path reads of a call without packed sequences (`_runtime.Prepared`): each tensor's shape,
@@ -47,10 +43,10 @@ def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_sof
     if (type(chunk_size) is not int or type(dt_softplus) is not bool or type(return_final_states) is not bool
             or type(dt_limit) is not tuple):
         return None
+    sig = _runtime.tensor_signature
     try:
-        key = (_tensor_signature(x), _tensor_signature(dt), _tensor_signature(A), _tensor_signature(B),
-               _tensor_signature(C), _tensor_signature(D), _tensor_signature(z), _tensor_signature(dt_bias),
-               _tensor_signature(initial_states), chunk_size, dt_softplus, dt_limit, return_final_states, state_dtype)
+        key = (sig(x), sig(dt), sig(A), sig(B), sig(C), sig(D), sig(z), sig(dt_bias), sig(initial_states), chunk_size,
+               dt_softplus, dt_limit, return_final_states, state_dtype)
         hash(key)
     except Exception:  # (not tensors, a dt_limit that is no pair: the validation says what is wrong)
         return None

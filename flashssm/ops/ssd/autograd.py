@@ -217,10 +217,8 @@ def _backward_key(key, dy, dfinal, ypre, states, needs: list) -> tuple | None:
     the gradients wanted. None where the forward had no key (packed sequences, torch.compile, switched off)."""
     if key is None or not _runtime.PREPARED or not PREPARED_BACKWARD:
         return None
-    from flashssm.ops.ssd import _tensor_signature
-
-    return (key, "backward", _tensor_signature(dy), _tensor_signature(dfinal), _tensor_signature(ypre),
-            _tensor_signature(states), tuple(needs))
+    sig = _runtime.tensor_signature
+    return key, "backward", sig(dy), sig(dfinal), sig(ypre), sig(states), tuple(needs)
 
 
 _switch_modules = None

@@ -231,8 +231,7 @@ def _empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
 
 def empty_like(x: torch.Tensor) -> torch.Tensor:
     """`empty` with x's shape, dtype and memory layout (x's strides when x is dense, else contiguous)."""
-    if _recorder is not None:  # (not replayable by shape alone: x's layout decides the strides)
-        _recorder.unreplayable()
+    if _recorder is not None:  # (a replay calls it on its own x: x's layout, which the signature fixes, decides)
         return _recorder.make(empty_like, (x,), _empty_like)
     return _empty_like(x)
 
@@ -477,11 +476,44 @@ def tensor_signature(t):
     return None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
 
 
+def call_signature(op: str, tensors: tuple, options: tuple):
+    """A prepared call's key: (op, each tensor's `tensor_signature`, the options), or None where an argument cannot be
+    told by it (not a tensor, an option that does not hash): such a call takes its whole path, and its errors."""
+    try:
+        key = (op, *[tensor_signature(t) for t in tensors], *options)
+        hash(key)
+    except Exception:
+        return None
+    return key
+
+
+def wants_grad(*tensors) -> bool:
+    """Whether a call on these tensors builds an autograd graph (True for an argument that is not a tensor: the whole
+    path's validation then says what is wrong)."""
+    try:
+        return torch.is_grad_enabled() and needs_grad(*tensors)
+    except AttributeError:
+        return True
+
+
 def prepared(key):
     """The prepared call recorded under `key` (None: none, or the switches and states that forbid replays)."""
     if not PREPARED or _force_reference or torch.compiler.is_compiling():
         return None
-    return _prepared.get(key)
+    plan = _prepared.get(key)
+    return None if type(plan) is _Refused else plan
+
+
+class _Refused:
+    """What `_prepared` keeps for a key whose recording could not be replayed (a value read from a tensor, a tensor no
+    step made, an allocation by layout): the switches it was recorded under. While they hold, later calls of the key
+    take their whole path without recording it again (with torch calls recorded, a recording costs the call a few
+    microseconds a torch call)."""
+
+    __slots__ = ("switch_fn", "switches")
+
+    def __init__(self, switch_fn):
+        self.switch_fn, self.switches = switch_fn, switch_fn()
 
 
 def clear_prepared() -> None:
@@ -600,6 +632,10 @@ class Recording:
         self.n, self.n_inputs, self.paused, self._mode = 0, len(inputs), 0, None
         self.ok = key is not None and PREPARED
         if self.ok:
+            refused = _prepared.get(key)
+            if type(refused) is _Refused and refused.switch_fn() == refused.switches:
+                self.ok = False
+        if self.ok:
             for t in inputs:
                 if t is not None and self._place(t) >= 0:
                     self.ok = False  # (one tensor twice: the steps could not say which input an argument is)
@@ -623,12 +659,14 @@ class Recording:
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)
                 self._mode = None
-            if kind is None and self.ok and self.outputs is not None:
-                plan = _prepare(self)
-                if plan is not None:
-                    if len(_prepared) >= _MAX_PREPARED:
-                        _prepared.clear()
-                    _prepared[self.key] = plan
+            if kind is None and self.outputs is not None:
+                plan = _prepare(self) if self.ok else None
+                if len(_prepared) >= _MAX_PREPARED:
+                    _prepared.clear()
+                if plan is None:
+                    op_switches = self.switches
+                    plan = _Refused(lambda: (_switches(), op_switches()))
+                _prepared[self.key] = plan
         self.steps = self.places = self.outputs = None
 
     def _mine(self) -> bool:
@@ -658,7 +696,8 @@ class Recording:
 
     def make(self, fn, args: tuple, impl):
         """impl(*args), an allocation, recorded as `fn(*args)` (the torch calls inside it are not steps of their
-        own); `fn` returns a tensor or a tuple of them."""
+        own); `fn` returns a tensor or a tuple of them. Tensor arguments (an allocation like a tensor) are taken, as a
+        torch call's, from the replay's tensors."""
         if not self._mine():
             return impl(*args)
         self.paused += 1
@@ -666,12 +705,20 @@ class Recording:
             result = impl(*args)
         finally:
             self.paused -= 1
-        if _planning_device() is None:
+        if _planning_device() is None and self.ok:
+            try:
+                targs = tuple(self._template(a) for a in args)
+            except _Unknown:
+                self.ok = False
+                return result
             many = isinstance(result, tuple)
             first = self.n
             for t in result if many else (result,):
                 self._new(t)
-            self.steps.append((_ALLOC, fn, args, first, self.n - first, many))
+            if any(type(a) in (_Slot, _Nest) for a in targs):
+                self.steps.append((_OP, fn, targs, ({}, False), first, self.n - first, many))
+            else:
+                self.steps.append((_ALLOC, fn, args, first, self.n - first, many))
         return result
 
     def launch(self, kernel, grid, args, device, meta):

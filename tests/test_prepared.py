@@ -450,8 +450,9 @@ def test_a_recording_keeps_only_its_own_threads_work():
 
 
 def test_a_recording_that_cannot_be_replayed_keeps_nothing():
-    """A launch tensor that is neither an input nor a recorded allocation (made by a torch op), an output that is not
-    a recorded allocation, an allocation by layout (empty_like), a call that raised: nothing kept."""
+    """A launch tensor that is neither an input nor a recorded allocation (made by a torch op outside `ops`), an output
+    that is not a recorded allocation, a call that raised: nothing kept. An allocation by layout (empty_like) is kept:
+    a replay makes it like its own tensor."""
     x = torch.zeros(8)
     device = torch.device("cuda", 0)
     with _runtime.Recording("op", (x,), tuple) as rec:
@@ -471,7 +472,32 @@ def test_a_recording_that_cannot_be_replayed_keeps_nothing():
             rec.launched(_Jit(), (1,), (x, y, 8), device, {"BLOCK": 4}, CompiledStandIn())
             rec.outputs = (y,)
             raise RuntimeError("a launch failed")
-    assert not _runtime._prepared
+    assert all(_runtime.prepared(key) is None for key in ("op", "out", "raised"))
+    assert set(_runtime._prepared) == {"op", "out", "like"}  # (refusals, `_Refused`; a call that raised: nothing)
+    assert _runtime.prepared("like") is not None
+
+
+def test_a_refused_key_is_not_recorded_again():
+    """A key whose recording could not be replayed is kept as refused with its switches: later calls take the whole
+    path without recording (no torch-function mode, no steps), until one of those switches changes."""
+    x = torch.zeros(8)
+    switch = ["a"]
+
+    def call():
+        with _runtime.Recording("item", (x,), lambda: tuple(switch), ops=True) as rec:
+            y = x + 1
+            float(y.sum().item())  # (a value read: not replayable)
+            rec.outputs = (y,)
+        return rec
+
+    assert call().ok is False and _runtime.prepared("item") is None
+    assert call()._mode is None and not call().ok  # (refused at once: never recorded)
+    switch[0] = "b"
+    first = []
+    with _runtime.Recording("item", (x,), lambda: tuple(switch), ops=True) as rec:
+        first.append(rec.ok)
+        rec.outputs = (x + 1,)
+    assert first == [True] and _runtime.prepared("item") is None
 
 
 class _Kernel(_Jit):
@@ -553,7 +579,7 @@ def test_torch_calls_a_replay_cannot_stand_for(monkeypatch):
     with _runtime.Recording("other", (x,), tuple, ops=True) as rec:
         total, three, pair = _ops_call(x, scale)
         rec.outputs = (total, three, torch.cat([pair, other]))
-    assert not _runtime._prepared
+    assert _runtime.prepared("item") is None and _runtime.prepared("other") is None
     with _runtime.Recording("fine", (x, other), tuple, ops=True) as rec:
         total, three, pair = _ops_call(x, scale)
         rec.outputs = (torch.cat([pair, other]),)
@@ -668,3 +694,4 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
     assert launches, "a switch change replayed the old recording"
     with _no_replays():
         assert torch.equal(again, flashssm.selective_scan(**kw))
+

@@ -19,35 +19,12 @@ def _kernel_blocker(u, dstate: int) -> str | None:
     return supported(dstate)
 
 
-def _signature(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state):
-    """What selective_scan's Python path reads of a call without packed sequences (`_runtime.Prepared`): each tensor's
-    shape, strides, dtype, device and alignment, and the two flags. None where it cannot say (a flag that is not a
-    bool, an argument that is not a tensor: the whole path, and its validation's error)."""
-    if type(delta_softplus) is not bool or type(return_last_state) is not bool:
-        return None
-    sig = _runtime.tensor_signature
-    try:
-        key = ("selective_scan", sig(u), sig(delta), sig(A), sig(B), sig(C), sig(D), sig(z), sig(delta_bias),
-               delta_softplus, return_last_state)
-        hash(key)
-    except Exception:
-        return None
-    return key
-
-
 def _switches() -> tuple:
     """The scan module's switches and tuning constants, which its forward's Python reads: a prepared call replays only
     while they keep their values."""
     from flashssm.ops.selective_scan import scan
 
     return _runtime.module_switches(scan)
-
-
-def _wants_grad(*tensors) -> bool:
-    try:
-        return torch.is_grad_enabled() and _runtime.needs_grad(*tensors)
-    except AttributeError:  # (not tensors: the validation says what is wrong)
-        return True
 
 
 def kernel_available(u, dstate: int) -> bool:
@@ -78,9 +55,11 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     # a call without gradients whose signature an earlier one recorded replays that call's allocations, launches and
     # torch calls (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then
     key = None
-    if (_runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling()
-            and not _wants_grad(u, delta, A, B, C, D, z, delta_bias)):
-        key = _signature(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state)
+    if (_runtime.PREPARED and cu_seqlens is None and type(delta_softplus) is bool and type(return_last_state) is bool
+            and not torch.compiler.is_compiling() and not _runtime.wants_grad(u, delta, A, B, C, D, z, delta_bias)):
+        # (the flags' types too: a value equal to True but not a bool must meet the validation's error)
+        key = _runtime.call_signature("selective_scan", (u, delta, A, B, C, D, z, delta_bias),
+                                      (delta_softplus, return_last_state))
         plan = _runtime.prepared(key) if key is not None else None
         if plan is not None:
             out = plan.run((u, delta, A, B, C, D, z, delta_bias))

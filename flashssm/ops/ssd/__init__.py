@@ -27,13 +27,6 @@ def _autograd():
     return autograd
 
 
-def _wants_grad(*tensors) -> bool:
-    try:
-        return _runtime.needs_grad(*tensors)
-    except AttributeError:  # (not tensors: the validation says what is wrong)
-        return True
-
-
 def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit, return_final_states,
                state_dtype):
     """What ssd_scan's Python path reads of a call without packed sequences (`_runtime.Prepared`): each tensor's shape,
@@ -43,14 +36,8 @@ def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_sof
     if (type(chunk_size) is not int or type(dt_softplus) is not bool or type(return_final_states) is not bool
             or type(dt_limit) is not tuple):
         return None
-    sig = _runtime.tensor_signature
-    try:
-        key = (sig(x), sig(dt), sig(A), sig(B), sig(C), sig(D), sig(z), sig(dt_bias), sig(initial_states), chunk_size,
-               dt_softplus, dt_limit, return_final_states, state_dtype)
-        hash(key)
-    except Exception:  # (not tensors, a dt_limit that is no pair: the validation says what is wrong)
-        return None
-    return key
+    return _runtime.call_signature("ssd_scan", (x, dt, A, B, C, D, z, dt_bias, initial_states),
+                                   (chunk_size, dt_softplus, dt_limit, return_final_states, state_dtype))
 
 
 def kernel_available(x, dstate: int) -> bool:
@@ -94,8 +81,7 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
     if _runtime.PREPARED and cu_seqlens is None and not torch.compiler.is_compiling():
         key = _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_softplus, dt_limit,
                          return_final_states, state_dtype)
-        if key is not None and torch.is_grad_enabled() and _wants_grad(x, dt, A, B, C, D, z, dt_bias,
-                                                                        initial_states):
+        if key is not None and _runtime.wants_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
             key, train_key = None, (key, "training")
             plan = _runtime.prepared(train_key)
             if plan is not None:

@@ -1,12 +1,16 @@
-"""A/B of the host path of small selective_scan calls (Mamba-1 prefill of a short prompt): prepared calls off and on,
-alternated in one process.
+"""A/B of the host path of small calls of a model's prefill (a short prompt): prepared calls off and on, alternated in
+one process.
 
-    PYTHONPATH=. python3 benchmarks/ab_scan_host.py [--seqlen 256 ...] [--rounds 5] [--calls 300]
+    PYTHONPATH=. python3 benchmarks/ab_scan_host.py [--op scan|conv1d|norm ...] [--seqlen 256 ...] [--rounds 5]
+        [--calls 300]
 
-The 2.8B mixer's call, as `MambaMixer` makes it: u, delta and z channels contiguous (stride 1 along dim), bf16,
-D, delta_bias and softplus, B and C (batch 1, dstate 16, seqlen) shared, no gradients. Per seqlen, medians over rounds
-of host (us a call enqueued back to back without synchronising) and bench (do_bench, us). The outputs of both settings
-are compared bit for bit.
+Batch 1, bf16, no gradients, each op's call as the mixers make it:
+- scan: the 2.8B Mamba-1 mixer's selective_scan (u, delta and z channels contiguous, D, delta_bias, softplus, shared
+  B and C of dstate 16);
+- conv1d: the 2.7B Mamba-2 mixer's causal_conv1d over xBC (5376 channels, channels contiguous, width 4, bias, SiLU);
+- norm: its rmsnorm_gated (5120 channels, z gate, one group, eps 1e-5).
+Per op and seqlen, medians over rounds of host (us a call enqueued back to back without synchronising) and bench
+(do_bench, us). The outputs of both settings are compared bit for bit.
 """
 
 import argparse
@@ -20,10 +24,26 @@ import flashssm
 from flashssm import _runtime
 
 
-def inputs(seqlen: int, dim: int = 5120, dstate: int = 16):
-    def channels_last(t):
-        return t.transpose(1, 2).contiguous().transpose(1, 2)
+def channels_last(t):
+    return t.transpose(1, 2).contiguous().transpose(1, 2)
 
+
+def call(op: str, seqlen: int):
+    """fn() making the op's call on new inputs of that length."""
+    f = dict(device="cuda", dtype=torch.bfloat16)
+    if op == "conv1d":
+        kw = dict(x=channels_last(torch.randn(1, 5376, seqlen, **f)), weight=torch.randn(5376, 4, **f),
+                  bias=torch.randn(5376, **f), activation="silu")
+        return lambda: flashssm.causal_conv1d(**kw)
+    if op == "norm":
+        kw = dict(x=torch.randn(1, seqlen, 5120, **f), weight=torch.randn(5120, **f),
+                  z=torch.randn(1, seqlen, 5120, **f), eps=1e-5, group_size=5120)
+        return lambda: flashssm.rmsnorm_gated(**kw)
+    kw = scan_inputs(seqlen)
+    return lambda: flashssm.selective_scan(**kw)
+
+
+def scan_inputs(seqlen: int, dim: int = 5120, dstate: int = 16):
     f = dict(device="cuda", dtype=torch.bfloat16)
     return dict(u=channels_last(torch.randn(1, dim, seqlen, **f)),
                 delta=channels_last(torch.randn(1, dim, seqlen, **f) - 3.0),
@@ -45,18 +65,15 @@ def host_us(fn, calls: int) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--op", action="append", choices=["scan", "conv1d", "norm"])
     ap.add_argument("--seqlen", type=int, action="append")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=300)
     a = ap.parse_args()
     original = _runtime.PREPARED
     try:
-        for seqlen in a.seqlen or [128, 1024]:
-            kw = inputs(seqlen)
-
-            def fn():
-                return flashssm.selective_scan(**kw)
-
+        for op, seqlen in [(op, seqlen) for op in a.op or ["scan"] for seqlen in a.seqlen or [128, 1024]]:
+            fn = call(op, seqlen)
             outs = {}
             for setting in (False, True):
                 _runtime.PREPARED = setting
@@ -70,7 +87,7 @@ def main():
                     _runtime.PREPARED = setting
                     host[setting].append(host_us(fn, a.calls))
                     bench[setting].append(do_bench(fn, warmup=25, rep=200) * 1e3)
-            print(f"1x{seqlen} (2.8B mixer call, bf16), medians of {a.rounds}; outputs "
+            print(f"{op} 1x{seqlen} (bf16), medians of {a.rounds}; outputs "
                   f"{'the same bits' if same else 'DIFFER'}")
             for setting in (False, True):
                 h, b = statistics.median(host[setting]), statistics.median(bench[setting])

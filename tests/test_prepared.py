@@ -695,3 +695,56 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
     with _no_replays():
         assert torch.equal(again, flashssm.selective_scan(**kw))
 
+
+# --- causal_conv1d and rmsnorm_gated ----------------------------------------------------------------------------------
+
+def _conv_call(device, channels=False, bias=True, initial=False, final=False, activation="silu"):
+    x = torch.randn(2, 24, 37, device=device)
+    if channels:  # (Mamba-2's xBC.transpose(1, 2): channels contiguous)
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    kw = dict(x=x, weight=torch.randn(24, 4, device=device), bias=torch.randn(24, device=device) if bias else None,
+              initial_states=torch.randn(2, 24, 3, device=device) if initial else None)
+    return kw, dict(activation=activation, return_final_states=final)
+
+
+def _norm_call(device, z=True, group_size=None, norm_before_gate=False):
+    kw = dict(x=torch.randn(3, 5, 48, device=device), weight=torch.randn(48, device=device),
+              z=torch.randn(3, 5, 48, device=device) if z else None)
+    return kw, dict(eps=1e-5, group_size=group_size, norm_before_gate=norm_before_gate)
+
+
+SMALL_OPS = {
+    "conv1d-plain": ("causal_conv1d", lambda d: _conv_call(d)),
+    "conv1d-channels,init,final": ("causal_conv1d", lambda d: _conv_call(d, channels=True, initial=True, final=True)),
+    "conv1d-no-bias,no-act": ("causal_conv1d", lambda d: _conv_call(d, bias=False, activation=None)),
+    "norm-gated": ("rmsnorm_gated", lambda d: _norm_call(d)),
+    "norm-groups,before-gate": ("rmsnorm_gated", lambda d: _norm_call(d, group_size=16, norm_before_gate=True)),
+    "norm-no-gate": ("rmsnorm_gated", lambda d: _norm_call(d, z=False)),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL_OPS))
+def test_conv1d_and_norm_replay_their_calls(name, device, monkeypatch):
+    """causal_conv1d and rmsnorm_gated without gradients record their first call of a signature and replay it: no
+    validation, the whole path's outputs bit for bit on new inputs; a call with gradients takes the whole path."""
+    import flashssm.ops.conv1d as conv_module
+    import flashssm.ops.norm as norm_module
+
+    op, make = SMALL_OPS[name]
+    module, check = (conv_module, "check_causal_conv1d") if op == "causal_conv1d" else (norm_module,
+                                                                                           "check_rmsnorm_gated")
+    checks = record_calls(monkeypatch, module, check)
+    fn = getattr(flashssm, op)
+    kw, call = make(device)
+    fn(**kw, **call)
+    assert len(checks) == 1 and _runtime.prepared(next(iter(_runtime._prepared))) is not None
+    new, _ = make(device)
+    out = fn(**new, **call)
+    assert len(checks) == 1, "a recorded signature ran the validation again"
+    with _no_replays():
+        whole = fn(**new, **call)
+    assert _equal(out, whole) and all(a.stride() == b.stride() for a, b in zip(_outputs(out), _outputs(whole)))
+    leaves = {k: v.clone().requires_grad_() if k == "x" else v for k, v in new.items()}
+    y = _outputs(fn(**leaves, **call))[0]
+    assert y.grad_fn is not None and len(checks) == 3
+    assert torch.equal(y.detach(), _outputs(whole)[0])

@@ -3,9 +3,18 @@ with the argument names of the causal-conv1d package that mamba_ssm calls."""
 
 from __future__ import annotations
 
+import torch
+
 from flashssm import _runtime
 from flashssm.ops.checks import check_causal_conv1d, check_causal_conv1d_update
 from flashssm.ops.conv1d import reference
+
+
+def _switches() -> tuple:
+    """The conv1d module's switches and tuning constants, which its forward's Python reads (`_runtime.Prepared`)."""
+    from flashssm.ops.conv1d import conv
+
+    return _runtime.module_switches(conv)
 
 
 def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
@@ -26,13 +35,28 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     Forward and backward are Triton kernels (CUDA, or the CPU under TRITON_INTERPRET=1), with
     gradients for x, weight, bias and initial_states, and through final_states.
     """
+    # a call without gradients whose signature an earlier one recorded replays that call's steps (`_runtime.Prepared`)
+    key = None
+    if (_runtime.PREPARED and cu_seqlens is None and type(return_final_states) is bool
+            and (activation is None or type(activation) is str) and not torch.compiler.is_compiling()
+            and not _runtime.wants_grad(x, weight, bias, initial_states)):
+        key = _runtime.call_signature("causal_conv1d", (x, weight, bias, initial_states),
+                                      (activation, return_final_states))
+        plan = _runtime.prepared(key) if key is not None else None
+        if plan is not None:
+            out = plan.run((x, weight, bias, initial_states))
+            if out is not None:
+                return out if return_final_states else out[0]
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
     blocker = _runtime.device_blocker(x)
     if blocker is None:
         from flashssm.ops.conv1d.conv import CausalConv1dFn
 
-        return CausalConv1dFn.apply(x, weight, bias, initial_states, dims, return_final_states)
+        with _runtime.Recording(key, (x, weight, bias, initial_states), _switches, ops=True) as rec:
+            out = CausalConv1dFn.apply(x, weight, bias, initial_states, dims, return_final_states)
+            rec.outputs = out if return_final_states else (out, None)
+        return out
     if x.is_cuda:
         _runtime.warn_reference_fallback("causal_conv1d", blocker)
     y, final = reference.conv1d_checked(dims, x, weight, bias, initial_states)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import torch
+
 from flashssm import _runtime
 from flashssm.ops.checks import check_rmsnorm_gated
 from flashssm.ops.norm import reference
+
+
+def _switches() -> tuple:
+    """The norm module's switches and tuning constants, which its forward's Python reads (`_runtime.Prepared`)."""
+    from flashssm.ops.norm import rmsnorm
+
+    return _runtime.module_switches(rmsnorm)
 
 
 def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False):
@@ -19,6 +28,17 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     gradient's per-program partials), with gradients for x, z and weight. Runs on CUDA or under
     TRITON_INTERPRET=1; the reference otherwise.
     """
+    # a call without gradients whose signature an earlier one recorded replays that call's steps (`_runtime.Prepared`)
+    key = None
+    if (_runtime.PREPARED and type(eps) is float and (group_size is None or type(group_size) is int)
+            and type(norm_before_gate) is bool and not torch.compiler.is_compiling()
+            and not _runtime.wants_grad(x, weight, z)):
+        key = _runtime.call_signature("rmsnorm_gated", (x, weight, z), (eps, group_size, norm_before_gate))
+        plan = _runtime.prepared(key) if key is not None else None
+        if plan is not None:
+            out = plan.run((x, weight, z))
+            if out is not None:
+                return out[0]
     group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
     why = _runtime.device_blocker(x)
     if why is None and group > 65536:
@@ -26,7 +46,10 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     if why is None:
         from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
 
-        return RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
+        with _runtime.Recording(key, (x, weight, z), _switches, ops=True) as rec:
+            y = RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
+            rec.outputs = (y,)
+        return y
     if x.is_cuda:
         _runtime.warn_reference_fallback("rmsnorm_gated", why)
     return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate)

@@ -15,12 +15,12 @@ Per op and seqlen, medians over rounds of host (us a call enqueued back to back 
 
 import argparse
 import statistics
-import time
 
 import torch
 from triton.testing import do_bench
 
 import flashssm
+from benchmarks.ab_host_path import host_us
 from flashssm import _runtime
 
 
@@ -51,16 +51,6 @@ def scan_inputs(seqlen: int, dim: int = 5120, dstate: int = 16):
                 B=torch.randn(1, dstate, seqlen, **f), C=torch.randn(1, dstate, seqlen, **f),
                 D=torch.randn(dim, device="cuda"), z=channels_last(torch.randn(1, dim, seqlen, **f)),
                 delta_bias=torch.randn(dim, device="cuda") * 0.5, delta_softplus=True)
-
-
-def host_us(fn, calls: int) -> float:
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
 
 
 def main():

@@ -189,6 +189,23 @@ def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, back
                 cancel=allow.get(k))
 
 
+def repeated_call(out: Outcome, fn, names) -> dict:
+    """fn() twice without gradients: the second call replays the first one's recorded steps (`_runtime.Prepared`; not
+    for packed sequences, where both take the whole path) and must give its bits, NaN where it has NaN. Returns the
+    first call's outputs by name."""
+    from flashssm import _runtime
+
+    _runtime.clear_prepared()
+    with torch.no_grad():
+        whole, replayed = (_named(fn(), names) for _ in range(2))
+    out.checks += 1
+    for name in names:
+        a, b = whole[name], replayed[name]
+        if (a is None) != (b is None) or (a is not None and not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)):
+            out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
+    return whole
+
+
 def _named(result, names) -> dict:
     parts = result if isinstance(result, tuple) else (result,)
     return {name: parts[i] if i < len(parts) else None for i, name in enumerate(names)}
@@ -318,24 +335,16 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
                  tol=TOL[worst] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"dt"},
                  zero_scale=zero_scale,
                  cancellation=decay_cancellation if opts["extreme"] == "decay80" and dtype != torch.float32 else None)
-    # a repeated inference call replays the first one's recorded allocations and launches (`_runtime.Prepared`, not
-    # for packed sequences): the whole path's bits, NaN where it has NaN
-    from flashssm import _runtime
-
-    _runtime.clear_prepared()
-    with torch.no_grad():
-        whole, replayed = (flashssm.ssd_scan(**kw, state_dtype=opts["state_dtype"], return_final_states=True, **options)
-                           for _ in range(2))
-    out.checks += 1
-    for name, a, b in zip(("y", "final_states"), whole, replayed):
-        if not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
-            out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
+    whole = repeated_call(out, lambda: flashssm.ssd_scan(**kw, state_dtype=opts["state_dtype"],
+                                                         return_final_states=True, **options), ["y", "final_states"])
     if opts["grads"]:
         # a repeated training call replays its forward and its backward (torch calls included): the whole path's
         # gradients bit for bit, under the deterministic mode (the default's atomics add in any order on a GPU)
+        from flashssm import _runtime
+
         _runtime.clear_prepared()
         names = list(kw)
-        incoming = [randn(g, *whole[0].shape).to(device), randn(g, *whole[1].shape).to(device)]
+        incoming = [randn(g, *whole["y"].shape).to(device), randn(g, *whole["final_states"].shape).to(device)]
         deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True)
         try:
@@ -406,18 +415,7 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
                  lambda **k: scan_ref.selective_scan_reference(**k, **options), kw, g, device,
                  outputs=["out", "last_state"], backprop=["out"], grads=opts["grads"],
                  tol=TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"delta"})
-    # a repeated inference call replays the first one's recorded steps (`_runtime.Prepared`, not for packed
-    # sequences): the whole path's bits, NaN where it has NaN
-    from flashssm import _runtime
-
-    _runtime.clear_prepared()
-    with torch.no_grad():
-        whole, replayed = (_named(flashssm.selective_scan(**kw, **options), ["out", "last_state"]) for _ in range(2))
-    out.checks += 1
-    for name in whole:
-        a, b = whole[name], replayed[name]
-        if (a is None) != (b is None) or (a is not None and not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)):
-            out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
+    repeated_call(out, lambda: flashssm.selective_scan(**kw, **options), ["out", "last_state"])
     return desc, out
 
 
@@ -525,6 +523,7 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
     differential(out, lambda **k: flashssm.causal_conv1d(**k, **options),
                  lambda **k: conv_ref.causal_conv1d_reference(**k, **options), kw, g, device,
                  outputs=["out", "final_states"], backprop=["out"], grads=opts["grads"], tol=TOL[dtype])
+    repeated_call(out, lambda: flashssm.causal_conv1d(**kw, **options), ["out", "final_states"])
     return desc, out
 
 
@@ -553,6 +552,7 @@ def case_rmsnorm_gated(seed: int, device) -> tuple[dict, Outcome]:
     differential(out, lambda **k: flashssm.rmsnorm_gated(**k, **options),
                  lambda **k: norm_ref.rmsnorm_gated_reference(**k, **options), kw, g, device,
                  outputs=["y"], backprop=["y"], grads=opts["grads"], tol=TOL[dtype])
+    repeated_call(out, lambda: flashssm.rmsnorm_gated(**kw, **options), ["y"])
     return desc, out
 
 

@@ -505,8 +505,8 @@ def prepared(key):
 
 
 class _Refused:
-    """What `_prepared` keeps for a key whose recording could not be replayed (a value read from a tensor, a tensor no
-    step made, an allocation by layout): the switches it was recorded under. While they hold, later calls of the key
+    """What `_prepared` keeps for a key whose recording could not be replayed (a value read from a tensor, a tensor or
+    an output no step made, no launch at all): the switches it was recorded under. While they hold, later calls of the key
     take their whole path without recording it again (with torch calls recorded, a recording costs the call a few
     microseconds a torch call)."""
 

@@ -272,6 +272,33 @@ def test_what_the_backward_key_holds(device, monkeypatch):
     assert len(calls) == before + 1
 
 
+@pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (peak memory by the caching allocator's statistics)")
+@pytest.mark.parametrize("shape", [(1, 2048, 8, 64, 128, 1), (4, 4096, 8, 64, 128, 1)], ids=["sweeps", "tiles"])
+def test_gpu_a_recorded_or_replayed_backward_holds_no_more_memory(shape, device):
+    """The backward's recording holds no tensor (weak references) and its replay lets each made tensor go after its
+    last use: the peak memory of either is at most the whole path's (the backward in sweeps, and in tiles)."""
+    kw, call = _inputs(device, dtype=torch.bfloat16, shape=shape)
+    dy = torch.randn_like(kw["x"])
+
+    def peak():
+        leaves = {k: v.clone().requires_grad_() for k, v in kw.items()}
+        y = flashssm.ssd_scan(**leaves, **call)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        y.backward(dy)
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+
+    with _no_replays():
+        peak()  # (compiled and warm)
+        whole = peak()
+    recorded = peak()
+    replayed = peak()
+    assert any(key[1] == "backward" for key in _runtime._prepared if isinstance(key[0], tuple))
+    assert recorded <= whole and replayed <= whole, (whole, recorded, replayed)
+
+
 def test_module_switches_reads_every_upper_case_global_of_a_plain_type():
     """What the training replays check (`_runtime.module_switches`): every upper-case global of a plain type, so that
     a switch added to a backward module later is checked without being listed anywhere."""

@@ -504,10 +504,17 @@ def prepared(key):
     return None if type(plan) is _Refused else plan
 
 
+def replay(key, inputs: tuple):
+    """The outputs of the prepared call of `key` replayed on `inputs`, or None: no key, nothing recorded under it, or
+    a replay that cannot stand for the call (`Prepared.run`). The caller then takes its whole path."""
+    plan = prepared(key) if key is not None else None
+    return plan.run(inputs) if plan is not None else None
+
+
 class _Refused:
     """What `_prepared` keeps for a key whose recording could not be replayed (a value read from a tensor, a tensor or
-    an output no step made, no launch at all): the switches it was recorded under. While they hold, later calls of the key
-    take their whole path without recording it again (with torch calls recorded, a recording costs the call a few
+    an output no step made, no launch at all): the switches it was recorded under. While they hold, later calls of the
+    key take their whole path without recording it again (with torch calls recorded, a recording costs the call a few
     microseconds a torch call)."""
 
     __slots__ = ("switch_fn", "switches")
@@ -660,13 +667,12 @@ class Recording:
                 self._mode.__exit__(None, None, None)
                 self._mode = None
             if kind is None and self.outputs is not None:
-                plan = _prepare(self) if self.ok else None
+                op_switches = self.switches
+                switch_fn = lambda: (_switches(), op_switches())  # noqa: E731 (what a replay checks)
+                plan = _prepare(self, switch_fn) if self.ok else None
                 if len(_prepared) >= _MAX_PREPARED:
                     _prepared.clear()
-                if plan is None:
-                    op_switches = self.switches
-                    plan = _Refused(lambda: (_switches(), op_switches()))
-                _prepared[self.key] = plan
+                _prepared[self.key] = plan if plan is not None else _Refused(switch_fn)
         self.steps = self.places = self.outputs = None
 
     def _mine(self) -> bool:
@@ -845,9 +851,9 @@ class Prepared:
                 flat[i] = None
 
 
-def _prepare(rec: Recording) -> Prepared | None:
-    """The replay of a recording, or None where it cannot stand for the call: no launch, launches on several devices,
-    an output that is neither an input nor made by a step."""
+def _prepare(rec: Recording, switch_fn) -> Prepared | None:
+    """The replay of a recording, checking `switch_fn` before it runs, or None where it cannot stand for the call: no
+    launch, launches on several devices, an output that is neither an input nor made by a step."""
     outputs = tuple(None if t is None else rec._place(t) for t in rec.outputs)
     if -1 in outputs or len(rec.devices) != 1 or not any(s[0] == _LAUNCH for s in rec.steps):
         return None
@@ -872,9 +878,7 @@ def _prepare(rec: Recording) -> Prepared | None:
     plan.steps = tuple((step, tuple(f)) for step, f in zip(rec.steps, frees))
     plan.outputs, plan.n_inputs = outputs, rec.n_inputs
     plan.blank = (None,) * (rec.n - rec.n_inputs)
-    op_switches = rec.switches
-    plan.switch_fn = lambda: (_switches(), op_switches())
-    plan.switches = plan.switch_fn()
+    plan.switch_fn, plan.switches = switch_fn, switch_fn()
     device = next(iter(rec.devices))
     plan.extra = rec.extra
     plan.index = device.index if device.type == "cuda" else None

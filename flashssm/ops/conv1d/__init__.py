@@ -42,11 +42,9 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
             and not _runtime.wants_grad(x, weight, bias, initial_states)):
         key = _runtime.call_signature("causal_conv1d", (x, weight, bias, initial_states),
                                       (activation, return_final_states))
-        plan = _runtime.prepared(key) if key is not None else None
-        if plan is not None:
-            out = plan.run((x, weight, bias, initial_states))
-            if out is not None:
-                return out if return_final_states else out[0]
+        out = _runtime.replay(key, (x, weight, bias, initial_states))
+        if out is not None:
+            return out if return_final_states else out[0]
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
     blocker = _runtime.device_blocker(x)

@@ -34,11 +34,9 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
             and type(norm_before_gate) is bool and not torch.compiler.is_compiling()
             and not _runtime.wants_grad(x, weight, z)):
         key = _runtime.call_signature("rmsnorm_gated", (x, weight, z), (eps, group_size, norm_before_gate))
-        plan = _runtime.prepared(key) if key is not None else None
-        if plan is not None:
-            out = plan.run((x, weight, z))
-            if out is not None:
-                return out[0]
+        out = _runtime.replay(key, (x, weight, z))
+        if out is not None:
+            return out[0]
     group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
     why = _runtime.device_blocker(x)
     if why is None and group > 65536:

@@ -60,11 +60,9 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
         # (the flags' types too: a value equal to True but not a bool must meet the validation's error)
         key = _runtime.call_signature("selective_scan", (u, delta, A, B, C, D, z, delta_bias),
                                       (delta_softplus, return_last_state))
-        plan = _runtime.prepared(key) if key is not None else None
-        if plan is not None:
-            out = plan.run((u, delta, A, B, C, D, z, delta_bias))
-            if out is not None:
-                return out if return_last_state else out[0]
+        out = _runtime.replay(key, (u, delta, A, B, C, D, z, delta_bias))
+        if out is not None:
+            return out if return_last_state else out[0]
     cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
                               return_last_state=return_last_state, cu_seqlens=cu_seqlens)
     blocker = _kernel_blocker(u, A.shape[1])

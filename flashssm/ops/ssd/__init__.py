@@ -88,12 +88,10 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
                 return _autograd().SSDScanFunction.apply(plan.extra, state_dtype, return_final_states, x, dt, A, B,
                                                          C, D, z, dt_bias, initial_states, dt_softplus, train_key,
                                                          plan)
-        elif key is not None:
-            plan = _runtime.prepared(key)
-            if plan is not None:
-                out = plan.run((x, dt, A, B, C, D, z, dt_bias, initial_states))
-                if out is not None:
-                    return out if return_final_states else out[0]
+        else:
+            out = _runtime.replay(key, (x, dt, A, B, C, D, z, dt_bias, initial_states))
+            if out is not None:
+                return out if return_final_states else out[0]
     dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
                           dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
                           cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)

@@ -169,8 +169,7 @@ class SSDScanFunction(torch.autograd.Function):
         # argument lists, launch keys) gave the same answers then
         key = _backward_key(ctx.key, dy, dfinal, ypre, states, needs)
         tensors = (dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
-        plan = _runtime.prepared(key) if key is not None else None
-        grads = plan.run(tensors) if plan is not None else None
+        grads = _runtime.replay(key, tensors)
         if grads is None:
             with _runtime.Recording(key, tensors, _training_switches, ops=True) as rec:
                 grads = ssd_backward(ctx.dims, dy, dfinal, x, dt, A, B, C, D=D, z=z, ypre=ypre, dt_bias=dt_bias,

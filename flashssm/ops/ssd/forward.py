@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -477,9 +478,11 @@ def _config_switches() -> tuple:
 
 
 def prepared_switches() -> tuple:
-    """The switches of this module and the Gluon kernel's that a forward's Python path reads: a prepared call
-    (`_runtime.Prepared`) replays only while they keep the values it was recorded with."""
-    return _config_switches(), forward_gluon.ENABLED
+    """The switches and tuning constants of this module and the Gluon kernel's, which a forward's Python path reads: a
+    prepared call (`_runtime.Prepared`) replays only while they keep the values it was recorded with. Every upper-case
+    global of both (`_runtime.module_switches`), as the training calls' and the other ops' replays check theirs, so
+    that one added later is checked without being listed here."""
+    return _runtime.module_switches(sys.modules[__name__], forward_gluon)
 
 
 @functools.lru_cache(maxsize=1024)

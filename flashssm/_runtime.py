@@ -633,15 +633,16 @@ class Recording:
 
     def __init__(self, key, inputs: tuple, switches, extra=None, ops: bool = False):
         self.key, self.switches, self.extra, self.ops = key, switches, extra, ops
-        self.outputs = None
+        self.outputs, self.paused, self._mode = None, 0, None
+        self.ok = key is not None and PREPARED
+        if not self.ok:  # (nothing else is read: under torch.compile, where the key is None, Dynamo traces this far)
+            return
         self.thread = threading.get_ident()
         self.steps, self.places, self.devices = [], {}, set()
-        self.n, self.n_inputs, self.paused, self._mode = 0, len(inputs), 0, None
-        self.ok = key is not None and PREPARED
-        if self.ok:
-            refused = _prepared.get(key)
-            if type(refused) is _Refused and refused.switch_fn() == refused.switches:
-                self.ok = False
+        self.n, self.n_inputs = 0, len(inputs)
+        refused = _prepared.get(key)
+        if type(refused) is _Refused and refused.switch_fn() == refused.switches:
+            self.ok = False
         if self.ok:
             for t in inputs:
                 if t is not None and self._place(t) >= 0:

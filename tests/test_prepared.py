@@ -594,6 +594,21 @@ def test_a_replay_lets_go_of_what_it_made_after_its_last_use(monkeypatch):
     assert checked == [False, True] and torch.equal(c2, torch.full((8,), 2.0))
 
 
+def test_a_recording_without_a_key_traces_under_torch_compile():
+    """Under torch.compile the ops give no key, and their `Recording` must trace as a no-op without a graph break
+    (it once read the thread's identity first, which Dynamo cannot trace: conv1d and the norm inside a compiled
+    model broke the graph)."""
+    def body(x):
+        with _runtime.Recording(None, (x,), tuple, ops=True) as rec:
+            y = x * 2
+            rec.outputs = (y,)
+        return y + 1
+
+    torch._dynamo.reset()
+    x = torch.randn(5)
+    assert torch.equal(torch.compile(body, fullgraph=True, backend="eager")(x), x * 2 + 1)
+
+
 def test_torch_calls_a_replay_cannot_stand_for(monkeypatch):
     """A recording with a value read from a tensor (.item()), or a torch call on a tensor that is neither an input nor
     made by a step, keeps nothing."""

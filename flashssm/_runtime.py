@@ -833,6 +833,7 @@ class Prepared:
                         kernel[grid](*tensors, *rest, **meta)
                 else:  # the interpreter, or a kernel Triton's own launch takes
                     kernel[grid](*tensors, *rest, **meta)
+                tensors = None  # (a tensor this launch used last must not outlive it here)
             elif kind == _ALLOC:
                 _, fn, args, first, count, many = step
                 if many:
@@ -848,6 +849,7 @@ class Prepared:
                     flat[first:first + count] = out
                 elif count:
                     flat[first] = out
+                out = kwargs = None
             for i in frees:
                 flat[i] = None
 

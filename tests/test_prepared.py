@@ -594,6 +594,33 @@ def test_a_replay_lets_go_of_what_it_made_after_its_last_use(monkeypatch):
     assert checked == [False, True] and torch.equal(c2, torch.full((8,), 2.0))
 
 
+def test_a_tensor_a_launch_used_last_is_let_go_before_the_next_step(monkeypatch):
+    """A made tensor whose last use is a launch is gone before the step after that launch, whatever its kind (the
+    replay keeps no reference to a launch's tensors past it: the backward's last launches are followed by casts)."""
+    first = _Kernel(lambda x, a, n: a.copy_(x))
+    second = _Kernel(lambda a, b, n: b.copy_(a + 1))
+    alive = []
+    allocate = _runtime._unfilled
+
+    def watched(*args, **kwargs):  # (each allocation asks whether first's buffer still lives)
+        alive.append(first.seen[-1][1]() is not None)
+        return allocate(*args, **kwargs)
+
+    x = torch.zeros(8)
+    with _runtime.Recording("launch-frees", (x,), tuple, ops=True) as rec:
+        a = _runtime.buffer((8,), torch.float32, "cpu")
+        _runtime.launch(first, (1,), (x, a, 8), torch.device("cpu"))
+        b = _runtime.buffer((8,), torch.float32, "cpu")
+        _runtime.launch(second, (1,), (a, b, 8), torch.device("cpu"))
+        c = _runtime.buffer((8,), torch.float32, "cpu")
+        c.copy_(b.double())
+        rec.outputs = (c,)
+    del a, b, c
+    monkeypatch.setattr(_runtime, "_unfilled", watched)
+    (c2,) = _runtime.prepared("launch-frees").run((torch.ones(8),))
+    assert alive[1:] == [True, False] and torch.equal(c2, torch.full((8,), 2.0))
+
+
 def test_a_recording_without_a_key_traces_under_torch_compile():
     """Under torch.compile the ops give no key, and their `Recording` must trace as a no-op without a graph break
     (it once read the thread's identity first, which Dynamo cannot trace: conv1d and the norm inside a compiled

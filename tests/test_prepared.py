@@ -737,8 +737,8 @@ def test_a_repeated_selective_scan_replays_the_whole_paths_result(name, device, 
 
 
 def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
-    """Another layout, dtype or flag records its own call; gradients, packed sequences and a switch change take the
-    whole path."""
+    """Another layout, dtype or flag records its own call, and so does a call with gradients (its training key);
+    packed sequences and a switch change take the whole path."""
     from flashssm.ops.selective_scan import scan
 
     kw, call = _scan_inputs(device, D=True)
@@ -752,17 +752,104 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
         assert _equal(first, flashssm.selective_scan(**vkw, **vcall))
     leaves = {k: v.clone().requires_grad_() if k == "u" else v for k, v in kw.items()}
     y = flashssm.selective_scan(**leaves)
-    assert y.grad_fn is not None and len(_runtime._prepared) == len(variants) + 1
+    assert y.grad_fn is not None and len(_runtime._prepared) == len(variants) + 2
+    assert sum(key[1:] == ("training",) for key in _runtime._prepared) == 1
     cu = torch.tensor([0, 30, 70], device=device)
     packed = {k: v[:1] if v.dim() == 3 else v for k, v in kw.items()}
     flashssm.selective_scan(**packed, cu_seqlens=cu)
-    assert len(_runtime._prepared) == len(variants) + 1
+    flashssm.selective_scan(**{k: v.requires_grad_() if k == "u" else v for k, v in packed.items()}, cu_seqlens=cu)
+    assert len(_runtime._prepared) == len(variants) + 2
     launches = record_calls(monkeypatch, _runtime, "launch")
     monkeypatch.setattr(scan, "FWD_SEGMENT", scan.FWD_SEGMENT * 2)  # (any switch of the scan's module)
     again = flashssm.selective_scan(**kw)
     assert launches, "a switch change replayed the old recording"
     with _no_replays():
         assert torch.equal(again, flashssm.selective_scan(**kw))
+
+
+def _scan_grads(kw, call, dy, dlast=None):
+    leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
+    out = _outputs(flashssm.selective_scan(**leaves, **{k: v for k, v in kw.items() if k not in leaves}, **call))
+    assert out[0].grad_fn is not None
+    seeds = [(out[0], dy)] + ([(out[1], dlast)] if dlast is not None else [])
+    torch.autograd.backward([o for o, _ in seeds], [g for _, g in seeds])
+    return out, {k: v.grad for k, v in leaves.items()}
+
+
+@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
+@pytest.mark.parametrize("name", list(SCAN_OPTIONS))
+def test_a_selective_scan_training_call_replays_forward_and_backward(name, deterministic, device, monkeypatch):
+    """A selective_scan call with gradients records its forward (the states kept for the backward among its outputs)
+    under its training key, and its backward under the backward key: later calls of the signature run neither the
+    validation nor the backward's Python, and on new inputs and incoming gradients give the whole path's outputs and
+    gradients bit for bit (on the GPU under the deterministic mode, where the whole path gives the same bits every
+    run; the interpreter always does)."""
+    import flashssm.ops.selective_scan as scan_module
+    from flashssm.ops.selective_scan import reference as scan_ref
+    from flashssm.ops.selective_scan import scan
+
+    checks = record_calls(monkeypatch, scan_module, "check_selective_scan")
+    backwards = record_calls(monkeypatch, scan, "scan_backward")
+    kw, call = _scan_inputs(device, **SCAN_OPTIONS[name])
+
+    def incoming(kw):
+        dy = torch.randn_like(kw["u"])
+        dlast = torch.randn(kw["u"].shape[0], kw["u"].shape[1], kw["A"].shape[1], device=device)
+        return dy, dlast if call["return_last_state"] else None
+
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        _scan_grads(kw, call, *incoming(kw))
+        kinds = sorted(str(key[1]) for key in _runtime._prepared)
+        assert len(checks) == 1 and len(backwards) == 1 and kinds == ["backward", "training"]
+        new, _ = _scan_inputs(device, **SCAN_OPTIONS[name])
+        seeds = incoming(new)
+        out, grads = _scan_grads(new, call, *seeds)
+        assert len(checks) == 1, "a recorded training signature ran the validation again"
+        assert len(backwards) == 1, "a recorded backward ran its Python again"
+        with _no_replays():
+            whole, whole_grads = _scan_grads(new, call, *seeds)
+        assert len(backwards) == 2
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert _equal(out, whole) and all(a.stride() == b.stride() for a, b in zip(_outputs(out), _outputs(whole)))
+    for k in grads:
+        assert grads[k] is not None and torch.equal(grads[k], whole_grads[k]), f"d{k} of the replay differs"
+    want = scan_ref.selective_scan_reference(**to_float64(new), **call)
+    assert_close(_outputs(out)[0], _outputs(want)[0], torch.float32, "y")
+
+
+def test_what_the_selective_scan_backward_key_holds(device, monkeypatch):
+    """The gradients asked for, the incoming gradient's layout and a switch of the scan's module decide the backward's
+    replay: each change runs its Python again with the whole path's gradients; what is not asked for stays None."""
+    from flashssm.ops.selective_scan import scan
+
+    backwards = record_calls(monkeypatch, scan, "scan_backward")
+    kw, call = _scan_inputs(device, D=True, delta_bias=True, delta_softplus=True)
+    dy = torch.randn_like(kw["u"])
+
+    def only(names, dy=dy):  # a call whose other inputs want no gradient
+        leaves = {k: v.detach().clone().requires_grad_(k in names) if isinstance(v, torch.Tensor) else v
+                  for k, v in kw.items()}
+        flashssm.selective_scan(**leaves).backward(dy)
+        return {k: v.grad for k, v in leaves.items() if isinstance(v, torch.Tensor)}
+
+    with _no_replays():
+        want = only(("u", "A"))
+    first, again = only(("u", "A")), only(("u", "A"))
+    assert len(backwards) == 2  # (the whole path's, the recording's; the replay ran none)
+    for k in want:
+        assert (want[k] is None) == (k not in ("u", "A"))
+        assert want[k] is None or (torch.equal(first[k], want[k]) and torch.equal(again[k], want[k]))
+    more = only(("u", "A", "B"))
+    assert len(backwards) == 3 and more["B"] is not None
+    strided = torch.empty(dy.shape[0], dy.shape[2], dy.shape[1], device=device).transpose(1, 2)
+    strided.copy_(dy)
+    got = only(("u", "A"), dy=strided)
+    assert len(backwards) == 4 and torch.equal(got["u"], want["u"])
+    monkeypatch.setattr(scan, "FWD_SEGMENT", scan.FWD_SEGMENT * 2)  # (any switch of the scan's module)
+    got = only(("u", "A"))
+    assert len(backwards) == 5 and torch.equal(got["A"], want["A"])
 
 
 # --- causal_conv1d and rmsnorm_gated ----------------------------------------------------------------------------------

@@ -206,6 +206,33 @@ def repeated_call(out: Outcome, fn, names) -> dict:
     return whole
 
 
+def repeated_training_call(out: Outcome, fn, kw: dict, g, device) -> None:
+    """fn(**leaves) twice with gradients of every floating-point input, under the deterministic mode (the default's
+    atomics add in any order on a GPU): the second call replays the first one's forward and backward (torch calls
+    included) and must give its gradients bit for bit, on the same incoming gradients."""
+    from flashssm import _runtime
+
+    _runtime.clear_prepared()
+    names, incoming, runs = list(kw), None, []
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        for _ in range(2):
+            got_kw = leaves(kw, names)
+            outs = fn(**got_kw)
+            outs = list(outs) if isinstance(outs, tuple) else [outs]
+            if incoming is None:
+                incoming = [None if o is None else randn(g, *o.shape).to(device) for o in outs]
+            runs.append(grads_of(outs, incoming, got_kw, names))
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+    out.checks += 1
+    for k, a in runs[0].items():
+        b = runs[1].get(k)
+        if b is None or not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
+            out.failures.append(f"d{k}: a repeated training call (a replay) differs from the first (the whole path)")
+
+
 def _named(result, names) -> dict:
     parts = result if isinstance(result, tuple) else (result,)
     return {name: parts[i] if i < len(parts) else None for i, name in enumerate(names)}
@@ -335,33 +362,11 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
                  tol=TOL[worst] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"dt"},
                  zero_scale=zero_scale,
                  cancellation=decay_cancellation if opts["extreme"] == "decay80" and dtype != torch.float32 else None)
-    whole = repeated_call(out, lambda: flashssm.ssd_scan(**kw, state_dtype=opts["state_dtype"],
-                                                         return_final_states=True, **options), ["y", "final_states"])
+    repeated_call(out, lambda: flashssm.ssd_scan(**kw, state_dtype=opts["state_dtype"],
+                                                   return_final_states=True, **options), ["y", "final_states"])
     if opts["grads"]:
-        # a repeated training call replays its forward and its backward (torch calls included): the whole path's
-        # gradients bit for bit, under the deterministic mode (the default's atomics add in any order on a GPU)
-        from flashssm import _runtime
-
-        _runtime.clear_prepared()
-        names = list(kw)
-        incoming = [randn(g, *whole["y"].shape).to(device), randn(g, *whole["final_states"].shape).to(device)]
-        deterministic = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(True)
-        try:
-            runs = []
-            for _ in range(2):
-                got_kw = leaves(kw, names)
-                y, final = flashssm.ssd_scan(**got_kw, state_dtype=opts["state_dtype"], return_final_states=True,
-                                             **options)
-                runs.append(grads_of([y, final], incoming, got_kw, names))
-        finally:
-            torch.use_deterministic_algorithms(deterministic)
-        out.checks += 1
-        for k, a in runs[0].items():
-            b = runs[1].get(k)
-            if b is None or not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True):
-                out.failures.append(f"d{k}: a repeated training call (a replay) differs from the first (the whole "
-                                    "path)")
+        repeated_training_call(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=opts["state_dtype"],
+                                                                  return_final_states=True, **options), kw, g, device)
     return desc, out
 
 
@@ -416,6 +421,8 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
                  outputs=["out", "last_state"], backprop=["out"], grads=opts["grads"],
                  tol=TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"delta"})
     repeated_call(out, lambda: flashssm.selective_scan(**kw, **options), ["out", "last_state"])
+    if opts["grads"]:
+        repeated_training_call(out, lambda **k: flashssm.selective_scan(**k, **options), kw, g, device)
     return desc, out
 
 

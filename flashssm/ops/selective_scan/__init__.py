@@ -52,17 +52,28 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     torch.compile a `torch.library` custom op, traced without a graph break; in eager mode a plain
     autograd.Function with the same launches). Elsewhere: the plain-PyTorch reference.
     """
-    # a call without gradients whose signature an earlier one recorded replays that call's allocations, launches and
-    # torch calls (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then
-    key = None
+    # a call whose signature an earlier one recorded replays that call's allocations, launches and torch calls
+    # (`_runtime.Prepared`): its validation, dispatch and configuration gave the same answers then; a call with
+    # gradients replays its forward inside the autograd function (`SelectiveScanFunction`), under its own key, and
+    # its backward there too
+    key = train_key = None
     if (_runtime.PREPARED and cu_seqlens is None and type(delta_softplus) is bool and type(return_last_state) is bool
-            and not torch.compiler.is_compiling() and not _runtime.wants_grad(u, delta, A, B, C, D, z, delta_bias)):
+            and not torch.compiler.is_compiling()):
         # (the flags' types too: a value equal to True but not a bool must meet the validation's error)
         key = _runtime.call_signature("selective_scan", (u, delta, A, B, C, D, z, delta_bias),
                                       (delta_softplus, return_last_state))
-        out = _runtime.replay(key, (u, delta, A, B, C, D, z, delta_bias))
-        if out is not None:
-            return out if return_last_state else out[0]
+        if key is not None and _runtime.wants_grad(u, delta, A, B, C, D, z, delta_bias):
+            key, train_key = None, (key, "training")
+            plan = _runtime.prepared(train_key)
+            if plan is not None:
+                from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
+
+                return SelectiveScanFunction.apply(None, plan.extra, return_last_state, u, delta, A, B, C, D, z,
+                                                   delta_bias, delta_softplus, None, train_key, plan)
+        else:
+            out = _runtime.replay(key, (u, delta, A, B, C, D, z, delta_bias))
+            if out is not None:
+                return out if return_last_state else out[0]
     cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
                               return_last_state=return_last_state, cu_seqlens=cu_seqlens)
     blocker = _kernel_blocker(u, A.shape[1])
@@ -89,7 +100,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
             from flashssm.ops.selective_scan.autograd import SelectiveScanFunction
 
             return SelectiveScanFunction.apply(cu, ckpt_tile, bool(return_last_state), u, delta, A, B, C, D, z,
-                                               delta_bias, bool(delta_softplus), cu_seqlens)
+                                               delta_bias, bool(delta_softplus), cu_seqlens, train_key, None)
         else:
             from flashssm.ops.selective_scan.scan import scan_forward, sequence_index
 

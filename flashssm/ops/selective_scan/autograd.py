@@ -139,29 +139,40 @@ class SelectiveScanFunction(torch.autograd.Function):
     """selective_scan's autograd in eager mode: the launches of the custom ops above without their
     dispatch (a few hundred microseconds of host time a call; see ops/ssd/autograd.py's
     SSDScanFunction). torch.compile traces the custom op instead. apply(offsets, ckpt_tile,
-    return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus, cu_seqlens) returns y, or
-    (y, last_state); offsets: cu_seqlens' host values (validation's), or None."""
+    return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus, cu_seqlens, key, plan) returns y, or
+    (y, last_state); offsets: cu_seqlens' host values (validation's), or None. `plan`: the forward's steps as a call
+    of this signature recorded them (`_runtime.Prepared`, its `extra` the ckpt_tile), replayed; else the whole forward
+    runs, recorded under `key` (None: not). The backward of a call with a key is recorded and replayed too, under the
+    forward's key, the incoming gradients' and the stored states' signatures and the gradients wanted."""
 
     @staticmethod
     def forward(ctx, offsets, ckpt_tile, return_last_state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
-                cu_seqlens):
+                cu_seqlens, key=None, plan=None):
         from flashssm.ops.selective_scan.scan import plan_backward, scan_forward
 
+        inputs = (u, delta, A, B, C, D, z, delta_bias)
+        out = plan.run(inputs) if plan is not None else None
         seq_index = _seq_index(cu_seqlens, u)
-        num_seqs = None if offsets is None else len(offsets) - 1
-        # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
-        deterministic = torch.are_deterministic_algorithms_enabled()
-        planner = lambda: plan_backward(u, delta, A, B, C, D, z, delta_bias, delta_softplus,  # noqa: E731
-                                        ckpt_tile=ckpt_tile, seq_index=seq_index, num_seqs=num_seqs,
-                                        return_last_state=return_last_state, offsets=offsets,
-                                        deterministic=deterministic)
-        with _runtime.on_device(u.device), _runtime.compiling_ahead(planner):
-            y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus, seq_index=seq_index,
-                                         num_seqs=num_seqs, return_last_state=return_last_state, ckpt_tile=ckpt_tile,
-                                         offsets=offsets)
+        if out is not None:
+            y, last, ckpt = out
+        else:
+            num_seqs = None if offsets is None else len(offsets) - 1
+            # where the forward compiles, the backward's kernels compile beside it (`_runtime.plan_ahead`)
+            deterministic = torch.are_deterministic_algorithms_enabled()
+            planner = lambda: plan_backward(u, delta, A, B, C, D, z, delta_bias, delta_softplus,  # noqa: E731
+                                            ckpt_tile=ckpt_tile, seq_index=seq_index, num_seqs=num_seqs,
+                                            return_last_state=return_last_state, offsets=offsets,
+                                            deterministic=deterministic)
+            with (_runtime.on_device(u.device), _runtime.compiling_ahead(planner),
+                  _runtime.Recording(key, inputs, _training_switches, extra=ckpt_tile, ops=True) as rec):
+                y, last, ckpt = scan_forward(u, delta, A, B, C, D, z, delta_bias, delta_softplus,
+                                             seq_index=seq_index, num_seqs=num_seqs,
+                                             return_last_state=return_last_state, ckpt_tile=ckpt_tile,
+                                             offsets=offsets)
+                rec.outputs = (y, last, ckpt)
         ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, ckpt)
         ctx.seq_index, ctx.offsets, ctx.delta_softplus, ctx.ckpt_tile = seq_index, offsets, delta_softplus, ckpt_tile
-        ctx.return_last_state = return_last_state
+        ctx.return_last_state, ctx.key = return_last_state, key
         return (y, last) if return_last_state else y
 
     @staticmethod
@@ -173,12 +184,41 @@ class SelectiveScanFunction(torch.autograd.Function):
         needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:11], inputs)]
         if dy is None:
             dy = torch.zeros_like(u)
-        with _runtime.on_device(u.device):
-            grads = scan_backward(dy, dlast if ctx.return_last_state else None, u, delta, A, B, C, D, z, delta_bias,
-                                  ctx.delta_softplus, ckpt=ckpt, ckpt_tile=ctx.ckpt_tile, seq_index=ctx.seq_index,
-                                  deterministic=torch.are_deterministic_algorithms_enabled(), offsets=ctx.offsets)
+        dlast = dlast if ctx.return_last_state else None
+        # a backward whose key an earlier one recorded replays its steps (its configuration and argument lists gave
+        # the same answers then)
+        key = _backward_key(ctx.key, dy, dlast, ckpt, needs)
+        tensors = (dy, dlast, *inputs, ckpt)
+        grads = _runtime.replay(key, tensors)
+        if grads is None:
+            with (_runtime.on_device(u.device),
+                  _runtime.Recording(key, tensors, _training_switches, ops=True) as rec):
+                grads = scan_backward(dy, dlast, u, delta, A, B, C, D, z, delta_bias, ctx.delta_softplus, ckpt=ckpt,
+                                      ckpt_tile=ctx.ckpt_tile, seq_index=ctx.seq_index,
+                                      deterministic=torch.are_deterministic_algorithms_enabled(),
+                                      offsets=ctx.offsets)
+                rec.outputs = tuple(grads)
         grads = [g if n else None for g, n in zip(grads, needs)]
-        return (None, None, None, *grads, None, None)
+        return (None, None, None, *grads, None, None, None, None)
+
+
+def _backward_key(key, dy, dlast, ckpt, needs: list) -> tuple | None:
+    """What a recorded backward replays under: the training forward's key (its inputs' signatures and flags), the
+    incoming gradients' and the stored states' signatures and the gradients wanted. None where the forward had no key
+    (packed sequences, torch.compile, switched off)."""
+    if key is None or not _runtime.PREPARED:
+        return None
+    sig = _runtime.tensor_signature
+    return key, "backward", sig(dy), sig(dlast), sig(ckpt), tuple(needs)
+
+
+def _training_switches() -> tuple:
+    """What a training call's Python reads: the scan module's switches and tuning constants (the forward's and the
+    backward's configurations) and the deterministic mode (the backward's sums). A prepared training forward, and a
+    prepared backward, replay only while they keep their values."""
+    from flashssm.ops.selective_scan import scan
+
+    return _runtime.module_switches(scan), torch.are_deterministic_algorithms_enabled()
 
 
 __all__ = ["selective_scan_fwd", "selective_scan_bwd", "SelectiveScanFunction"]

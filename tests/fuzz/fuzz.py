@@ -160,6 +160,17 @@ def rates(g, shape, softplus: bool) -> torch.Tensor:
     return randn(g, *shape) - 3.0 if softplus else torch.exp(rand(g, *shape) * 4.6 - 6.9)
 
 
+def incoming_layout(t: torch.Tensor, g) -> torch.Tensor:
+    """An incoming gradient in a random layout, as autograd hands them over: contiguous, its last two axes transposed
+    in memory, or one value expanded over every element (strides 0: the gradient of `out.sum()`)."""
+    pick = int(torch.randint(3, (1,), generator=g))
+    if pick == 1 and t.dim() >= 2:
+        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if pick == 2:
+        return t.flatten()[:1].reshape((1,) * t.dim()).expand(t.shape)
+    return t
+
+
 def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, backprop, grads: bool, tol: float,
                  also_reduced=(), zero_scale=None, cancellation=None):
     """fn(**kw) against ref_fn on kw in float64: every output named in `outputs` (what the calls
@@ -178,7 +189,8 @@ def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, back
         compare(out, name, got[name], want[name], tol)
     if not grads:
         return
-    incoming = {name: randn(g, *got[name].shape).to(device) for name in backprop}
+    incoming = {name: incoming_layout(randn(g, *got[name].shape).to(device=device, dtype=got[name].dtype), g)
+                for name in backprop}
     got_grads = grads_of([got[n] for n in backprop], list(incoming.values()), got_kw, names)
     want_grads = grads_of([want[n] for n in backprop], [d.double() for d in incoming.values()], ref_kw, names)
     scale = zero_scale(incoming, want) if zero_scale else {}
@@ -418,7 +430,8 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
     out = Outcome()
     differential(out, lambda **k: flashssm.selective_scan(**k, **options),
                  lambda **k: scan_ref.selective_scan_reference(**k, **options), kw, g, device,
-                 outputs=["out", "last_state"], backprop=["out"], grads=opts["grads"],
+                 outputs=["out", "last_state"], backprop=["out", "last_state"] if opts["last_state"] else ["out"],
+                 grads=opts["grads"],
                  tol=TOL[dtype] * (4 if opts["extreme"] == "decay80" else 1), also_reduced={"delta"})
     repeated_call(out, lambda: flashssm.selective_scan(**kw, **options), ["out", "last_state"])
     if opts["grads"]:

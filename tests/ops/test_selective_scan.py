@@ -627,6 +627,28 @@ def test_noncontiguous_inputs_and_gradient(device):
     assert_close(dB, g_ref["B"], torch.float32, "dB")
 
 
+@pytest.mark.parametrize("layout", ["expanded", "transposed"])
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
+def test_noncontiguous_last_state_gradient(layout, varlen, device):
+    """The last state's incoming gradient in any layout: `loss = y.sum() + last.sum()` hands autograd's expanded ones
+    (strides 0) to the backward, which read them as a contiguous block past their one element (gradients of 1e30 or
+    NaN, an out-of-bounds read on the GPU)."""
+    kw = _inputs((2 if not varlen else 1, 5, 24, 4, None), torch.float32, device)
+    cu = torch.tensor([0, 9, 24], device=device) if varlen else None
+    leaves = {k: v.clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
+    y, last = flashssm.selective_scan(**leaves, **{k: v for k, v in kw.items() if k not in leaves},
+                                      return_last_state=True, cu_seqlens=cu)
+    if layout == "expanded":
+        dlast = torch.ones(1, 1, 1, device=device).expand(last.shape)
+    else:
+        dlast = torch.randn(last.shape[0], last.shape[2], last.shape[1], device=device).transpose(1, 2)
+    dy = torch.randn_like(y)
+    names = [k for k in GRAD_NAMES if k in leaves]
+    got = dict(zip(names, torch.autograd.grad([y, last], [leaves[k] for k in names], [dy, dlast])))
+    _, _, g_ref = _grads_ref(kw, dy, dlast.contiguous(), cu_seqlens=cu)
+    _check_grads(got, g_ref, torch.float32)
+
+
 @pytest.mark.parametrize("like_u", [True, False], ids=["outputs-like-u", "tokens-contiguous"])
 @pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
 def test_outputs_keep_u_layout(like_u, varlen, device, monkeypatch):

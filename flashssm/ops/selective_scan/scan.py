@@ -1822,7 +1822,8 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
                   offsets: tuple[int, ...] | None = None):
     """Launch the backward on validated inputs; ckpt and ckpt_tile from `scan_forward`.
 
-    dout: (batch, dim, seqlen); dlast: (num_seqs, dim, dstate) or None.
+    dout: (batch, dim, seqlen), any strides; dlast: (num_seqs, dim, dstate) or None, any strides (made contiguous: the
+    kernel reads it as one block; autograd hands `last.sum()`'s expanded ones here).
     Packed sequences: `seq_index`; with `offsets` (cu_seqlens' host values) too, the rows of `varlen_rows` (whole
     chunks of ckpt_tile tokens) as a dense batch's rows, the configuration a dense batch's (`packed_batch`), unless
     that configuration has segments (`ROWS_BWD_SEGMENTS`); else the packed row as one sequence of batch 1.
@@ -1832,6 +1833,8 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     """
     batch, dim, seqlen = u.shape
     dstate = A.shape[1]
+    if dlast is not None:
+        dlast = dlast.contiguous()
     B4, C4 = _as4(B), _as4(C)
     ngroups = B4.shape[1]
     dpg = dim // ngroups

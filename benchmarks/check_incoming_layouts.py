@@ -29,7 +29,8 @@ def cases(quick: bool):
     f = dict(device="cuda", dtype=torch.bfloat16)
 
     def ssd(batch, seqlen, heads=8):
-        kw = dict(x=torch.randn(batch, seqlen, heads, 64, **f), dt=torch.rand(batch, seqlen, heads, device="cuda") * 0.1,
+        kw = dict(x=torch.randn(batch, seqlen, heads, 64, **f),
+                  dt=torch.rand(batch, seqlen, heads, device="cuda") * 0.1,
                   A=-torch.rand(heads, device="cuda") - 0.5, B=torch.randn(batch, seqlen, 1, 128, **f),
                   C=torch.randn(batch, seqlen, 1, 128, **f), D=torch.randn(heads, device="cuda"),
                   dt_bias=torch.randn(heads, device="cuda") * 0.1)

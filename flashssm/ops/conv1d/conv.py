@@ -24,6 +24,7 @@ import functools
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
 from flashssm.ops.checks import Conv1dDims
@@ -493,6 +494,7 @@ class CausalConv1dFn(torch.autograd.Function):
         return y if final is None else (y, final)
 
     @staticmethod
+    @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy, dfinal=None):
         x, weight, bias, initial_states = ctx.saved_tensors
         dx, dweight, dbias, dinit = conv1d_backward(ctx.dims, x, weight, bias, initial_states, dy, dfinal,

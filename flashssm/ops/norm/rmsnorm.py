@@ -14,6 +14,7 @@ import functools
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
 
@@ -261,6 +262,7 @@ class RMSNormGatedFn(torch.autograd.Function):
             return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate)
 
     @staticmethod
+    @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy):
         x, weight, z = ctx.saved_tensors
         dx, dz, dw = rmsnorm_backward(x, weight, z, dy, *ctx.config)

@@ -13,6 +13,7 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
 
@@ -176,6 +177,7 @@ class SelectiveScanFunction(torch.autograd.Function):
         return (y, last) if return_last_state else y
 
     @staticmethod
+    @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy, dlast=None):
         from flashssm.ops.selective_scan.scan import scan_backward
 

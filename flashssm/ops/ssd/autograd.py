@@ -13,6 +13,7 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
 
@@ -156,6 +157,7 @@ class SSDScanFunction(torch.autograd.Function):
         return (y, final) if return_final_states else y
 
     @staticmethod
+    @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy, dfinal=None):
         from flashssm.ops.ssd.backward import ssd_backward
 

@@ -290,13 +290,28 @@ def _ssd_fwd_kernel(
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp, other=0.0)
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n, mask=mask_tn, other=0.0)
             C_s = tl.load(C_base + t[:, None] * stride_C_t + offs_n[None, :] * stride_C_n, mask=mask_tn, other=0.0)
-            # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator)
-            y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+            # the incoming state's share, then the sub-chunk's own tokens on top (one accumulator). With fp16 inputs
+            # and dt near 0, H ~ dt x B and m ~ dt C.B^T fall into fp16's subnormals (below 6e-5) and lose their
+            # digits: each is then scaled by its largest value before the rounding and the product back after it, as
+            # `_state_update` scales its w (bf16 has the exponent range and takes the plain products)
+            if in_dtype == tl.float16 and M_SPLIT:
+                h_max = tl.maximum(tl.max(tl.max(tl.abs(H), axis=1), axis=0), 1e-30)
+                y = tl.dot(C_s, (H * (1.0 / h_max)).to(in_dtype), input_precision=DOT_PRECISION)
+                y = y * (h_max * tl.exp(cs))[:, None]
+            else:
+                y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
             cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
             m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
             # rounding m to 16 bits was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs
             # float64 without it): m is split into two 16-bit parts, or multiplied in tf32
-            if M_SPLIT:
+            if in_dtype == tl.float16 and M_SPLIT:
+                m_max = tl.maximum(tl.max(tl.max(tl.abs(m), axis=1), axis=0), 1e-30)
+                m = m * (1.0 / m_max)
+                m_hi = m.to(in_dtype)
+                mx = tl.dot(m_hi, x_s, input_precision=DOT_PRECISION)
+                mx = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=mx)
+                y += m_max * mx
+            elif M_SPLIT:
                 m_hi = m.to(in_dtype)
                 y = tl.dot(m_hi, x_s, acc=y)
                 y = tl.dot((m - m_hi.to(tl.float32)).to(in_dtype), x_s, acc=y)  # [SUB, BLOCK_P]

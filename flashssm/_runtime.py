@@ -487,6 +487,15 @@ def call_signature(op: str, tensors: tuple, options: tuple):
     return key
 
 
+def backward_key(key, tensors: tuple, needs) -> tuple | None:
+    """What a recorded training call's backward replays under: its forward's key (None: the forward had none, so the
+    backward records nothing), the signatures of the tensors its Python reads beside the inputs (the incoming
+    gradients, what the forward saved for it) and which gradients are wanted."""
+    if key is None or not PREPARED:
+        return None
+    return (key, "backward", *[tensor_signature(t) for t in tensors], tuple(needs))
+
+
 def wants_grad(*tensors) -> bool:
     """Whether a call on these tensors builds an autograd graph (True for an argument that is not a tensor: the whole
     path's validation then says what is wrong)."""

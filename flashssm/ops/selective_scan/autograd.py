@@ -189,7 +189,7 @@ class SelectiveScanFunction(torch.autograd.Function):
         dlast = dlast if ctx.return_last_state else None
         # a backward whose key an earlier one recorded replays its steps (its configuration and argument lists gave
         # the same answers then)
-        key = _backward_key(ctx.key, dy, dlast, ckpt, needs)
+        key = _runtime.backward_key(ctx.key, (dy, dlast, ckpt), needs)
         tensors = (dy, dlast, *inputs, ckpt)
         grads = _runtime.replay(key, tensors)
         if grads is None:
@@ -202,16 +202,6 @@ class SelectiveScanFunction(torch.autograd.Function):
                 rec.outputs = tuple(grads)
         grads = [g if n else None for g, n in zip(grads, needs)]
         return (None, None, None, *grads, None, None, None, None)
-
-
-def _backward_key(key, dy, dlast, ckpt, needs: list) -> tuple | None:
-    """What a recorded backward replays under: the training forward's key (its inputs' signatures and flags), the
-    incoming gradients' and the stored states' signatures and the gradients wanted. None where the forward had no key
-    (packed sequences, torch.compile, switched off)."""
-    if key is None or not _runtime.PREPARED:
-        return None
-    sig = _runtime.tensor_signature
-    return key, "backward", sig(dy), sig(dlast), sig(ckpt), tuple(needs)
 
 
 def _training_switches() -> tuple:

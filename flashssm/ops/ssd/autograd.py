@@ -136,8 +136,8 @@ class SSDScanFunction(torch.autograd.Function):
     apply(dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
     dt_softplus, key, plan) returns y, or (y, final_states). `plan`: the forward's launches as a call of this signature
     recorded them (`_runtime.Prepared`), replayed; else the whole forward runs, recorded under `key` (None: not). The
-    backward of a call with a key is recorded and replayed too (`_backward_key`): its steps, torch calls included,
-    under the forward's key, the incoming gradients' signatures and which gradients are wanted."""
+    backward of a call with a key is recorded and replayed too (`_runtime.backward_key`): its steps, torch calls
+    included, under the forward's key, the incoming gradients' signatures and which gradients are wanted."""
 
     @staticmethod
     def forward(ctx, dims, state_dtype, return_final_states, x, dt, A, B, C, D, z, dt_bias, initial_states,
@@ -169,7 +169,7 @@ class SSDScanFunction(torch.autograd.Function):
         dfinal = dfinal if ctx.return_final_states else None
         # a backward whose key an earlier one recorded replays its steps: its Python (the form, configurations,
         # argument lists, launch keys) gave the same answers then
-        key = _backward_key(ctx.key, dy, dfinal, ypre, states, needs)
+        key = _runtime.backward_key(ctx.key if PREPARED_BACKWARD else None, (dy, dfinal, ypre, states), needs)
         tensors = (dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
         grads = _runtime.replay(key, tensors)
         if grads is None:
@@ -207,19 +207,9 @@ def _forward(ctx, dims, state_dtype, return_final_states, dt_softplus, x, dt, A,
     return y, final, ypre, states
 
 
-# A recorded training call's backward replays its steps (`_backward_key`). False: its whole Python path every call,
-# the forward's replay kept (A/B: benchmarks/ab_host_path.py).
+# A recorded training call's backward replays its steps (`_runtime.backward_key`). False: its whole Python path every
+# call, the forward's replay kept (A/B: benchmarks/ab_host_path.py).
 PREPARED_BACKWARD = True
-
-
-def _backward_key(key, dy, dfinal, ypre, states, needs: list) -> tuple | None:
-    """What a recorded backward replays under: the training forward's key (its inputs' signatures and options), the
-    incoming gradients' and the forward's saved outputs' signatures (shape, strides, dtype, device, alignment) and
-    the gradients wanted. None where the forward had no key (packed sequences, torch.compile, switched off)."""
-    if key is None or not _runtime.PREPARED or not PREPARED_BACKWARD:
-        return None
-    sig = _runtime.tensor_signature
-    return key, "backward", sig(dy), sig(dfinal), sig(ypre), sig(states), tuple(needs)
 
 
 _switch_modules = None

@@ -40,6 +40,14 @@ def cache_row(idx_ptr, i_b, o, HAS_INDICES: tl.constexpr):
 
 
 @triton.jit
+def fp16_scale(c):
+    """The largest |c| of a 2-D tile (at least 1e-30): what a computed fp32 operand is divided by before its fp16
+    rounding, and its product multiplied by after it. With dt near 0 (~1e-6) the dt-weighted operands are fp16
+    subnormals (below 6e-5) and would keep ~3e-8 of absolute precision, nothing relative."""
+    return tl.maximum(tl.max(tl.max(tl.abs(c), axis=1), axis=0), 1e-30)
+
+
+@triton.jit
 def silu(v):
     return v * tl.sigmoid(v)
 

@@ -62,7 +62,7 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
-from flashssm.ops.triton_common import process_dt, process_dt_grad, silu_grad, take_ticket
+from flashssm.ops.triton_common import fp16_scale, process_dt, process_dt_grad, silu_grad, take_ticket
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, _state_row, chunk_of, chunk_rows, d_operand,
                                       entering_states, init_operand, many_chains, states_block_p, states_shape,
@@ -88,8 +88,8 @@ def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THI
     product rounds instead)."""
     if MODE == 2:  # (if/else, not an early return: Triton compiles the code after a static return too)
         acc = tl.dot(c.to(tl.float32), v.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
-    elif v.dtype == tl.float16:  # (c scaled into fp16's normal range first: `_fp16_scale`)
-        scale = _fp16_scale(c)
+    elif v.dtype == tl.float16:  # (c scaled into fp16's normal range first: `fp16_scale`)
+        scale = fp16_scale(c)
         c = c * (1.0 / scale)
         hi = c.to(v.dtype)
         part = tl.dot(hi, v, input_precision=DOT_PRECISION)
@@ -112,7 +112,7 @@ def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THI
     if MODE == 2:
         acc = tl.dot(v.to(tl.float32), c.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
     elif v.dtype == tl.float16:
-        scale = _fp16_scale(c)
+        scale = fp16_scale(c)
         c = c * (1.0 / scale)
         hi = c.to(v.dtype)
         part = tl.dot(v, hi, input_precision=DOT_PRECISION)
@@ -127,14 +127,6 @@ def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THI
             if SPLIT_THIS:
                 acc = tl.dot(v, (c - hi.to(tl.float32)).to(v.dtype), acc=acc, input_precision=DOT_PRECISION)
     return acc
-
-
-@triton.jit
-def _fp16_scale(c):
-    """The largest |c| (at least 1e-30): what a computed operand is divided by before its fp16 rounding and its
-    product multiplied by after it. With dt near 0 (~1e-6) the dt-weighted operands are fp16 subnormals (below 6e-5)
-    and would keep ~3e-8 of absolute precision, nothing relative (the forward scales its w and m the same way)."""
-    return tl.maximum(tl.max(tl.max(tl.abs(c), axis=1), axis=0), 1e-30)
 
 
 @triton.jit

@@ -211,7 +211,7 @@ def buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
     deterministic-mode fill: `_unfilled`)."""
     if _recorder is not None:
         return _recorder.make(buffer, (shape, dtype, device), _buffer)
-    return _unfilled(torch.empty, shape, dtype=dtype, device=device)
+    return _buffer(shape, dtype, device)
 
 
 def _buffer(shape, dtype: torch.dtype, device) -> torch.Tensor:
@@ -222,7 +222,7 @@ def empty(shape, dtype: torch.dtype, device) -> torch.Tensor:
     """`buffer` for kernel outputs: NaN-filled when poisoning is on, so unwritten elements show."""
     if _recorder is not None:
         return _recorder.make(empty, (shape, dtype, device), _empty)
-    return _poisoned(_unfilled(torch.empty, shape, dtype=dtype, device=device))
+    return _empty(shape, dtype, device)
 
 
 def _empty(shape, dtype: torch.dtype, device) -> torch.Tensor:

@@ -201,10 +201,9 @@ def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, back
                 cancel=allow.get(k))
 
 
-def repeated_call(out: Outcome, fn, names) -> dict:
+def repeated_call(out: Outcome, fn, names) -> None:
     """fn() twice without gradients: the second call replays the first one's recorded steps (`_runtime.Prepared`; not
-    for packed sequences, where both take the whole path) and must give its bits, NaN where it has NaN. Returns the
-    first call's outputs by name."""
+    for packed sequences, where both take the whole path) and must give its bits, NaN where it has NaN."""
     from flashssm import _runtime
 
     _runtime.clear_prepared()
@@ -215,7 +214,6 @@ def repeated_call(out: Outcome, fn, names) -> dict:
         a, b = whole[name], replayed[name]
         if (a is None) != (b is None) or (a is not None and not torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)):
             out.failures.append(f"{name}: a repeated call (a replay) differs from the first (the whole path)")
-    return whole
 
 
 def repeated_training_call(out: Outcome, fn, kw: dict, g, device) -> None:

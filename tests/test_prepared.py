@@ -158,9 +158,11 @@ def test_bad_input_after_a_recording_still_gets_its_error(device):
     assert torch.equal(listed, flashssm.ssd_scan(**kw, chunk_size=16))
 
 
-def _grads(kw, call, dy, dfinal=None):
+def _grads(kw, call, dy, dfinal=None, op=flashssm.ssd_scan):
+    """op(**kw, **call) with every tensor of kw a new leaf, backpropagated from dy (and dfinal into its second
+    output): (its outputs, each leaf's gradient)."""
     leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
-    out = _outputs(flashssm.ssd_scan(**leaves, **{k: v for k, v in kw.items() if k not in leaves}, **call))
+    out = _outputs(op(**leaves, **{k: v for k, v in kw.items() if k not in leaves}, **call))
     assert out[0].grad_fn is not None
     seeds = [(out[0], dy)] + ([(out[1], dfinal)] if dfinal is not None else [])
     torch.autograd.backward([o for o, _ in seeds], [g for _, g in seeds])
@@ -767,15 +769,6 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
         assert torch.equal(again, flashssm.selective_scan(**kw))
 
 
-def _scan_grads(kw, call, dy, dlast=None):
-    leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
-    out = _outputs(flashssm.selective_scan(**leaves, **{k: v for k, v in kw.items() if k not in leaves}, **call))
-    assert out[0].grad_fn is not None
-    seeds = [(out[0], dy)] + ([(out[1], dlast)] if dlast is not None else [])
-    torch.autograd.backward([o for o, _ in seeds], [g for _, g in seeds])
-    return out, {k: v.grad for k, v in leaves.items()}
-
-
 @pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
 @pytest.mark.parametrize("name", list(SCAN_OPTIONS))
 def test_a_selective_scan_training_call_replays_forward_and_backward(name, deterministic, device, monkeypatch):
@@ -799,16 +792,16 @@ def test_a_selective_scan_training_call_replays_forward_and_backward(name, deter
 
     torch.use_deterministic_algorithms(deterministic)
     try:
-        _scan_grads(kw, call, *incoming(kw))
+        _grads(kw, call, *incoming(kw), op=flashssm.selective_scan)
         kinds = sorted(str(key[1]) for key in _runtime._prepared)
         assert len(checks) == 1 and len(backwards) == 1 and kinds == ["backward", "training"]
         new, _ = _scan_inputs(device, **SCAN_OPTIONS[name])
         seeds = incoming(new)
-        out, grads = _scan_grads(new, call, *seeds)
+        out, grads = _grads(new, call, *seeds, op=flashssm.selective_scan)
         assert len(checks) == 1, "a recorded training signature ran the validation again"
         assert len(backwards) == 1, "a recorded backward ran its Python again"
         with _no_replays():
-            whole, whole_grads = _scan_grads(new, call, *seeds)
+            whole, whole_grads = _grads(new, call, *seeds, op=flashssm.selective_scan)
         assert len(backwards) == 2
     finally:
         torch.use_deterministic_algorithms(False)

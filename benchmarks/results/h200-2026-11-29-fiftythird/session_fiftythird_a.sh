@@ -16,4 +16,3 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 timeout 330 python3 -m pytest -v -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 14 \
   tests/ops/test_ssd_forward.py tests/ops/test_ssd_backward.py > "$OUT/a/tests-ssd.txt" 2>&1
 echo "pytest ssd rc $?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/a/tests-ssd.txt" | tail -8
-timeout 260 python3 -m pytest -v -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 12 \

@@ -13,7 +13,7 @@ set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/a"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-timeout 330 python3 -m pytest -v -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 14 \
+timeout 260 python3 -m pytest -v -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 12 \
   tests/ops/test_second_derivative.py tests/models/test_models.py tests/test_compile_ahead.py tests/test_prepared.py \
   tests/ops/test_conv1d.py tests/ops/test_norm.py tests/ops/test_selective_scan.py \
   -k "second or compile or grad or backward or training or replay or prepared" > "$OUT/a/tests.txt" 2>&1

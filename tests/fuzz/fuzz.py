@@ -540,7 +540,8 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
     out = Outcome()
     differential(out, lambda **k: flashssm.causal_conv1d(**k, **options),
                  lambda **k: conv_ref.causal_conv1d_reference(**k, **options), kw, g, device,
-                 outputs=["out", "final_states"], backprop=["out"], grads=opts["grads"], tol=TOL[dtype])
+                 outputs=["out", "final_states"], backprop=["out", "final_states"] if opts["final"] else ["out"],
+                 grads=opts["grads"], tol=TOL[dtype])
     repeated_call(out, lambda: flashssm.causal_conv1d(**kw, **options), ["out", "final_states"])
     return desc, out
 

@@ -47,3 +47,21 @@ def test_a_second_derivative_raises(make, device):
     penalty = fn(**dict(kw, **{name: x})).sum() + g.pow(2).sum()  # (a gradient penalty)
     with pytest.raises(RuntimeError, match="differentiate twice"):
         penalty.backward()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("make", [_ssd, _scan], ids=["ssd_scan", "selective_scan"])
+def test_a_second_derivative_under_torch_compile_raises(make, backend, device):
+    """Compiled, the two scans trace their torch.library custom ops (registered with a first-order backward op only):
+    the "eager" backend runs those ops' autograd, "aot_eager" AOTAutograd's. Neither may hand back a zero second
+    derivative; each raises (the message is torch's)."""
+    torch._dynamo.reset()
+    kw, name, fn = make(device)
+    x = kw[name].clone().requires_grad_()
+    (want,) = torch.autograd.grad(fn(**dict(kw, **{name: x})).pow(2).sum(), x)
+    compiled = torch.compile(lambda **k: fn(**k), backend=backend, fullgraph=True)
+    (g,) = torch.autograd.grad(compiled(**dict(kw, **{name: x})).pow(2).sum(), x, create_graph=True)
+    torch.testing.assert_close(g.detach(), want, rtol=1e-5, atol=1e-5)
+    assert g.requires_grad, "the compiled path's gradient was a constant: a second derivative would come out as zero"
+    with pytest.raises(RuntimeError, match="backward"):
+        g.pow(2).sum().backward()

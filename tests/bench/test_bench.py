@@ -67,7 +67,7 @@ def test_packed_workloads():
     assert inp["cu_seqlens"].tolist() == [0, 3, 3, 6] and inp["u"].shape == (1, 4, 6)
 
 
-def test_mixer_layout_workloads():
+def test_mixer_layout_workloads(device):
     """Mamba-1's workloads in the mixer's layout: the same values as their contiguous twins, u, delta, z (and dy)
     with stride 1 along dim, B and C as views of one x_proj output; the same floor; flashssm's scan on one agrees
     with the float64 reference through the bench's own accuracy rule."""
@@ -91,7 +91,7 @@ def test_mixer_layout_workloads():
         w, twin = WORKLOADS[name + "-mixer"], WORKLOADS[name]
         assert w.mixer_layout and "mixer layout" in w.shape and w.bytes() == twin.bytes()
     w = ScanWorkload("m", 1, 9, dim=8, dstate=4, dtype="float32", needs_gpu=False, mixer_layout=True)
-    inp = w.make_inputs("cpu")
+    inp = w.make_inputs(device)  # (the kernel's device: on a GPU machine, CPU tensors have no kernel to run)
     y = IMPLS["selective_scan"]["flashssm"].setup(w, inp)()
     assert y.stride(1) == 1  # (the output keeps u's layout)
     assert accuracy(y, w.reference(inp), torch.float32).passed

@@ -314,6 +314,87 @@ def test_packed_rows(group, window, device, monkeypatch):
     assert_workspace_clean()
 
 
+# The packed forms a kernel takes: the per-token sequence index over the whole packed row (one program a block of
+# channels); that row cut into segments, the state handed on early or late; the rows of `varlen_rows`, one sequence a
+# row (a long one a chain of segments; the edge tiles and chunks take the window's masks) or short ones sharing a row.
+PACKED_FORMS = {
+    "whole": (ForwardConfig(2, 1, 4, 1), BackwardConfig(2, 2, 4, 8, 1), False, None),
+    "segments": (ForwardConfig(2, 1, 4, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), False, None),
+    "segments-late": (ForwardConfig(2, 2, 8, 1, segment=8, hand_late=True), BackwardConfig(2, 1, 2, 8, 1, segment=8),
+                      False, None),
+    "rows": (ForwardConfig(2, 2, 8, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), True, 0),
+    "shared-rows": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1), True, 12),
+}
+
+
+@pytest.mark.parametrize("form", cases([(f,) for f in PACKED_FORMS], list(PACKED_FORMS),
+                                       full_ids=("segments-late", "shared-rows")))
+def test_packed_nan_stays_in_its_sequence(form, device, monkeypatch):
+    """A NaN or inf in one packed sequence's inputs (u, delta, B, C, z at one token) or in the gradients reaching one
+    sequence (dy at a token, its last state's) reaches that sequence's outputs and gradients only: every other
+    sequence's y, last state and per-token gradients are the float64 reference's, which runs each sequence on its
+    own. (The state used to be dropped at a sequence's first token by a multiplication by 0, and 0 x NaN is NaN: one
+    bad prompt of a packed prefill made every later one NaN, and one bad sequence's gradient every earlier one's.)
+    The NaN sequence's later outputs are NaN, as in the reference."""
+    from flashssm.ops.selective_scan import scan
+
+    fwd_cfg, bwd_cfg, rows, group = PACKED_FORMS[form]
+    if group is not None:
+        monkeypatch.setattr(scan, "ROW_GROUP", group)
+    lengths = [5, 0, 1, 19, 3, 4, 30, 9, 6]
+    cu = [0] + list(itertools.accumulate(lengths))
+    shape = (1, 4, cu[-1], 5, 2)
+    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
+    clean = _inputs(shape, torch.float32, device)
+    n_seqs = len(lengths)
+    seq_of = torch.repeat_interleave(torch.arange(n_seqs), torch.tensor(lengths))
+
+    def others(bad_seqs):
+        keep = torch.ones(cu[-1], dtype=torch.bool)
+        for s in bad_seqs:
+            keep[cu[s]:cu[s + 1]] = False
+        return keep.to(device), [s for s in range(n_seqs) if s not in bad_seqs]
+
+    def check(kw, dy, dlast, bad_seqs, what):
+        y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=fwd_cfg, bwd_cfg=bwd_cfg, cu_seqlens=cu_t, rows=rows)
+        keep, good = others(bad_seqs)
+        assert torch.isfinite(y_ref[..., keep]).all() and torch.isfinite(last_ref[good]).all()  # (the case's premise)
+        assert torch.isfinite(y[..., keep]).all(), f"{what}: NaN in another sequence's y"
+        assert_close(y[..., keep], y_ref[..., keep], torch.float32, f"{what}: the other sequences' y")
+        assert torch.isfinite(last[good]).all(), f"{what}: NaN in another sequence's last state"
+        assert_close(last[good], last_ref[good], torch.float32, f"{what}: the other sequences' last states")
+        for name in ("u", "delta", "B", "C", "z"):
+            got, want = grads[name][..., keep], g_ref[name][..., keep]
+            assert torch.isfinite(got).all(), f"{what}: NaN in d{name} of another sequence's tokens"
+            assert_close(got, want, torch.float32, f"{what}: d{name} of the other sequences' tokens")
+        return y
+
+    dy = torch.randn_like(clean["u"])
+    dlast = torch.randn(n_seqs, shape[1], shape[3], device=device)
+    # (cu = 0 5 5 6 25 28 32 62 71 77, tiles and chunks of 8.) Bad inputs: NaN in sequence 0 (which shares its row
+    # with 1 and 2 where rows are shared); in 3 at its first token (6, in the last tile of 2's row), in its middle
+    # and at its last token (24, in the first tile of 4's row); at the first token of 7 (62, in the last tile of 6's
+    # row, whose segments hand gradients back); inf in u of 3 (which the segments cut)
+    bad_tokens = [2, cu[3], cu[3] + 7, cu[4] - 1, cu[7]]
+    kw = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in clean.items()}
+    for name in ("u", "delta", "B", "C", "z"):
+        for t in bad_tokens:
+            kw[name][..., t] = float("nan")
+    kw["u"][0, 1, cu[3] + 12] = float("inf")
+    y = check(kw, dy, dlast, (0, 3, 7), "NaN and inf inputs")
+    assert torch.isnan(y[0, :, cu[3]:cu[4]]).all(), "the NaN did not reach its sequence's later outputs"
+    assert [int(seq_of[t]) for t in bad_tokens] == [0, 3, 3, 3, 7]
+    # bad incoming gradients: NaN in dy at the same tokens, and in the last states' of 0 and 3
+    dy_bad = dy.clone()
+    for t in bad_tokens:
+        dy_bad[0, 2, t] = float("nan")
+    dlast_bad = dlast.clone()
+    dlast_bad[[0, 3], 1, 2] = float("nan")
+    check(clean, dy_bad, dlast_bad, (0, 3, 7), "NaN incoming gradients")
+    assert_workspace_clean()
+
+
 @pytest.mark.parametrize("hand_late", [False, True], ids=["", "late"])
 def test_segments_nan_propagates_without_hang(hand_late, device):
     """A NaN in the first segment reaches every later segment's output of its channel through the

@@ -386,13 +386,15 @@ def _receive(slot_ptr, chain, rows, present, NL: tl.constexpr, BLOCK_D: tl.const
 
 
 @triton.jit
-def _publish(flag_ptr, slot_ptr, chain, own, decay, entering, rows, NL: tl.constexpr, BLOCK_D: tl.constexpr,
-             SLOTS: tl.constexpr):
+def _publish(flag_ptr, slot_ptr, chain, own, decay, entering, carried, rows, NL: tl.constexpr,
+             BLOCK_D: tl.constexpr, SLOTS: tl.constexpr):
     """Hand on decay * entering + own (per slot) through chain's slot, then raise its flag. An entering
-    value of exactly 0 contributes 0 even where the decay overflowed (positive A), as the recurrence gives."""
+    value of exactly 0 contributes 0 even where the decay overflowed (positive A), as the recurrence gives; where
+    `carried` ([BLOCK_D]) is 0 (a packed sequence starts between the entering value and the hand-over) it contributes
+    nothing, even a NaN or inf of the sequence before."""
     out = ()
     for j in tl.static_range(SLOTS):
-        out = out + (tl.where(entering[j] == 0, own[j], decay[j] * entering[j] + own[j]),)
+        out = out + (tl.where((entering[j] == 0) | (carried[None, :] == 0), own[j], decay[j] * entering[j] + own[j]),)
     _hand_on(flag_ptr, slot_ptr, chain, out, rows, NL, BLOCK_D, SLOTS)
 
 
@@ -409,10 +411,12 @@ def _hand_on(flag_ptr, slot_ptr, chain, values, rows, NL: tl.constexpr, BLOCK_D:
 
 @triton.jit
 def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
-             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False):
+             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False, skips=0,
+             SKIP: tl.constexpr = False):
     """The states of every slot carried through one tile, h <- a h + delta u B per token (the state
     dropped at a packed sequence's first token; `keeps` is unused otherwise). BC_AHEAD: the next slot's B
-    is loaded before this slot's arithmetic."""
+    is loaded before this slot's arithmetic. SKIP: the tokens where `skips` (per token) holds (another sequence's, in
+    a packed row's edge tile) leave the state as it is, whatever their u, delta and B hold."""
     out = ()
     next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
     for j in tl.static_range(SLOTS):
@@ -420,9 +424,14 @@ def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl
         b_j = rows_j[0]
         xj = x[j]
         for k in tl.static_range(TILE):
-            if IS_VARLEN:
-                xj = xj * keeps[k]
-            xj = tl.exp2(dl_c[k][None, :] * A2[j]) * xj + du_c[k][None, :] * b_j[k]
+            if IS_VARLEN:  # (a select, not a multiplication by 0: a NaN or inf state of the sequence before stays
+                # there)
+                xj = tl.where(keeps[k] != 0, xj, 0.0)
+            new = tl.exp2(dl_c[k][None, :] * A2[j]) * xj + du_c[k][None, :] * b_j[k]
+            if SKIP:
+                xj = tl.where(skips[k], xj, new)
+            else:
+                xj = new
         out = out + (xj,)
     return out
 
@@ -436,10 +445,10 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
                    WINDOW: tl.constexpr = False):
     """The forward's first pass over a segment [t_begin, t_end): per slot, the state it ends with from a
     zero entering state, and the factor its entering state is carried by to its end, exp2(A2 * sum delta)
-    (0 once a packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds.
+    (0 once a packed sequence starts inside it), and whether it is carried at all (`kept`, [BLOCK_D]: 0 once a
+    packed sequence starts inside it). Per (state, token): one exp2 and two multiply-adds.
     TILE_AHEAD: each tile's u and delta are loaded while the tile before it runs. WINDOW (a packed row of one
     sequence, which has a next segment): the tokens before lo are the previous sequence's, a decay of 1 and no input."""
-    NPAD: tl.constexpr = SLOTS * NL
     own = ()
     for j in tl.static_range(SLOTS):
         own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
@@ -449,40 +458,77 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
     if TILE_AHEAD:
         next_in = _raw_tile(u_base, delta_base, u_base, u_base, t_begin, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
                             stride_u_l, stride_u_l, False, False)
-    for t0 in range(t_begin, t_end, TILE):
-        p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-        if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
-            ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
-            _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), NPAD * TILE, NL, BLOCK_D)
-            LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
-            if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
-                prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
-                prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
-        raw, u, _, _ = _tile_now(u_base, delta_base, u_base, u_base, t0, next_in, o_t, m_d, seqlen, stride_u_l,
-                                 stride_delta_l, stride_u_l, stride_u_l, False, False, TILE_AHEAD)
-        if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
-            next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
-                                stride_delta_l, stride_u_l, stride_u_l, False, False)
-        t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
-        if WINDOW:
-            m_dt = m_dt & (t >= lo)[None, :]
-        dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
-        u = u.to(ACC)
-        dl_c = columns(dl, BLOCK_D, TILE)
-        du_c = columns(dl * u, BLOCK_D, TILE)
-        keeps = dl_c
-        if IS_VARLEN:
-            keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
-            for k in tl.static_range(TILE):
-                total = total * keeps[k] + dl_c[k]
-                kept = kept * keeps[k]
-        else:
-            total += tl.sum(dl, axis=1)
-        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
+    t_loop = t_begin
+    if WINDOW:  # the row's first tile, whose tokens before lo leave the state as it is (outside the loop: its copy of
+        # the tile's code with the skips cost the loop 120 bytes of spills, sm_90)
+        if (t_begin < lo) & (t_begin < t_end):
+            own, total, kept, ahead = _state_tile(own, total, kept, next_in, t_begin, t_end, u_base, delta_base,
+                                                  bc_base, seq_ptr, seqlen, n_tiles, o_t, m_d, bias, A2, rows,
+                                                  stride_u_l, stride_delta_l, lo, BLOCK_D, NL, SLOTS, TILE, FAST,
+                                                  HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, WINDOW,
+                                                  True)
+            if TILE_AHEAD:
+                next_in = ahead
+            t_loop = t_begin + TILE
+    for t0 in range(t_loop, t_end, TILE):
+        own, total, kept, ahead = _state_tile(own, total, kept, next_in, t0, t_end, u_base, delta_base, bc_base,
+                                              seq_ptr, seqlen, n_tiles, o_t, m_d, bias, A2, rows, stride_u_l,
+                                              stride_delta_l, lo, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
+                                              DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, WINDOW, False)
+        if TILE_AHEAD:  # (a value to carry only then: without it the helper hands back its placeholder)
+            next_in = ahead
     decay = ()
     for j in tl.static_range(SLOTS):
         decay = decay + (tl.exp2(A2[j] * total[None, :]) * kept[None, :],)
-    return own, decay
+    return own, decay, kept
+
+
+@triton.jit
+def _state_tile(own, total, kept, next_in, t0, t_end, u_base, delta_base, bc_base, seq_ptr, seqlen, n_tiles, o_t, m_d,
+                bias, A2, rows, stride_u_l, stride_delta_l, lo, BLOCK_D: tl.constexpr, NL: tl.constexpr,
+                SLOTS: tl.constexpr, TILE: tl.constexpr, FAST: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
+                DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, ACC: tl.constexpr, TILE_AHEAD: tl.constexpr,
+                WINDOW: tl.constexpr, FIRST: tl.constexpr):
+    """One tile of `_segment_state` from t0: own, total and kept carried through it, and the next tile's loads issued.
+    FIRST (WINDOW): the row's first tile, whose tokens before lo (the previous sequence's) leave the state as it is,
+    whatever their u, delta and B hold."""
+    NPAD: tl.constexpr = SLOTS * NL
+    p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
+    if FAST:  # the B tiles two ahead and the rows' next 128-byte lines into L1 (as the output pass does)
+        ahead = tl.minimum(t0 // TILE + 2, n_tiles - 1) - t0 // TILE
+        _prefetch_values(p_bc + ahead * (2 * NPAD * TILE), NPAD * TILE, NL, BLOCK_D)
+        LINE_U: tl.constexpr = 1024 // u_base.dtype.element_ty.primitive_bitwidth
+        if (t0 % LINE_U == 0) & (t0 + LINE_U < t_end):
+            prefetch(u_base + (t0 + LINE_U) * stride_u_l, "L1")
+            prefetch(delta_base + (t0 + LINE_U) * stride_delta_l, "L1")
+    raw, u, _, _ = _tile_now(u_base, delta_base, u_base, u_base, t0, next_in, o_t, m_d, seqlen, stride_u_l,
+                             stride_delta_l, stride_u_l, stride_u_l, False, False, TILE_AHEAD)
+    if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
+        next_in = _raw_tile(u_base, delta_base, u_base, u_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
+                            stride_delta_l, stride_u_l, stride_u_l, False, False)
+    t, m_dt = _tile_mask(t0, o_t, m_d, seqlen)
+    if WINDOW:
+        m_dt = m_dt & (t >= lo)[None, :]
+    dl = tl.where(m_dt, process_delta(raw.to(ACC), bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
+    u = u.to(ACC)
+    dl_c = columns(dl, BLOCK_D, TILE)
+    du_c = columns(dl * u, BLOCK_D, TILE)
+    keeps = dl_c
+    if IS_VARLEN:
+        keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        for k in tl.static_range(TILE):
+            total = total * keeps[k] + dl_c[k]
+            kept = kept * keeps[k]
+    else:
+        total += tl.sum(dl, axis=1)
+    if FIRST:
+        skips = ()
+        for k in tl.static_range(TILE):
+            skips = skips + (t0 + k < lo,)
+        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, False, skips, True)
+    else:
+        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
+    return own, total, kept, next_in
 
 
 @triton.jit
@@ -556,9 +602,13 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
         x = h[j]
         an = ()
         for k in tl.static_range(TILE):
-            if IS_VARLEN:
-                x = x * keeps[k]
-            x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
+            if IS_VARLEN:  # (a select: see `_advance`)
+                x = tl.where(keeps[k] != 0, x, 0.0)
+            if WINDOW and MASKED:  # other sequences' tokens leave the state as it is, whatever their inputs hold
+                x = tl.where((t0 + k >= lo) & (t0 + k < hi), tl.exp2(dl_c[k][None, :] * A2[j]) * x
+                             + du_c[k][None, :] * b_j[k], x)
+            else:
+                x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
             an = an + (accs[k] + x * c_j[k],)
             if IS_VARLEN:
                 if STORE_LAST:  # the state after a sequence's last token is its final state
@@ -689,10 +739,11 @@ def _scan_fwd_kernel(
             has_next = seg < n_seg - 1
         if not HAND_LATE:
             # A. the state the segment ends with from a zero entering one (not needed by the last segment)
-            own, decay = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
-                                        tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias, A2, rows,
-                                        stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST, HAS_DELTA_BIAS,
-                                        DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, lo, WINDOW)
+            own, decay, carried = _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin,
+                                                 tl.where(has_next, t_end, t_begin), seqlen, n_tiles, o_t, m_d, bias,
+                                                 A2, rows, stride_u_l, stride_delta_l, BLOCK_D, NL, SLOTS, TILE, FAST,
+                                                 HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, ACC, TILE_AHEAD, lo,
+                                                 WINDOW)
         # B. the state entering the segment, and (not HAND_LATE) at once the one leaving it for the next segment;
         # with HAND_LATE that one is handed on after the output pass
         if seg > 0:
@@ -700,7 +751,7 @@ def _scan_fwd_kernel(
         h = _receive(slot_ptr, chain_prev, rows, (o_g[:, None] * 0 + seg) > 0, NL, BLOCK_D, SLOTS)
         if not HAND_LATE:
             if has_next:
-                _publish(flag_ptr, slot_ptr, chain, own, decay, h, rows, NL, BLOCK_D, SLOTS)
+                _publish(flag_ptr, slot_ptr, chain, own, decay, h, carried, rows, NL, BLOCK_D, SLOTS)
     # C. the output pass. Software pipelining: the next tile's loads are issued before this tile's
     # arithmetic (a long sequence is one serial walk per program: without it, every tile waits a full
     # memory latency)
@@ -758,8 +809,9 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
                   ROWS: tl.constexpr = False):
     """The backward's first pass over a segment [t_begin, t_end), forwards: per slot, the gradient its own
     tokens send to the state entering it, sum_t q_t (C_t dy_t (+ a sequence's last-state gradient at its
-    last token)) with q_t = a_t_begin ... a_t (0 from a packed sequence's first token on), and q at the
-    segment's end, the factor a gradient reaching its end is carried back by. Per (state, token): one
+    last token)) with q_t = a_t_begin ... a_t over the tokens that state reaches (not from a packed sequence's
+    first token on), q at the segment's end, the factor a gradient reaching its end is carried back by, and whether
+    it is carried at all ([BLOCK_D], 0 where a packed sequence starts inside the segment). Per (state, token): one
     exp2, two multiplies and a multiply-add. ROWS: tokens from `hi` on (a neighbouring row's, after its sequence's
     end) pass as a decay of 1 with no dy."""
     NPAD: tl.constexpr = SLOTS * NL
@@ -768,6 +820,7 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
     for j in tl.static_range(SLOTS):
         own = own + (tl.zeros((NL, BLOCK_D), dtype=ACC),)
         q = q + (tl.full((NL, BLOCK_D), 1.0, ACC),)
+    inside = tl.full((BLOCK_D,), 1.0, ACC)  # 0 once a packed sequence starts in the segment
     for t0 in range(t_begin, t_end, TILE):
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if FAST:  # the C tiles two ahead and the rows' next 128-byte lines into L1
@@ -791,29 +844,59 @@ def _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_be
             dy = tl.where(m_w, dy, 0.0)
         dl_c = columns(dl, BLOCK_D, TILE)
         dy_c = columns(dy, BLOCK_D, TILE)
+        ins = 0  # (IS_VARLEN) per token: whether the state entering the segment still reaches it
+        ends = 0
+        seqs = 0
         if IS_VARLEN:
             keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
-        own_n = ()
-        q_n = ()
-        for j in tl.static_range(SLOTS):
-            c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
-            gj = own[j]
-            qj = q[j]
+            ins = ()
             for k in tl.static_range(TILE):
-                a = tl.exp2(dl_c[k][None, :] * A2[j])
-                if IS_VARLEN:
-                    a = a * keeps[k]
-                qj = qj * a
-                v = c_j[k] * dy_c[k][None, :]
-                if IS_VARLEN:
-                    if HAS_DLAST:
-                        v += _dlast_at(dlast_ptr, seqs[k], ends[k], state_size, dstate, o_d, m_d, rows[j], ACC)
+                inside = inside * keeps[k]
+                ins = ins + (inside,)
+        if ROWS:  # (only the row's last tile holds tokens from hi on: the others take the plain code)
+            if t0 + TILE > hi:
+                own, q = _grad_slots(own, q, p_bc, rows, dl_c, dy_c, A2, ins, ends, seqs, dlast_ptr, state_size,
+                                     dstate, o_d, m_d, t0, hi, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, HAS_DLAST, ACC,
+                                     True)
+            else:
+                own, q = _grad_slots(own, q, p_bc, rows, dl_c, dy_c, A2, ins, ends, seqs, dlast_ptr, state_size,
+                                     dstate, o_d, m_d, t0, hi, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, HAS_DLAST, ACC,
+                                     False)
+        else:
+            own, q = _grad_slots(own, q, p_bc, rows, dl_c, dy_c, A2, ins, ends, seqs, dlast_ptr, state_size, dstate,
+                                 o_d, m_d, t0, hi, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, HAS_DLAST, ACC, False)
+    return own, q, inside
+
+
+@triton.jit
+def _grad_slots(own, q, p_bc, rows, dl_c, dy_c, A2, ins, ends, seqs, dlast_ptr, state_size, dstate, o_d, m_d, t0, hi,
+                NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr, TILE: tl.constexpr,
+                IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, ACC: tl.constexpr, MASK_HI: tl.constexpr):
+    """One tile of `_segment_grad` for every slot: own += q_t v_t and q *= a_t per token, v_t = C_t dy_t (+ a
+    sequence's last-state gradient at its last token). IS_VARLEN: a token the segment's entering state no longer
+    reaches (`ins`) adds nothing, even a NaN of its sequence's. MASK_HI: the tokens from hi on (another sequence's)
+    add nothing, whatever their C holds."""
+    NPAD: tl.constexpr = SLOTS * NL
+    own_n = ()
+    q_n = ()
+    for j in tl.static_range(SLOTS):
+        c_j = _row_values(p_bc + (NPAD + rows[j]) * TILE, NL, BLOCK_D, TILE)
+        gj = own[j]
+        qj = q[j]
+        for k in tl.static_range(TILE):
+            qj = qj * tl.exp2(dl_c[k][None, :] * A2[j])
+            v = c_j[k] * dy_c[k][None, :]
+            if IS_VARLEN:
+                if HAS_DLAST:
+                    v += _dlast_at(dlast_ptr, seqs[k], ends[k], state_size, dstate, o_d, m_d, rows[j], ACC)
+                gj = tl.where(ins[k][None, :] != 0, gj + qj * v, gj)
+            elif MASK_HI:
+                gj = tl.where(t0 + k < hi, gj + qj * v, gj)
+            else:
                 gj = gj + qj * v
-            own_n = own_n + (gj,)
-            q_n = q_n + (qj,)
-        own = own_n
-        q = q_n
-    return own, q
+        own_n = own_n + (gj,)
+        q_n = q_n + (qj,)
+    return own_n, q_n
 
 
 @triton.jit
@@ -883,7 +966,14 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
         if IS_VARLEN:
             keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
-        x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
+        if WINDOW:  # (an edge chunk: other sequences' tokens leave the state as it is, whatever their inputs hold)
+            skips = ()
+            for k in tl.static_range(TILE):
+                skips = skips + ((t0 + k < lo) | (t0 + k >= hi),)
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD, skips,
+                         True)
+        else:
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
     p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
     for j in tl.static_range(SLOTS):
         tl.store(p_sc + rows[j] * BLOCK_D, x[j])
@@ -947,9 +1037,12 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             ds = ()
             for kk in tl.static_range(TILE):
                 a = tl.exp2(dl_c[kk][None, :] * A2[j])
-                if IS_VARLEN:
-                    a = a * keeps[kk]
-                xj = a * xj + du_c[kk][None, :] * b_j[kk]
+                if IS_VARLEN:  # (the decay at a sequence's first token is 0: by selects, below, as 0 x NaN is NaN)
+                    xj = tl.where(keeps[kk] != 0, xj, 0.0)
+                if WINDOW:
+                    xj = tl.where((t0 + kk >= lo) & (t0 + kk < hi), a * xj + du_c[kk][None, :] * b_j[kk], xj)
+                else:
+                    xj = a * xj + du_c[kk][None, :] * b_j[kk]
                 hs = hs + (xj,)
                 ds = ds + (a,)
             r = R[j]
@@ -960,7 +1053,10 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             gB = ()
             gC = ()
             for kr in tl.static_range(TILE - 1, -1, -1):
-                dh = r + c_j[kr] * dy_c[kr][None, :]
+                if WINDOW:  # (another sequence's token: a decay of 1 and nothing added, whatever its C holds)
+                    dh = tl.where((t0 + kr >= lo) & (t0 + kr < hi), r + c_j[kr] * dy_c[kr][None, :], r)
+                else:
+                    dh = r + c_j[kr] * dy_c[kr][None, :]
                 if IS_VARLEN:
                     if HAS_DLAST:  # a sequence's last state is read at its last token
                         dh += _dlast_at(dlast_ptr, seqs[kr], ends[kr], state_size, dstate, o_d, m_d, rows[j], ACC)
@@ -969,6 +1065,8 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                 else:
                     h_prev = h0
                 q = dh * (ds[kr] * h_prev)
+                if IS_VARLEN:  # (a sequence's first token: its decay is 0, and the state before is another's)
+                    q = tl.where(keeps[kr] != 0, q, 0.0)
                 cb = (dh * b_j[kr],) + cb
                 ca = (A2[j] * q,) + ca
                 if HAS_Z:
@@ -977,6 +1075,8 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                 gC = (dy_c[kr][None, :] * hs[kr],) + gC
                 dAj += dl_c[kr][None, :] * q
                 r = ds[kr] * dh
+                if IS_VARLEN:  # nothing reaches the sequence before, even a NaN of this one's
+                    r = tl.where(keeps[kr] != 0, r, 0.0)
             Rn = Rn + (r,)
             dAn = dAn + (dAj,)
             nb = ()
@@ -1179,10 +1279,11 @@ def _scan_bwd_kernel(
             has_prev = seg > 0
             has_later = seg < n_seg - 1
         # the gradient the segment's own tokens send to the state entering it (not needed by the first)
-        own, carry = _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin,
-                               tl.where(has_prev, t_end, t_begin), seqlen, n_tiles, state_size, dstate, o_t, o_d, m_d,
-                               bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, hi, BLOCK_D, NL, SLOTS, TILE,
-                               FAST, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, ACC, ROWS)
+        own, carry, carried = _segment_grad(delta_base, do_base, z_base, bc_base, seq_ptr, dlast_ptr, t_begin,
+                                            tl.where(has_prev, t_end, t_begin), seqlen, n_tiles, state_size, dstate,
+                                            o_t, o_d, m_d, bias, A2, rows, stride_delta_l, stride_do_l, stride_z_l, hi,
+                                            BLOCK_D, NL, SLOTS, TILE, FAST, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                                            IS_VARLEN, HAS_DLAST, ACC, ROWS)
         # the gradient reaching the segment's end, and at once the one reaching its start for the previous
         if has_later:
             _wait(flag_ptr, chain_in)
@@ -1193,7 +1294,7 @@ def _scan_bwd_kernel(
             Rs = Rs + (R[j] + later[j],)
         R = Rs
         if has_prev:
-            _publish(flag_ptr, slot_ptr, chain_out, own, carry, R, rows, NL, BLOCK_D, SLOTS)
+            _publish(flag_ptr, slot_ptr, chain_out, own, carry, R, carried, rows, NL, BLOCK_D, SLOTS)
 
     c_first = t_begin // CHUNK
     c_end = tl.cdiv(t_end, CHUNK)

@@ -255,6 +255,46 @@ def test_varlen(lengths, initial_states, device, backward_form):
     check_gradients(kw, torch.float32, chunk_size=32, cu_seqlens=cu)
 
 
+@pytest.mark.parametrize("backward_form", BACKWARD_FORMS, indirect=True)
+def test_varlen_nan_stays_in_its_sequence(device, backward_form):
+    """A NaN in one packed sequence's inputs (x, dt, B, C, z at a token), or in the gradients reaching it (dy at a
+    token, its final state's), reaches that sequence's outputs and gradients only: every other sequence's y, final
+    state and per-token gradients stay finite. Chunks of 16 and sequences that start and end inside them and on their
+    edges, so that a masked product (0 x NaN) or a state handed across a boundary would show. (The selective scan's
+    kernels multiplied states by 0 at a boundary and failed this; tests/ops/test_selective_scan.py.)"""
+    lengths = [5, 11, 16, 1, 30, 9]
+    cu = [0] + list(itertools.accumulate(lengths))
+    n = len(lengths)
+    kw = ssd_inputs(1, cu[-1], 4, 16, 8, 2, dtype=torch.float32, device=device, D="h", z=True, dt_softplus=True,
+                    initial_states=True, num_seqs=n)
+    cu_t = torch.tensor(cu, device=device)
+    bad, bad_tokens = (1, 4), [cu[1] + 3, cu[2] - 1, cu[4], cu[4] + 17]  # NaN at 1's last token and 4's first
+    keep = torch.ones(cu[-1], dtype=torch.bool, device=device)
+    for sq in bad:
+        keep[cu[sq]:cu[sq + 1]] = False
+    good = [sq for sq in range(n) if sq not in bad]
+    poisoned = dict(kw)
+    for name in ("x", "dt", "B", "C", "z"):
+        poisoned[name] = kw[name].clone()
+        poisoned[name][:, bad_tokens] = float("nan")
+    clean_dy = torch.randn_like(kw["x"])
+    clean_dfinal = torch.randn_like(kw["initial_states"])
+    bad_dy = clean_dy.clone()
+    bad_dy[:, bad_tokens] = float("nan")
+    bad_dfinal = clean_dfinal.clone()
+    bad_dfinal[list(bad)] = float("nan")
+    for what, inputs, dy, dfinal in (("NaN inputs", poisoned, clean_dy, clean_dfinal),
+                                     ("NaN incoming gradients", kw, bad_dy, bad_dfinal)):
+        y, final, grads = gradients(flashssm.ssd_scan, inputs, dy, dfinal, chunk_size=16, cu_seqlens=cu_t)
+        assert torch.isfinite(y[:, keep]).all(), f"{what}: NaN in another sequence's y"
+        assert torch.isfinite(final[good]).all(), f"{what}: NaN in another sequence's final state"
+        for k in ("x", "dt", "B", "C", "z"):
+            assert torch.isfinite(grads[k][:, keep]).all(), f"{what}: NaN in d{k} of another sequence's tokens"
+        assert torch.isfinite(grads["initial_states"][good]).all(), f"{what}: NaN in another sequence's dinit"
+        if what == "NaN inputs":
+            assert torch.isnan(y[:, cu[4] + 17:cu[5]]).all(), "the NaN did not reach its sequence's later outputs"
+
+
 def test_varlen_no_gradient_leaks_between_sequences(device):
     """The gradient of one sequence's output reaches only that sequence's inputs and initial state."""
     lengths = [37, 1, 70]

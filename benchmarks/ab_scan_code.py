@@ -6,7 +6,8 @@ and gradients (0 for a refactor that keeps every floating-point operation, excep
 atomics in an order that changes from run to run: their spread between two runs of the old version is printed
 beside them). With --old a copy of the current scan.py, the timings show the A/B's own noise.
 
-    git show REV:flashssm/ops/selective_scan/scan.py > /tmp/scan_old.py
+    git show REV:flashssm/ops/selective_scan/scan.py > /tmp/scan_old.py  (packed workloads too: their cu_seqlens
+                                                                          passed as the public path passes them)
     PYTHONPATH=. python benchmarks/ab_scan_code.py --old /tmp/scan_old.py [--rounds 3] WORKLOAD ...
 """
 
@@ -56,16 +57,23 @@ def scan_calls(inp: dict, mod, segment: int | None = None):
     if segment is not None:
         bcfg = dataclasses.replace(bcfg, segment=segment)
     state = {}
+    packed = {}  # (packed sequences: as the public path passes them; the backward then picks its rows' configuration)
+    cu = inp.get("cu_seqlens")
+    if cu is not None:
+        offsets = tuple(cu.tolist())
+        packed = dict(seq_index=mod.sequence_index(cu, seqlen), offsets=offsets)
+    fwd_packed = dict(packed, num_seqs=len(packed["offsets"]) - 1) if packed else {}
 
     def fwd():
-        return mod.scan_forward(*t, True)
+        return mod.scan_forward(*t, True, **fwd_packed)
 
     def fwd_states():
-        state["out"] = mod.scan_forward(*t, True, ckpt_tile=bcfg.chunk)
+        state["out"] = mod.scan_forward(*t, True, ckpt_tile=bcfg.chunk, **fwd_packed)
         return state["out"]
 
     def bwd():
-        return mod.scan_backward(inp["dy"], None, *t, True, ckpt=state["out"][2], ckpt_tile=bcfg.chunk, config=bcfg)
+        return mod.scan_backward(inp["dy"], None, *t, True, ckpt=state["out"][2], ckpt_tile=bcfg.chunk,
+                                 config=None if packed else bcfg, **packed)
 
     return {"forward": fwd, "forward + states": fwd_states, "backward": bwd}, bcfg
 

@@ -5,7 +5,9 @@ packed varlen batches mixing empty, single-token and long sequences, nheads/ngro
 headdim, dstate, chunk sizes), dtypes and state dtypes, every optional argument on or off,
 non-contiguous inputs and extreme values (dt near 0, dt*A near -80, zero rows of B and C).
 The kernel's outputs (and, for the differentiable ops, its gradients for random incoming
-gradients) are compared with the reference run in float64 on the same inputs.
+gradients) are compared with the reference run in float64 on the same inputs. Packed cases also
+put a NaN at one token of one sequence (inputs, then incoming gradient): the other sequences'
+outputs and gradients must stay finite.
 
     python -m tests.fuzz.fuzz --seed 1 --budget 600           # cases until the budget (seconds) is spent
     python -m tests.fuzz.fuzz --op ssd_scan --case 123456789  # one case again (the reproducer)
@@ -201,6 +203,62 @@ def differential(out: Outcome, fn, ref_fn, kw: dict, g, device, *, outputs, back
                 cancel=allow.get(k))
 
 
+def packed_nan_stays(out: Outcome, fn, kw: dict, cu: torch.Tensor | None, per_token, axis: int, grads: bool, g) -> None:
+    """Packed sequences (cu): a NaN at one token of one sequence, in every input named in `per_token` (their token axis
+    `axis`), then in the first output's incoming gradient at that token. Every other sequence's first output (its
+    tokens along `axis`), second output (per sequence: final or last states) and, with `grads`, the per-token gradients
+    of `per_token` must stay finite wherever the clean call's are. (The selective scan's kernels once carried a NaN
+    into every later sequence's outputs and every earlier one's gradients: notes/selective_scan.md, fifty-third
+    session.)"""
+    if cu is None:
+        return
+    offsets = cu.tolist()
+    spans = [(i, a, b) for i, (a, b) in enumerate(zip(offsets, offsets[1:])) if b > a]
+    if len(spans) < 2:
+        return
+    seq, s0, s1 = spans[int(torch.randint(len(spans), (1,), generator=g))]
+    tok = s0 + int(torch.randint(s1 - s0, (1,), generator=g))
+    other = torch.ones(offsets[-1], dtype=torch.bool)
+    other[s0:s1] = False
+    others = [i for i in range(len(offsets) - 1) if i != seq]
+
+    def at_token(t: torch.Tensor) -> torch.Tensor:
+        t = t.detach().clone()
+        t.select(axis % t.dim(), tok).fill_(float("nan"))
+        return t
+
+    def run(inputs: dict, nan_dy: bool):
+        names = list(inputs)
+        got_kw = leaves(inputs, per_token) if grads else inputs
+        res = _named(fn(**got_kw), ["a", "b"])
+        grads_out = {}
+        if grads:
+            dy = torch.ones_like(res["a"])
+            grads_out = grads_of([res["a"], res["b"]], [at_token(dy) if nan_dy else dy,
+                                                        None if res["b"] is None else torch.ones_like(res["b"])],
+                                 got_kw, [k for k in names if k in per_token])
+        return res, grads_out
+
+    def finite_where(got: torch.Tensor, clean: torch.Tensor, what: str):
+        ok = torch.isfinite(got) | ~torch.isfinite(clean)
+        if not bool(ok.all()):
+            out.failures.append(f"a NaN at token {tok} of packed sequence {seq} reached {what}")
+
+    def tokens_of(t: torch.Tensor) -> torch.Tensor:
+        return t.movedim(axis % t.dim(), 0)[other.to(t.device)]
+
+    out.checks += 1
+    with torch.no_grad() if not grads else torch.enable_grad():
+        clean, clean_g = run(kw, False)
+        bad_in = dict(kw, **{k: at_token(kw[k]) for k in per_token if torch.is_tensor(kw.get(k))})
+        for label, (res, gr) in (("inputs", run(bad_in, False)), ("dy", run(kw, True))):
+            finite_where(tokens_of(res["a"]), tokens_of(clean["a"]), f"another sequence's output (NaN {label})")
+            if res["b"] is not None:
+                finite_where(res["b"][others], clean["b"][others], f"another sequence's state (NaN {label})")
+            for k, v in gr.items():
+                finite_where(tokens_of(v), tokens_of(clean_g[k]), f"d{k} of another sequence (NaN {label})")
+
+
 def repeated_call(out: Outcome, fn, names) -> None:
     """fn() twice without gradients: the second call replays the first one's recorded steps (`_runtime.Prepared`; not
     for packed sequences, where both take the whole path) and must give its bits, NaN where it has NaN."""
@@ -377,6 +435,9 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
     if opts["grads"]:
         repeated_training_call(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=opts["state_dtype"],
                                                                   return_final_states=True, **options), kw, g, device)
+    packed_nan_stays(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=opts["state_dtype"], return_final_states=True,
+                                                        **options), kw, cu, ("x", "dt", "B", "C", "z"), 1,
+                     opts["grads"], g)
     return desc, out
 
 
@@ -434,6 +495,8 @@ def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
     repeated_call(out, lambda: flashssm.selective_scan(**kw, **options), ["out", "last_state"])
     if opts["grads"]:
         repeated_training_call(out, lambda **k: flashssm.selective_scan(**k, **options), kw, g, device)
+    packed_nan_stays(out, lambda **k: flashssm.selective_scan(**k, **options), kw, cu, ("u", "delta", "B", "C", "z"),
+                     -1, opts["grads"], g)
     return desc, out
 
 
@@ -543,6 +606,7 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
                  outputs=["out", "final_states"], backprop=["out", "final_states"] if opts["final"] else ["out"],
                  grads=opts["grads"], tol=TOL[dtype])
     repeated_call(out, lambda: flashssm.causal_conv1d(**kw, **options), ["out", "final_states"])
+    packed_nan_stays(out, lambda **k: flashssm.causal_conv1d(**k, **options), kw, cu, ("x",), -1, opts["grads"], g)
     return desc, out
 
 

@@ -228,7 +228,6 @@ def packed_nan_stays(out: Outcome, fn, kw: dict, cu: torch.Tensor | None, per_to
         return t
 
     def run(inputs: dict, nan_dy: bool):
-        names = list(inputs)
         got_kw = leaves(inputs, per_token) if grads else inputs
         res = _named(fn(**got_kw), ["a", "b"])
         grads_out = {}
@@ -236,7 +235,7 @@ def packed_nan_stays(out: Outcome, fn, kw: dict, cu: torch.Tensor | None, per_to
             dy = torch.ones_like(res["a"])
             grads_out = grads_of([res["a"], res["b"]], [at_token(dy) if nan_dy else dy,
                                                         None if res["b"] is None else torch.ones_like(res["b"])],
-                                 got_kw, [k for k in names if k in per_token])
+                                 got_kw, per_token)
         return res, grads_out
 
     def finite_where(got: torch.Tensor, clean: torch.Tensor, what: str):

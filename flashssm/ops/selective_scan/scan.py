@@ -410,13 +410,23 @@ def _hand_on(flag_ptr, slot_ptr, chain, values, rows, NL: tl.constexpr, BLOCK_D:
 
 
 @triton.jit
+def _window_tokens(t0, lo, hi, TILE: tl.constexpr):
+    """Per token of the tile from t0, whether it is one of a packed row's own, in [lo, hi): the others (its
+    neighbours', in the row's edge tiles and chunks) leave the state and its gradient as they are."""
+    inside = ()
+    for k in tl.static_range(TILE):
+        inside = inside + ((t0 + k >= lo) & (t0 + k < hi),)
+    return inside
+
+
+@triton.jit
 def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl.constexpr, SLOTS: tl.constexpr,
-             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False, skips=0,
-             SKIP: tl.constexpr = False):
+             TILE: tl.constexpr, IS_VARLEN: tl.constexpr, BC_AHEAD: tl.constexpr = False, window=0,
+             WINDOWED: tl.constexpr = False):
     """The states of every slot carried through one tile, h <- a h + delta u B per token (the state
     dropped at a packed sequence's first token; `keeps` is unused otherwise). BC_AHEAD: the next slot's B
-    is loaded before this slot's arithmetic. SKIP: the tokens where `skips` (per token) holds (another sequence's, in
-    a packed row's edge tile) leave the state as it is, whatever their u, delta and B hold."""
+    is loaded before this slot's arithmetic. WINDOWED: the tokens outside `window` (`_window_tokens`: another
+    sequence's, in a packed row's edge tile) leave the state as it is, whatever their u, delta and B hold."""
     out = ()
     next_rows = _slot_first(p_bc, rows, NL, BLOCK_D, SLOTS, TILE, False, BC_AHEAD)
     for j in tl.static_range(SLOTS):
@@ -428,8 +438,8 @@ def _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL: tl.constexpr, BLOCK_D: tl
                 # there)
                 xj = tl.where(keeps[k] != 0, xj, 0.0)
             new = tl.exp2(dl_c[k][None, :] * A2[j]) * xj + du_c[k][None, :] * b_j[k]
-            if SKIP:
-                xj = tl.where(skips[k], xj, new)
+            if WINDOWED:
+                xj = tl.where(window[k], new, xj)
             else:
                 xj = new
         out = out + (xj,)
@@ -460,7 +470,7 @@ def _segment_state(u_base, delta_base, bc_base, seq_ptr, t_begin, t_end, seqlen,
                             stride_u_l, stride_u_l, False, False)
     t_loop = t_begin
     if WINDOW:  # the row's first tile, whose tokens before lo leave the state as it is (outside the loop: its copy of
-        # the tile's code with the skips cost the loop 120 bytes of spills, sm_90)
+        # the tile's code with the window's selects cost the loop 120 bytes of spills, sm_90)
         if (t_begin < lo) & (t_begin < t_end):
             own, total, kept, ahead = _state_tile(own, total, kept, next_in, t_begin, t_end, u_base, delta_base,
                                                   bc_base, seq_ptr, seqlen, n_tiles, o_t, m_d, bias, A2, rows,
@@ -522,10 +532,8 @@ def _state_tile(own, total, kept, next_in, t0, t_end, u_base, delta_base, bc_bas
     else:
         total += tl.sum(dl, axis=1)
     if FIRST:
-        skips = ()
-        for k in tl.static_range(TILE):
-            skips = skips + (t0 + k < lo,)
-        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, False, skips, True)
+        own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, False,
+                       _window_tokens(t0, lo, t0 + TILE, TILE), True)
     else:
         own = _advance(own, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN)
     return own, total, kept, next_in
@@ -585,6 +593,9 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
     du_c = columns(dl * u, BLOCK_D, TILE)
     if IS_VARLEN:  # per token: keep the state (not a sequence's first token), ends a sequence, its index
         keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+    window = 0
+    if WINDOW and MASKED:
+        window = _window_tokens(t0, lo, hi, TILE)
     # slot after slot, each through the tile's tokens: only one slot's B and C are live at a time
     accs = ()
     for k in tl.static_range(TILE):
@@ -605,8 +616,7 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
             if IS_VARLEN:  # (a select: see `_advance`)
                 x = tl.where(keeps[k] != 0, x, 0.0)
             if WINDOW and MASKED:  # other sequences' tokens leave the state as it is, whatever their inputs hold
-                x = tl.where((t0 + k >= lo) & (t0 + k < hi), tl.exp2(dl_c[k][None, :] * A2[j]) * x
-                             + du_c[k][None, :] * b_j[k], x)
+                x = tl.where(window[k], tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k], x)
             else:
                 x = tl.exp2(dl_c[k][None, :] * A2[j]) * x + du_c[k][None, :] * b_j[k]
             an = an + (accs[k] + x * c_j[k],)
@@ -967,11 +977,8 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         if WINDOW:  # (an edge chunk: other sequences' tokens leave the state as it is, whatever their inputs hold)
-            skips = ()
-            for k in tl.static_range(TILE):
-                skips = skips + ((t0 + k < lo) | (t0 + k >= hi),)
-            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD, skips,
-                         True)
+            x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD,
+                         _window_tokens(t0, lo, hi, TILE), True)
         else:
             x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
     p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
@@ -1016,6 +1023,9 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
         dy_c = columns(dy, BLOCK_D, TILE)
         if IS_VARLEN:
             keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
+        window = 0
+        if WINDOW:
+            window = _window_tokens(t0, lo, hi, TILE)
         p_bc = bc_base + (t0 // TILE) * (2 * NPAD * TILE)
         acc_b = ()  # per token: sum over the slots of dh B
         acc_a = ()  # per token: sum over the slots of A2 dh a h_{t-1}
@@ -1040,7 +1050,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                 if IS_VARLEN:  # (the decay at a sequence's first token is 0: by selects, below, as 0 x NaN is NaN)
                     xj = tl.where(keeps[kk] != 0, xj, 0.0)
                 if WINDOW:
-                    xj = tl.where((t0 + kk >= lo) & (t0 + kk < hi), a * xj + du_c[kk][None, :] * b_j[kk], xj)
+                    xj = tl.where(window[kk], a * xj + du_c[kk][None, :] * b_j[kk], xj)
                 else:
                     xj = a * xj + du_c[kk][None, :] * b_j[kk]
                 hs = hs + (xj,)
@@ -1054,7 +1064,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             gC = ()
             for kr in tl.static_range(TILE - 1, -1, -1):
                 if WINDOW:  # (another sequence's token: a decay of 1 and nothing added, whatever its C holds)
-                    dh = tl.where((t0 + kr >= lo) & (t0 + kr < hi), r + c_j[kr] * dy_c[kr][None, :], r)
+                    dh = tl.where(window[kr], r + c_j[kr] * dy_c[kr][None, :], r)
                 else:
                     dh = r + c_j[kr] * dy_c[kr][None, :]
                 if IS_VARLEN:

@@ -75,7 +75,10 @@ def scan_calls(inp: dict, mod, segment: int | None = None):
         return mod.scan_backward(inp["dy"], None, *t, True, ckpt=state["out"][2], ckpt_tile=bcfg.chunk,
                                  config=None if packed else bcfg, **packed)
 
-    return {"forward": fwd, "forward + states": fwd_states, "backward": bwd}, bcfg
+    calls = {"forward": fwd, "forward + states": fwd_states}
+    if "dy" in inp:  # (an inference workload has no incoming gradient: its forward alone)
+        calls["backward"] = bwd
+    return calls, bcfg
 
 
 def _warm_one(job):
@@ -113,8 +116,9 @@ def main():
     for name in args.workloads:
         calls = {v: setup(name, module(p)) for v, p in versions.items()}
         # the same inputs for both versions (make_inputs draws from a fixed seed); outputs compared once
-        outs = {v: (c["forward + states"](), c["backward"]()) for v, (c, _) in calls.items()}
-        again = calls["old"][0]["backward"]()  # dB and dC come from float atomics: their run-to-run spread
+        trains = "backward" in calls["new"][0]
+        outs = {v: (c["forward + states"](), c["backward"]() if trains else ()) for v, (c, _) in calls.items()}
+        again = calls["old"][0]["backward"]() if trains else ()  # dB and dC come from float atomics: their spread
         y_diff = _max_diff(outs["old"][0][:1], outs["new"][0][:1])
         regs = " ".join(f"{v} {k} {_regs(module(p), k)}" for v, p in versions.items() for k in ("forward", "backward"))
         g_diff = " ".join(f"d{k} {_max_diff([a], [b]):.1e} ({_max_diff([a], [c]):.1e})"

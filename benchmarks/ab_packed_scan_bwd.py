@@ -1,7 +1,8 @@
 """The selective scan's packed backward alone, its forms alternating in one process (medians of rounds), against the
 dense batch's backward on the same tokens: the packed row as one batch-1 sequence (`ROWS_BWD` False), the rows of
 `varlen_rows` with the per-token sequence index (`WINDOW_BWD` False), in sequence order (`LONGEST_FIRST` 0), with the
-window's masks on every chunk (`INNER_CHUNKS_DENSE` False), as rows also where the configuration has segments
+window's masks on every chunk (`INNER_CHUNKS_DENSE` False), with every tile of a row's edge chunks
+(`EDGE_TILES_BWD` False), as rows also where the configuration has segments
 (`ROWS_BWD_SEGMENTS` True: a packing dominated by one long sequence, e.g. --scan 1x16384) and as by default (each row's
 boundaries, the longest rows first, the chunks inside a row's tokens by the dense code).
 Per form: ms, the kernel's registers and spills, the largest difference of du from the first form's (--forms).
@@ -25,7 +26,7 @@ from flashssm.ops.selective_scan import scan
 
 FORMS = {"dense": {}, "batch-1 row": {"ROWS_BWD": False}, "rows varlen": {"WINDOW_BWD": False},
          "rows unordered": {"LONGEST_FIRST": 0}, "rows masked": {"INNER_CHUNKS_DENSE": False},
-         "rows segments": {"ROWS_BWD_SEGMENTS": True}, "rows": {}}
+         "rows segments": {"ROWS_BWD_SEGMENTS": True}, "rows untrimmed": {"EDGE_TILES_BWD": False}, "rows": {}}
 # --forward: the forward (storing the backward's states, as in training), its forms
 FORWARD_FORMS = {"dense": {}, "batch-1 row": {"ROWS": False}, "rows varlen": {"WINDOW_FWD": False}, "rows": {}}
 NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")

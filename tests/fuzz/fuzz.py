@@ -667,21 +667,27 @@ def run_case(op: str, seed: int, device) -> tuple[dict, list[str]]:
     return desc, out.failures
 
 
-def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | None = None, log=print) -> dict:
+def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | None = None, log=print,
+         verbose: bool = False) -> dict:
     """Cases round-robin over `ops` until `budget_s` seconds (or max_cases) are spent; returns
-    {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}."""
+    {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}. verbose: a line for every
+    case that passes too, with its time (on a GPU a case's first compiles can take a minute: a run stopped from outside
+    still shows what it did)."""
     start = time.monotonic()
     report = {"cases": 0, "failed": [], "per_op": {op: 0 for op in ops}}
     index = 0
     while time.monotonic() - start < budget_s and (max_cases is None or index < max_cases):
         op = ops[index % len(ops)]
         cs = case_seed(seed, index)
+        began = time.monotonic()
         desc, failures = run_case(op, cs, device)
         report["cases"] += 1
         report["per_op"][op] += 1
         if failures:
             report["failed"].append((op, cs, desc, failures))
             log(f"FAIL {op} case {cs}: {'; '.join(failures)}  |  {desc}  |  replay: {reproducer(op, cs, device)}")
+        elif verbose:
+            log(f"ok {op} case {cs} ({time.monotonic() - began:.1f} s)")
         index += 1
     return report
 
@@ -691,6 +697,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds")
     parser.add_argument("--max-cases", type=int, default=None)
+    parser.add_argument("--verbose", action="store_true", help="a line for every case, passed ones too")
     parser.add_argument("--ops", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
     parser.add_argument("--op", help="with --case: replay one case")
     parser.add_argument("--case", type=int, help="a case seed from a failure line")
@@ -709,7 +716,8 @@ def main(argv=None) -> int:
         if o not in CASES:
             parser.error(f"--ops: unknown op {o!r}; expected some of {', '.join(CASES)}")
     print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}", flush=True)
-    report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True))
+    report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True),
+                  verbose=args.verbose)
     per_op = ", ".join(f"{k} {v}" for k, v in report["per_op"].items())
     print(f"{report['cases']} cases ({per_op}), {len(report['failed'])} failed")
     return 1 if report["failed"] else 0

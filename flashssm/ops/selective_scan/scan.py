@@ -928,24 +928,30 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
                DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr,
                DETERMINISTIC: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr, TILE_AHEAD: tl.constexpr,
-               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr):
+               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr, TRIM: tl.constexpr = False):
     """One chunk of `_scan_bwd_kernel`'s reverse walk (its two passes, below), from the gradient R reaching the chunk's
     end; returns R at its start and the sums dA, dD, dbias with the chunk's share added. WINDOW: the chunk holds tokens
     outside the row's own [lo, hi) (a packed row's first or last chunk), which pass as a decay of 1 with no input and
     no dy and store nothing; without it the chunk runs the dense batch's code, whose masks stay whole tiles (vector
-    stores, no per-token compares)."""
+    stores, no per-token compares). TRIM (with WINDOW): the tiles wholly outside [lo, hi) are skipped (they would
+    change nothing), only the tiles from the one holding lo to the one holding hi - 1 run."""
     TPC: tl.constexpr = CHUNK // TILE
     NPAD: tl.constexpr = SLOTS * NL
     LN2: tl.constexpr = 0.6931471805599453
+    k_lo = 0  # the chunk's tiles that run, [k_lo, k_hi)
+    k_hi = TPC
+    if WINDOW and TRIM:
+        k_lo = tl.maximum(lo - c0, 0) // TILE
+        k_hi = tl.maximum(tl.minimum(tl.cdiv(hi - c0, TILE), TPC), k_lo + 1)
     # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
     # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
     tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch
     next_in_1 = 0  # (the tiles' inputs loaded ahead, TILE_AHEAD: for pass 1 and for pass 2)
     next_in_2 = 0
     if TILE_AHEAD:  # pass 1's first tile, and pass 2's (the chunk's last), load before pass 1's work
-        next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0, o_t, m_d, seqlen, stride_u_l, stride_delta_l,
-                              stride_do_l, stride_z_l, False, False)
-        next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (TPC - 1) * TILE, o_t, m_d, seqlen,
+        next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + k_lo * TILE, o_t, m_d, seqlen, stride_u_l,
+                              stride_delta_l, stride_do_l, stride_z_l, False, False)
+        next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, c0 + (k_hi - 1) * TILE, o_t, m_d, seqlen,
                               stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
     p_ck = ckpt_ptr + (i_b * n_ckpt + c) * state_size + o_d[None, :] * dstate
     x = ()
@@ -955,7 +961,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
     for j in tl.static_range(SLOTS):
         x = x + (tl.load(p_ck + _state_pos(rows[j], CK, CK_RUN), mask=(rows[j] < dstate) & m_d[None, :] & m_ck,
                          other=0.0).to(ACC),)
-    for k in range(0, TPC - 1):  # (the last tile's end state is not needed)
+    for k in range(k_lo, k_hi - 1):  # (the last tile's end state is not needed)
         p_sc = scratch_base + k * (NPAD * BLOCK_D)
         for j in tl.static_range(SLOTS):
             tl.store(p_sc + rows[j] * BLOCK_D, x[j])
@@ -981,13 +987,13 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                          _window_tokens(t0, lo, hi, TILE), True)
         else:
             x = _advance(x, p_bc, rows, dl_c, du_c, keeps, A2, NL, BLOCK_D, SLOTS, TILE, IS_VARLEN, BC_AHEAD)
-    p_sc = scratch_base + (TPC - 1) * (NPAD * BLOCK_D)
+    p_sc = scratch_base + (k_hi - 1) * (NPAD * BLOCK_D)
     for j in tl.static_range(SLOTS):
         tl.store(p_sc + rows[j] * BLOCK_D, x[j])
     tl.debug_barrier()  # (should a layout put a value's store and load on different threads)
 
     # pass 2: the tiles in reverse, each from the state entering it
-    for kt_rev in range(0, TPC):
+    for kt_rev in range(TPC - k_hi, TPC - k_lo):
         kt = TPC - 1 - kt_rev
         p_sc = scratch_base + kt * (NPAD * BLOCK_D)
         x = ()
@@ -1011,7 +1017,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
         dl = tl.where(m_dt, process_delta(raw, bias[:, None], HAS_DELTA_BIAS, DELTA_SOFTPLUS, FAST), 0.0)
         if TILE_AHEAD:  # the next tile's loads now (the chunk's first tile loads itself again: the next chunk's
             # tiles load before its pass 1)
-            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > 0) * TILE, o_t, m_d, seqlen,
+            next_in_2 = _raw_tile(u_base, delta_base, do_base, z_base, t0 - (kt > k_lo) * TILE, o_t, m_d, seqlen,
                                   stride_u_l, stride_delta_l, stride_do_l, stride_z_l, True, HAS_Z)
         if HAS_Z:
             sz = tl.sigmoid(zt)
@@ -1162,7 +1168,7 @@ def _scan_bwd_kernel(
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
     CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
-    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, TRIM: tl.constexpr = False,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -1339,7 +1345,7 @@ def _scan_bwd_kernel(
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
-                    TILE_AHEAD, CK, CK_RUN, True)
+                    TILE_AHEAD, CK, CK_RUN, True, TRIM)
         else:
             R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
                 delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
@@ -1856,6 +1862,11 @@ LONGEST_FIRST = 1
 # -> 4.278 ms (dense 4.319), 8 ragged 5.017 -> 4.380, 64 ragged 5.476 -> 4.924. False: every chunk with the masks
 # (A/B).
 INNER_CHUNKS_DENSE = True
+# A row's first and last chunk run only their tiles that hold some of the row's own tokens: the backward's rows start
+# and end on whole chunks of stored states (32 tokens at dstate 16), so a packed sequence ran up to 31 of its
+# neighbours' tokens at each end, all of them with the window's masks (at 64 sequences of ~256 tokens, ~11 % of the
+# tokens walked). False: every tile of the chunk (A/B).
+EDGE_TILES_BWD = True
 
 
 @functools.lru_cache(maxsize=64)
@@ -2017,7 +2028,8 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
-            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, ALIGN_IN=row_align(u, delta, z_arg, dout),
+            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, TRIM=EDGE_TILES_BWD,
+            ALIGN_IN=row_align(u, delta, z_arg, dout),
             ALIGN_OUT=row_align(du, seqlen=seqlen),
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
         )

@@ -335,7 +335,8 @@ def test_packed_nan_stays_in_its_sequence(form, device, monkeypatch):
     sequence's y, last state and per-token gradients are the float64 reference's, which runs each sequence on its
     own. (The state used to be dropped at a sequence's first token by a multiplication by 0, and 0 x NaN is NaN: one
     bad prompt of a packed prefill made every later one NaN, and one bad sequence's gradient every earlier one's.)
-    The NaN sequence's later outputs are NaN, as in the reference."""
+    The NaN sequence's later outputs are NaN, as in the reference. And an A of -inf (a decay of 0) keeps the forward
+    finite, as in the reference."""
     from flashssm.ops.selective_scan import scan
 
     fwd_cfg, bwd_cfg, rows, group = PACKED_FORMS[form]
@@ -392,6 +393,17 @@ def test_packed_nan_stays_in_its_sequence(form, device, monkeypatch):
     dlast_bad = dlast.clone()
     dlast_bad[[0, 3], 1, 2] = float("nan")
     check(clean, dy_bad, dlast_bad, (0, 3, 7), "NaN incoming gradients")
+    # A of -inf at one state: its decay is 0 at every token, the forward finite in the reference; the neighbours'
+    # tokens in a row's edge tiles pass as a decay of 1 (never exp2(0 x -inf), a NaN)
+    kw = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in clean.items()}
+    with torch.no_grad():
+        kw["A"][1, 0] = float("-inf")
+    y_ref, last_ref, _ = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+    y, last, _ = _direct(kw, dy, dlast, fwd_cfg=fwd_cfg, bwd_cfg=bwd_cfg, cu_seqlens=cu_t, rows=rows)
+    assert torch.isfinite(y_ref).all() and torch.isfinite(last_ref).all()  # (the case's premise)
+    assert torch.isfinite(y).all() and torch.isfinite(last).all(), "A = -inf: NaN in y or the last states"
+    assert_close(y, y_ref, torch.float32, "A = -inf: y")
+    assert_close(last, last_ref, torch.float32, "A = -inf: last states")
     assert_workspace_clean()
 
 

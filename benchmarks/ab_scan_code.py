@@ -121,6 +121,9 @@ def main():
         again = calls["old"][0]["backward"]() if trains else ()  # dB and dC come from float atomics: their spread
         y_diff = _max_diff(outs["old"][0][:1], outs["new"][0][:1])
         regs = " ".join(f"{v} {k} {_regs(module(p), k)}" for v, p in versions.items() for k in ("forward", "backward"))
+        for v, (c, _) in calls.items():  # the inference forward's kernel too (the one above stores the states)
+            c["forward"]()
+        regs += " | forward alone: " + " ".join(f"{v} {_regs(module(p), 'forward')}" for v, p in versions.items())
         g_diff = " ".join(f"d{k} {_max_diff([a], [b]):.1e} ({_max_diff([a], [c]):.1e})"
                           for k, a, b, c in zip(GRADS, outs["old"][1], outs["new"][1], again) if a is not None)
         times = {}

@@ -470,6 +470,8 @@ PACKED_64 = ragged_lengths(64, 32768, seed=1)
 # and of the Mamba-1 2.8B mixer, the tokens of 8x2K (lengths not multiples of the backward's 32-token chunks)
 M1_PACKED_8 = ragged_lengths(8, 16384, multiple=32)
 M1_PACKED_64 = ragged_lengths(64, 16384, seed=1, multiple=32)
+# a mix of 4 long sequences (~3K) and 64 short ones (~64 tokens, sharing the backward's rows: `varlen_rows`)
+M1_PACKED_MIX = ragged_lengths(4, 12288, seed=3, multiple=32) + ragged_lengths(64, 4096, seed=4, multiple=32)
 
 
 # Mamba-2 2.7B's mixer: d_model 2560, expand 2 -> 5120 channels = 80 heads of 64, dstate 128, 1 group.
@@ -523,6 +525,7 @@ WORKLOADS: dict[str, Workload] = {
         ScanWorkload("m1-2.8b-packed-8x2K", 1, 16384, lengths=M1_PACKED_8),
         ScanTrainWorkload("m1train-2.8b-packed-8x2K", 1, 16384, lengths=M1_PACKED_8),
         ScanTrainWorkload("m1train-2.8b-packed-64x256", 1, 16384, lengths=M1_PACKED_64),
+        ScanTrainWorkload("m1train-2.8b-packed-mix", 1, 16384, lengths=M1_PACKED_MIX),
         ScanWorkload("cpu-m1", 2, 100, dim=12, dstate=8, dtype="float32", needs_gpu=False),
         ScanTrainWorkload("cpu-m1train", 1, 70, dim=8, dstate=8, dtype="float32", needs_gpu=False),
         ScanTrainWorkload("cpu-m1train-packed", 1, 70, dim=8, dstate=8, dtype="float32", needs_gpu=False,

@@ -56,7 +56,8 @@ def test_packed_workloads():
     # Mamba-1's: the tokens of 8x2K, lengths ending inside the backward's 32-token chunks, the floor of the same tokens
     from flashssm.bench.workloads import ScanWorkload
 
-    for name in ("m1-2.8b-packed-8x2K", "m1train-2.8b-packed-8x2K", "m1train-2.8b-packed-64x256"):
+    for name in ("m1-2.8b-packed-8x2K", "m1train-2.8b-packed-8x2K", "m1train-2.8b-packed-64x256",
+                 "m1train-2.8b-packed-mix"):
         w = WORKLOADS[name]
         assert w.batch == 1 and sum(w.lengths) == w.seqlen == 16384 and "packed" in w.shape
         assert sum(v % 32 == 0 for v in w.lengths[:-1]) == 0 and min(w.lengths) > 0

@@ -314,9 +314,40 @@ def test_packed_rows(group, window, device, monkeypatch):
     assert_workspace_clean()
 
 
+@pytest.mark.parametrize("dlast", [True, False], ids=["last-state-grad", ""])
+def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
+    """SHARED_CHUNKS_DENSE: in a launch whose rows are shared by short sequences, the backward runs a chunk inside a
+    row's tokens with the dense code where no sequence starts in it (nor, with the last states' gradient, ends at its
+    last token), and every other with the sequence index and the window. Chunks of 8 tokens here: a shared row [0, 29)
+    of four sequences whose inner chunks hold a start at 3, an end at 15 (the next starting at 16, the chunk after), and
+    a start at 16; a 40-token sequence whose inner chunks are clean; a shared row whose inner chunk ends the packing
+    (and its last sequence). Every gradient against float64, with and without the last states' gradient."""
+    from flashssm.ops.selective_scan import scan
+    from flashssm.ops.selective_scan.scan import varlen_rows
+
+    monkeypatch.setattr(scan, "ROW_GROUP", 32)
+    monkeypatch.setattr(scan, "SHARED_CHUNKS_DENSE", True)
+    lengths = [3, 13, 8, 5, 40, 1, 10]
+    cu = [0] + list(itertools.accumulate(lengths))
+    table, _, shared = varlen_rows(tuple(cu), 0, 8, torch.device("cpu"), 32)
+    assert shared and [tuple(row[2:4]) for row in table.tolist()] == [(0, 29), (29, 69), (69, 80)], table
+    shape = (1, 8, cu[-1], 4, 2)
+    kw = _inputs(shape, torch.float32, device)
+    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
+    dy = torch.randn_like(kw["u"])
+    dl = torch.randn(len(lengths), shape[1], shape[3], device=device) if dlast else None
+    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dl, cu_seqlens=cu_t)
+    y, last, grads = _direct(kw, dy, dl, fwd_cfg=ForwardConfig(4, 2, 8, 1), bwd_cfg=BackwardConfig(4, 2, 4, 8, 1),
+                             cu_seqlens=cu_t)
+    assert_close(y, y_ref, torch.float32, "y")
+    _check_grads(grads, g_ref, torch.float32, "")
+    assert_workspace_clean()
+
+
 # The packed forms a kernel takes: the per-token sequence index over the whole packed row (one program a block of
 # channels); that row cut into segments, the state handed on early or late; the rows of `varlen_rows`, one sequence a
 # row (a long one a chain of segments; the edge tiles and chunks take the window's masks) or short ones sharing a row.
+# (the backward of shared rows also with their chunks inside one sequence by the dense code: SHARED_CHUNKS_DENSE)
 PACKED_FORMS = {
     "whole": (ForwardConfig(2, 1, 4, 1), BackwardConfig(2, 2, 4, 8, 1), False, None),
     "segments": (ForwardConfig(2, 1, 4, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), False, None),
@@ -324,6 +355,7 @@ PACKED_FORMS = {
                       False, None),
     "rows": (ForwardConfig(2, 2, 8, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), True, 0),
     "shared-rows": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1), True, 12),
+    "shared-rows-clean-chunks": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1), True, 12),
 }
 
 
@@ -342,6 +374,7 @@ def test_packed_nan_stays_in_its_sequence(form, device, monkeypatch):
     fwd_cfg, bwd_cfg, rows, group = PACKED_FORMS[form]
     if group is not None:
         monkeypatch.setattr(scan, "ROW_GROUP", group)
+    monkeypatch.setattr(scan, "SHARED_CHUNKS_DENSE", form.endswith("clean-chunks"))
     lengths = [5, 0, 1, 19, 3, 4, 30, 9, 6]
     cu = [0] + list(itertools.accumulate(lengths))
     shape = (1, 4, cu[-1], 5, 2)

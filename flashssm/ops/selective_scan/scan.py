@@ -922,6 +922,20 @@ def _row_tokens(t, seqlen, lo, hi, WINDOW: tl.constexpr):
 
 
 @triton.jit
+def _one_sequence(seq_ptr, c0, seqlen, CHUNK: tl.constexpr, HAS_DLAST: tl.constexpr):
+    """Whether the chunk [c0, c0 + CHUNK) of a packed row continues the sequence of token c0 - 1 to its end: none of
+    its tokens starts a sequence (nor, with HAS_DLAST, ends one: the token after the chunk is read too), so that it can
+    run as a dense batch's chunk (the sequence index is monotonic: equal at both ends, equal between). (The first
+    chunk compares token 0 with itself: its stored entering state is zero, as a dense batch's.)"""
+    last = c0 + CHUNK - 1
+    if HAS_DLAST:
+        last = last + 1
+    s0 = tl.load(seq_ptr + tl.maximum(c0 - 1, 0))
+    s1 = tl.load(seq_ptr + tl.minimum(last, seqlen - 1))
+    return (last < seqlen) & (s0 == s1)
+
+
+@triton.jit
 def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delta_base, do_base, z_base, bc_base,
                scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base,
                dbc_base, i_b, n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
@@ -1170,7 +1184,7 @@ def _scan_bwd_kernel(
     DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr, DETERMINISTIC: tl.constexpr,
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
     CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
-    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, TRIM: tl.constexpr = False,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, TRIM: tl.constexpr = False, CLEAN: tl.constexpr = False,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -1199,7 +1213,9 @@ def _scan_bwd_kernel(
     by short sequences read the per-token sequence index (IS_VARLEN); rows of one sequence need none (IS_VARLEN
     off): a chunk that starts before the row's tokens enters from zero, and the sequence's last-state gradient
     enters at the row's end. Only a row's first and last chunk take the window's masks (`_bwd_chunk`, INNER): the
-    others run the dense batch's code.
+    others run the dense batch's code. CLEAN (with IS_VARLEN): in rows shared by short sequences too, a chunk inside
+    the row's tokens that no sequence starts (or, with HAS_DLAST, ends) in runs the dense code (`_one_sequence`); the
+    others take the window's and the sequence index's masks.
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and of du, ddelta, dz and seqlen, are
     known multiples of. du, ddelta and dz share one layout (stride_o_*: u's, `rows_like`)."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
@@ -1236,6 +1252,7 @@ def _scan_bwd_kernel(
     g = ((i_d * BLOCK_D) // dims_per_group).to(tl.int64)  # the block's channels share one group
     TPC: tl.constexpr = CHUNK // TILE
     NPAD: tl.constexpr = SLOTS * NL
+    INNER_VARLEN: tl.constexpr = IS_VARLEN and not CLEAN  # (ROWS: the inner chunks' form)
     state_size = dim * dstate
 
     bias = tl.zeros((BLOCK_D,), dtype=ACC)
@@ -1330,6 +1347,8 @@ def _scan_bwd_kernel(
                 prefetch(ckpt_ptr + (i_b * n_ckpt + c - 1) * state_size + o_d[:, None] * dstate, "L1")
         if ROWS:  # a row's first and last chunk hold its neighbours' tokens: only they take the window's masks
             inner = (c0 >= lo) & (c0 + CHUNK <= hi)
+            if IS_VARLEN and CLEAN:  # (rows shared by short sequences: a chunk inside one sequence too)
+                inner = inner & _one_sequence(seq_ptr, c0, seqlen, CHUNK, HAS_DLAST)
             if not INNER:  # (A/B: every chunk with the masks)
                 inner = c0 < 0
             if inner:
@@ -1338,7 +1357,7 @@ def _scan_bwd_kernel(
                     dlast_ptr, du_ptr, ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b,
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
-                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
+                    HAS_DELTA_BIAS, DELTA_SOFTPLUS, INNER_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
                     TILE_AHEAD, CK, CK_RUN, False)
             else:
                 R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv,
@@ -1869,6 +1888,12 @@ INNER_CHUNKS_DENSE = True
 # neighbours' tokens at each end, all of them with the window's masks (at 64 sequences of ~256 tokens, ~11 % of the
 # tokens walked). False: every tile of the chunk (A/B).
 EDGE_TILES_BWD = True
+# Where any row is shared by short sequences, every row of the launch reads the per-token sequence index (IS_VARLEN)
+# in every chunk: a select a state and token at each boundary test, and the sequence's last-state gradient looked up
+# a token. With this, a chunk inside a row's tokens that no sequence starts or ends in runs the dense batch's code, and
+# the others take the edge chunks' form (the index and the window). Not yet timed on a GPU (fifty-fourth session:
+# written after the session's device time was spent), so off; True: that form (A/B).
+SHARED_CHUNKS_DENSE = False
 
 
 @functools.lru_cache(maxsize=64)
@@ -2030,7 +2055,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
             HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
-            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, TRIM=EDGE_TILES_BWD,
+            CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, TRIM=EDGE_TILES_BWD, CLEAN=SHARED_CHUNKS_DENSE,
             ALIGN_IN=row_align(u, delta, z_arg, dout),
             ALIGN_OUT=row_align(du, seqlen=seqlen),
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),

@@ -97,6 +97,7 @@ def main():
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
                       WINDOW=a.rows and not a.varlen and scan.WINDOW_FWD,
                       STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
+                      CLEAN=scan.SHARED_TILES_DENSE,
                       CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0, TILE_AHEAD=scan.TILE_AHEAD_FWD)
         # the forward's B/C tiles in the inputs' bf16 where scan_forward takes them so (BC_INPUT_DTYPE)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg,

@@ -318,7 +318,8 @@ def test_packed_rows(group, window, device, monkeypatch):
 def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     """SHARED_CHUNKS_DENSE: in a launch whose rows are shared by short sequences, the backward runs a chunk inside a
     row's tokens with the dense code where no sequence starts in it (nor, with the last states' gradient, ends at its
-    last token), and every other with the sequence index and the window. Chunks of 8 tokens here: a shared row [0, 29)
+    last token), and every other with the sequence index and the window; SHARED_TILES_DENSE: the forward's tiles the
+    same way (with the last states returned). Chunks and tiles of 8 tokens here: a shared row [0, 29)
     of four sequences whose inner chunks hold a start at 3, an end at 15 (the next starting at 16, the chunk after), and
     a start at 16; a 40-token sequence whose inner chunks are clean; a shared row whose inner chunk ends the packing
     (and its last sequence). Every gradient against float64, with and without the last states' gradient."""
@@ -327,6 +328,7 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
 
     monkeypatch.setattr(scan, "ROW_GROUP", 32)
     monkeypatch.setattr(scan, "SHARED_CHUNKS_DENSE", True)
+    monkeypatch.setattr(scan, "SHARED_TILES_DENSE", True)
     lengths = [3, 13, 8, 5, 40, 1, 10]
     cu = [0] + list(itertools.accumulate(lengths))
     table, _, shared = varlen_rows(tuple(cu), 0, 8, torch.device("cpu"), 32)
@@ -340,6 +342,7 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     y, last, grads = _direct(kw, dy, dl, fwd_cfg=ForwardConfig(4, 2, 8, 1), bwd_cfg=BackwardConfig(4, 2, 4, 8, 1),
                              cu_seqlens=cu_t)
     assert_close(y, y_ref, torch.float32, "y")
+    assert_close(last, last_ref, torch.float32, "last_state")
     _check_grads(grads, g_ref, torch.float32, "")
     assert_workspace_clean()
 
@@ -375,6 +378,7 @@ def test_packed_nan_stays_in_its_sequence(form, device, monkeypatch):
     if group is not None:
         monkeypatch.setattr(scan, "ROW_GROUP", group)
     monkeypatch.setattr(scan, "SHARED_CHUNKS_DENSE", form.endswith("clean-chunks"))
+    monkeypatch.setattr(scan, "SHARED_TILES_DENSE", form.endswith("clean-chunks"))
     lengths = [5, 0, 1, 19, 3, 4, 30, 9, 6]
     cu = [0] + list(itertools.accumulate(lengths))
     shape = (1, 4, cu[-1], 5, 2)

@@ -661,7 +661,7 @@ def _scan_fwd_kernel(
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
     CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False, WINDOW: tl.constexpr = False,
-    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, CLEAN: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -686,7 +686,9 @@ def _scan_fwd_kernel(
     backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens through
     the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as a
     decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first
-    and last tile take the window's masks (`_fwd_tile`).
+    and last tile take the window's masks (`_fwd_tile`). CLEAN (shared rows): a tile inside the row's tokens that no
+    sequence starts in (nor, with STORE_LAST, ends in) runs the dense code too (`_one_sequence`); the others the
+    sequence index and the masks.
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
@@ -738,6 +740,7 @@ def _scan_fwd_kernel(
     z_base = _row_base(z_ptr, i_b, o_d, stride_z_b, stride_z_d, ALIGN_IN)
     y_base = _row_base(y_ptr, i_b, o_d, stride_y_b, stride_y_d, ALIGN_OUT)
     NPAD: tl.constexpr = SLOTS * NL
+    INNER_VARLEN: tl.constexpr = IS_VARLEN and not CLEAN  # (ROWS: the inner tiles' form)
     bc_base = bc_ptr + (i_b * ngroups + g) * n_tiles * (2 * NPAD * TILE) + o_d[None, :] * 0
     state_size = dim * dstate
     if SEGMENTS:
@@ -775,13 +778,16 @@ def _scan_fwd_kernel(
         n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
     for t0 in range(t_begin, t_end, TILE):
         if ROWS:  # a row's first and last tile hold its neighbours' tokens: only they take the window's masks
-            if (t0 >= lo) & (t0 + TILE <= hi):
+            inner = (t0 >= lo) & (t0 + TILE <= hi)
+            if IS_VARLEN and CLEAN:  # (rows shared by short sequences: a tile inside one sequence too)
+                inner = inner & _one_sequence(seq_ptr, t0, seqlen, TILE, STORE_LAST)
+            if inner:
                 h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
                     u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
                     seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
                     stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                     PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                    IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
+                    INNER_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
             else:
                 h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
                     u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
@@ -1830,7 +1836,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         STORE_LAST=return_last_state,
         STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
-        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, ALIGN_IN=row_align(u, delta, z_arg),
+        TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
+        ALIGN_IN=row_align(u, delta, z_arg),
         ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
     )
@@ -1894,6 +1901,10 @@ EDGE_TILES_BWD = True
 # the others take the edge chunks' form (the index and the window). Not yet timed on a GPU (fifty-fourth session:
 # written after the session's device time was spent), so off; True: that form (A/B).
 SHARED_CHUNKS_DENSE = False
+# The same for the forward's output pass: where rows are shared, a tile inside a row's tokens that no sequence starts in
+# (nor, returning the last states, ends in) runs the dense code, instead of a select a state and token. Not yet timed
+# (fifty-fourth session), so off; True: that form (A/B).
+SHARED_TILES_DENSE = False
 
 
 @functools.lru_cache(maxsize=64)

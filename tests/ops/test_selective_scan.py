@@ -319,10 +319,11 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     """SHARED_CHUNKS_DENSE: in a launch whose rows are shared by short sequences, the backward runs a chunk inside a
     row's tokens with the dense code where no sequence starts in it (nor, with the last states' gradient, ends at its
     last token), and every other with the sequence index and the window; SHARED_TILES_DENSE: the forward's tiles the
-    same way (with the last states returned). Chunks and tiles of 8 tokens here: a shared row [0, 29)
-    of four sequences whose inner chunks hold a start at 3, an end at 15 (the next starting at 16, the chunk after), and
-    a start at 16; a 40-token sequence whose inner chunks are clean; a shared row whose inner chunk ends the packing
-    (and its last sequence). Every gradient against float64, with and without the last states' gradient."""
+    same way (with the last states returned). Chunks and tiles of 8 tokens here: a shared row [0, 29) of four
+    sequences whose inner chunks hold a start at 3, an end at 15 (the next starting at 16, the chunk after), and a
+    start at 16; a 40-token sequence whose inner chunks are clean; a shared row whose inner chunk ends the packing (and
+    its last sequence). y, the last states and every gradient against float64, with and without the last states'
+    gradient."""
     from flashssm.ops.selective_scan import scan
     from flashssm.ops.selective_scan.scan import varlen_rows
 
@@ -350,7 +351,8 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
 # The packed forms a kernel takes: the per-token sequence index over the whole packed row (one program a block of
 # channels); that row cut into segments, the state handed on early or late; the rows of `varlen_rows`, one sequence a
 # row (a long one a chain of segments; the edge tiles and chunks take the window's masks) or short ones sharing a row.
-# (the backward of shared rows also with their chunks inside one sequence by the dense code: SHARED_CHUNKS_DENSE)
+# (shared rows also with their chunks and tiles inside one sequence by the dense code: SHARED_CHUNKS_DENSE for the
+# backward, SHARED_TILES_DENSE for the forward)
 PACKED_FORMS = {
     "whole": (ForwardConfig(2, 1, 4, 1), BackwardConfig(2, 2, 4, 8, 1), False, None),
     "segments": (ForwardConfig(2, 1, 4, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), False, None),

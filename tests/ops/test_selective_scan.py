@@ -351,8 +351,8 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
 # The packed forms a kernel takes: the per-token sequence index over the whole packed row (one program a block of
 # channels); that row cut into segments, the state handed on early or late; the rows of `varlen_rows`, one sequence a
 # row (a long one a chain of segments; the edge tiles and chunks take the window's masks) or short ones sharing a row.
-# (shared rows also with their chunks and tiles inside one sequence by the dense code: SHARED_CHUNKS_DENSE for the
-# backward, SHARED_TILES_DENSE for the forward)
+# ("shared-rows-clean-chunks": with the chunks and tiles inside one sequence by the dense code, SHARED_CHUNKS_DENSE for
+# the backward and SHARED_TILES_DENSE for the forward, the default; "shared-rows": both switches off)
 PACKED_FORMS = {
     "whole": (ForwardConfig(2, 1, 4, 1), BackwardConfig(2, 2, 4, 8, 1), False, None),
     "segments": (ForwardConfig(2, 1, 4, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), False, None),

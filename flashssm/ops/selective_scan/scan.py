@@ -1900,13 +1900,16 @@ EDGE_TILES_BWD = True
 # Where any row is shared by short sequences, every row of the launch reads the per-token sequence index (IS_VARLEN)
 # in every chunk: a select a state and token at each boundary test, and the sequence's last-state gradient looked up
 # a token. With this, a chunk inside a row's tokens that no sequence starts or ends in runs the dense batch's code, and
-# the others take the edge chunks' form (the index and the window). Not yet timed on a GPU (fifty-fourth session:
-# written after the session's device time was spent), so off; True: that form (A/B).
-SHARED_CHUNKS_DENSE = False
+# the others take the edge chunks' form (the index and the window). H200, backward alone, alternating (fifty-fifth
+# session), same bits: 4 x ~3K and 64 x ~64 tokens packed (m1train-2.8b-packed-mix, rows shared) 5.130 -> 4.800 ms
+# (-6.4 %); 64 x ~256 (no shared row: the switch does not apply) 4.901 -> 4.895. False: every chunk of such a launch
+# with the index (A/B).
+SHARED_CHUNKS_DENSE = True
 # The same for the forward's output pass: where rows are shared, a tile inside a row's tokens that no sequence starts in
-# (nor, returning the last states, ends in) runs the dense code, instead of a select a state and token. Not yet timed
-# (fifty-fourth session), so off; True: that form (A/B).
-SHARED_TILES_DENSE = False
+# (nor, returning the last states, ends in) runs the dense code, instead of a select a state and token. H200,
+# forward alone (fifty-fifth session), same bits: the packed mix above 1.193 -> 1.106 ms (-7.3 %), with the
+# backward's states 1.246 -> 1.165. False: every tile with the index (A/B).
+SHARED_TILES_DENSE = True
 
 
 @functools.lru_cache(maxsize=64)

@@ -350,7 +350,8 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
 
 # The packed forms a kernel takes: the per-token sequence index over the whole packed row (one program a block of
 # channels); that row cut into segments, the state handed on early or late; the rows of `varlen_rows`, one sequence a
-# row (a long one a chain of segments; the edge tiles and chunks take the window's masks) or short ones sharing a row.
+# row (a long one a chain of segments; the edge tiles and chunks take the window's masks; "rows-whole": the forward
+# without segments, each row a whole sequence and no hand-over code) or short ones sharing a row.
 # ("shared-rows-clean-chunks": with the chunks and tiles inside one sequence by the dense code, SHARED_CHUNKS_DENSE for
 # the backward and SHARED_TILES_DENSE for the forward, the default; "shared-rows": both switches off)
 PACKED_FORMS = {
@@ -359,6 +360,7 @@ PACKED_FORMS = {
     "segments-late": (ForwardConfig(2, 2, 8, 1, segment=8, hand_late=True), BackwardConfig(2, 1, 2, 8, 1, segment=8),
                       False, None),
     "rows": (ForwardConfig(2, 2, 8, 1, segment=8), BackwardConfig(2, 2, 4, 8, 1, segment=16), True, 0),
+    "rows-whole": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1, segment=16), True, 0),
     "shared-rows": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1), True, 12),
     "shared-rows-clean-chunks": (ForwardConfig(2, 2, 8, 1), BackwardConfig(2, 2, 4, 8, 1), True, 12),
 }

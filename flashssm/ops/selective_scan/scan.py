@@ -680,9 +680,10 @@ def _scan_fwd_kernel(
     waves): no first pass; a program waits for the state entering its segment, runs the output pass and
     hands on the state it ends with. Tickets are segment-major, so the program waited for took its ticket a
     full round of programs earlier and has, in the usual case, finished.
-    ROWS (packed sequences, with SEGMENTS): the segments are the rows of `varlen_rows`, each sequence cut into
-    segments of its own (a chain of its own: a sequence's first segment waits for nothing) or short ones sharing a
-    row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), store nothing: y, the
+    ROWS (packed sequences): the segments are the rows of `varlen_rows`, each sequence cut into segments of its own
+    (SEGMENTS, where the configuration has segments: a chain of its own, a sequence's first segment waits for nothing;
+    without, a row holds whole sequences and neither waits nor hands on, and the kernel has no hand-over code) or
+    short ones sharing a row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), store nothing: y, the
     backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens through
     the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as a
     decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first
@@ -707,6 +708,9 @@ def _scan_fwd_kernel(
         i_seq = tl.load(entry + 6)  # (its sequence, where the row holds one)
         i_b = r * 0
         seg = (prev >= 0).to(tl.int32)  # (0 for a sequence's first segment: nothing to wait for)
+        has_next = False  # (rows of whole sequences, no SEGMENTS: no row hands on or waits)
+        if SEGMENTS:
+            has_next = tl.load(entry + 5) != 0
     elif SEGMENTS:
         i_d, i_b, seg, t_begin, t_end = _segment_of(counter_ptr, n_programs, n_blocks, batch, n_seg, seg_len, seqlen,
                                                     False)
@@ -747,7 +751,6 @@ def _scan_fwd_kernel(
         if ROWS:
             chain = r * n_blocks + i_d  # this program's hand-over slot and flag, and the previous segment's
             chain_prev = prev * n_blocks + i_d
-            has_next = tl.load(entry + 5) != 0
         else:
             chain = (i_b * n_seg + seg) * n_blocks + i_d
             chain_prev = chain - n_blocks
@@ -809,7 +812,7 @@ def _scan_fwd_kernel(
                 _hand_on(flag_ptr, slot_ptr, chain, h, rows, NL, BLOCK_D, SLOTS)
     if STORE_LAST:
         if WINDOW:  # a sequence's last segment: the state after its last token (unchanged since)
-            if not has_next:
+            if not has_next:  # (without SEGMENTS: every row's sequence ends in it)
                 p_last = last_ptr + i_seq * state_size + o_d[None, :] * dstate
                 _store_states(p_last, rows, h, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
         elif not IS_VARLEN:
@@ -1834,7 +1837,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
         STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or packed_rows, HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or (packed_rows and cfg.segment > 0), HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
         ALIGN_IN=row_align(u, delta, z_arg),

@@ -8,7 +8,11 @@ and SASS mix.
 Specialised as the bench calls it (the loads-ahead flags as `scan`'s module flags say) on the Mamba-1 2.8B shape (dim 5120, dstate 16 unless --dstate,
 bf16 u/delta/z/dout, B and C shared, D, z, delta_bias, softplus, seqlen 2048, contiguous). Registers
 and spills come from ptxas, the histogram counts the SASS of the whole kernel by opcode. The local
-Triton may be newer than the GPU machine's: the figures are indicative, the GPU's timing decides.
+Triton may be newer than the GPU machine's, and their register figures differ (3.9 gave the packed rows forward 164
+registers where the GPU's 3.6 gave 168 and spills): run it under the GPU's version from a venv,
+    python3 -m venv --system-site-packages /tmp/t36 && /tmp/t36/bin/pip install triton==3.6.0
+    env -u TRITON_INTERPRET /tmp/t36/bin/python -m benchmarks.offline_selective_scan fwd --rows --lanes 2 --maxnreg 168
+The figures are indicative all the same; the GPU's timing decides.
 The backward takes about a minute to compile (its tiles are unrolled per slot and token).
 """
 

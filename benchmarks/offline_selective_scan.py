@@ -17,6 +17,7 @@ The backward takes about a minute to compile (its tiles are unrolled per slot an
 """
 
 import argparse
+import ast
 
 import torch
 import triton.language as tl
@@ -74,7 +75,16 @@ def main():
     p.add_argument("--outputs-tokens", action="store_true",
                    help="with --channels-last: y and the gradients tokens contiguous (OUTPUTS_LIKE_U False)")
     p.add_argument("--sass", help="write the SASS here")
+    p.add_argument("--loops", action="store_true",
+                   help="each loop's instructions and spill loads and stores (where a spill sits decides its cost)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="one of scan's module switches for this compile, e.g. EDGE_TILES_BWD=False (repeatable)")
     a = p.parse_args()
+    for item in a.set:
+        name, value = item.split("=", 1)
+        if not hasattr(scan, name):
+            raise SystemExit(f"--set: scan has no switch {name}")
+        setattr(scan, name, ast.literal_eval(value))
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, a.seqlen, a.tile, a.chunk, block_d)
@@ -108,7 +118,7 @@ def main():
                            BF16_PTRS | ({"bc_ptr"} if scan.BC_INPUT_DTYPE and (a.dstate > 16 or a.ckpt) else set()))
     mix, regs, spills = resource_report(k, ["MUFU", "FFMA", "FMUL", "FADD", "FSEL", "SEL", "SHFL", "REDG", "LDG", "STG",
                                             "LDS", "STS", "BAR", "F2F", "F2FP", "PRMT", "IMAD", "LDL", "STL", "HMMA"],
-                                        a.maxnreg, a.sass)
+                                        a.maxnreg, a.sass, a.loops)
     print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} segments {a.segments} "
           f"varlen {a.varlen} rows {a.rows} align {align_in}/{align_out} "
           f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")

@@ -118,6 +118,29 @@ def sass_histogram(cubin: bytes) -> tuple[collections.Counter, str]:
     return ops, sass
 
 
+def loop_report(sass: str, keys=("LDL", "STL", "MUFU", "LDG", "STG"), smallest: int = 30) -> list[str]:
+    """Per loop of the SASS (a branch back to an earlier address: the loop from its target to the branch, nested
+    loops counted in their outer ones too), its address range, instructions and the count of each opcode in keys;
+    loops under `smallest` instructions left out. Where a spill sits decides what it costs: a local load at the head
+    of a hot loop runs every iteration, one outside it once."""
+    ins = []
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*)", line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).split(".")[0], m.group(3)))
+    out = []
+    for addr, op, arg in ins:
+        target = re.search(r"0x([0-9a-f]+)", arg) if op == "BRA" else None
+        if target and int(target.group(1), 16) < addr:
+            lo = int(target.group(1), 16)
+            body = [o for a, o, _ in ins if lo <= a <= addr]
+            if len(body) >= smallest:
+                counts = collections.Counter(body)
+                out.append(f"loop {lo:#x}-{addr:#x}: {len(body)} instructions, "
+                           + " ".join(f"{k} {counts.get(k, 0)}" for k in keys))
+    return out
+
+
 def ptxas_usage(ptx: str, maxnreg: int | None) -> str:
     """ptxas -v on the PTX: 'Used N registers, ... bytes spill stores'."""
     bin_dir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
@@ -135,9 +158,9 @@ def ptxas_usage(ptx: str, maxnreg: int | None) -> str:
     return run.stderr + run.stdout
 
 
-def resource_report(k, keys, maxnreg=None, sass_path=None) -> tuple[str, str, str]:
+def resource_report(k, keys, maxnreg=None, sass_path=None, loops=False) -> tuple[str, str, str]:
     """(SASS mix: total and the count of each opcode in keys, registers, spilled bytes) of a compiled
-    kernel; the SASS goes to sass_path if given."""
+    kernel; the SASS goes to sass_path if given; with loops, `loop_report`'s lines follow the mix."""
     ops, sass = sass_histogram(k.asm["cubin"])
     usage = ptxas_usage(k.asm["ptx"], maxnreg)
     regs = re.search(r"Used (\d+) registers", usage).group(1)
@@ -146,6 +169,8 @@ def resource_report(k, keys, maxnreg=None, sass_path=None) -> tuple[str, str, st
         with open(sass_path, "w") as f:
             f.write(sass)
     mix = f"total {sum(ops.values())} | " + " ".join(f"{key} {ops.get(key, 0)}" for key in keys)
+    if loops:
+        mix += "".join(f"\n  {line}" for line in loop_report(sass))
     return mix, regs, spills
 
 

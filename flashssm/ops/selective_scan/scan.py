@@ -965,9 +965,10 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
     LN2: tl.constexpr = 0.6931471805599453
     k_lo = 0  # the chunk's tiles that run, [k_lo, k_hi)
     k_hi = TPC
-    if WINDOW and TRIM:
+    if WINDOW and TRIM:  # (k_hi > k_lo: a row's chunks start before its end, c0 < hi, and lo < hi. A guard saying so
+        # moved two spilled pointers' loads into the head of `_segment_grad`'s tile loop, triton 3.6 sm_90 offline)
         k_lo = tl.maximum(lo - c0, 0) // TILE
-        k_hi = tl.maximum(tl.minimum(tl.cdiv(hi - c0, TILE), TPC), k_lo + 1)
+        k_hi = tl.minimum(tl.cdiv(hi - c0, TILE), TPC)
     # pass 1: the state entering every tile of the chunk, from the one stored entering the chunk, into
     # this program's scratch (in L1 or L2: 2 KB per warp and tile at dstate 16)
     tl.debug_barrier()  # the previous chunk's pass 2 has read the scratch

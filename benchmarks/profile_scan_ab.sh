@@ -9,6 +9,8 @@ w=${1:?workload}
 old=${2:?old scan.py}
 dir=${3:?out dir}
 mkdir -p "$dir"
+metrics=smsp__inst_executed.sum,smsp__sass_inst_executed_op_local_ld.sum,smsp__sass_inst_executed_op_local_st.sum
+metrics=$metrics,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum
 for v in old new; do
   cat > /tmp/one_scan_$v.py <<PY
 import torch
@@ -24,9 +26,11 @@ PY
   ncu --clock-control none --kernel-name regex:_scan_fwd_kernel --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --section MemoryWorkloadAnalysis \
-      --metrics smsp__inst_executed.sum,smsp__sass_inst_executed_op_local_ld.sum,smsp__sass_inst_executed_op_local_st.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+      --metrics "$metrics" \
       python3 /tmp/one_scan_$v.py > "$dir/ncu-$v.txt" 2>&1
 done
-pat="Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Eligible Warps|Warp Cycles Per Issued|inst_executed.sum|local_ld|local_st|dram__bytes|lts__t_bytes|Memory Throughput|Waves Per SM|Grid Size"
+pat="Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Eligible Warps"
+pat="$pat|Warp Cycles Per Issued|inst_executed.sum|local_ld|local_st|dram__bytes|lts__t_bytes|Memory Throughput"
+pat="$pat|Waves Per SM|Grid Size"
 paste <(grep -E "$pat" "$dir/ncu-old.txt" | sed 's/  */ /g' | cut -c1-70) \
       <(grep -E "$pat" "$dir/ncu-new.txt" | sed 's/  */ /g' | awk '{print $NF, $(NF-1)}')

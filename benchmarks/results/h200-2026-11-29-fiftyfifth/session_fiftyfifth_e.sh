@@ -3,8 +3,9 @@
 # 0: every row a whole sequence) compiled without the hand-over code (SEGMENTS False). Call 4 found the 64 x ~256
 # inference forward at 168 registers with 16 bytes of spills (22dffcb: none), +6.5 %; offline with triton 3.6 (the
 # GPU's) at the cap of 168 that kernel goes from 3088 instructions and 60 bytes of spills to 1720 and none.
-# A/B against 2f6816b's scan.py (carried as scan_base_2f6816b.py, `git show 2f6816b:flashssm/ops/selective_scan/scan.py`:
-# the device's git lacked this session's commits; the copy is not kept in the repository) on
+# A/B against 2f6816b's scan.py (carried as scan_base_2f6816b.py, from
+# `git show 2f6816b:flashssm/ops/selective_scan/scan.py`: the device's git lacked this session's commits; the copy is
+# not kept in the repository) on
 # the two packed workloads whose forward has no segments, then the GPU's packed tests.
 set -uo pipefail
 OUT=${OUT:-out}

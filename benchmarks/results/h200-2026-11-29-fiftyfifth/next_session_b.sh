@@ -3,8 +3,8 @@
 # triton 3.6, the spilled pointers' two local loads leave the head of _segment_grad's tile loop) against 8c87795's
 # scan.py. Prediction: packed 8 x 2K backward -0.5 to -1 % (EDGE_TILES_BWD's +0.8 % there taken back), 64 x ~256
 # and the mix within noise; forwards unchanged (same code). Then the GPU's registers for both backward kernels
-# (printed by ab_scan_code). The base comes from git (the device had the previous sessions' commits; where it lacks 8c87795, carry
-# `git show 8c87795:flashssm/ops/selective_scan/scan.py` as an untracked file and point --old at it).
+# (printed by ab_scan_code). The base comes from git (the device had the previous sessions' commits; where it lacks
+# 8c87795, carry `git show 8c87795:flashssm/ops/selective_scan/scan.py` as an untracked file and point --old at it).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/b"

@@ -20,6 +20,7 @@ import argparse
 import ast
 
 import torch
+import triton
 import triton.language as tl
 
 from benchmarks.offline_ssd_forward import compile_specialised, resource_report
@@ -121,7 +122,8 @@ def main():
                                         a.maxnreg, a.sass, a.loops)
     print(f"{a.which} lanes {lanes} block_d {block_d} tile {a.tile} chunk {a.chunk} warps {a.warps} segments {a.segments} "
           f"varlen {a.varlen} rows {a.rows} align {align_in}/{align_out} "
-          f"dstate {a.dstate}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} {mix}")
+          f"dstate {a.dstate} (triton {triton.__version__}): regs {regs} spill-bytes {spills} smem {k.metadata.shared} "
+          f"{mix}")
 
 
 if __name__ == "__main__":

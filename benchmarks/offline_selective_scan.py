@@ -82,10 +82,13 @@ def main():
                    help="one of scan's module switches for this compile, e.g. EDGE_TILES_BWD=False (repeatable)")
     a = p.parse_args()
     for item in a.set:
-        name, value = item.split("=", 1)
+        name, _, value = item.partition("=")
         if not hasattr(scan, name):
-            raise SystemExit(f"--set: scan has no switch {name}")
-        setattr(scan, name, ast.literal_eval(value))
+            p.error(f"--set {item!r}: scan has no switch {name!r} (NAME=VALUE, e.g. EDGE_TILES_BWD=False)")
+        try:
+            setattr(scan, name, ast.literal_eval(value))
+        except (ValueError, SyntaxError):
+            p.error(f"--set {item!r}: the value must be a Python literal (NAME=VALUE, e.g. EDGE_TILES_BWD=False)")
     lanes = a.lanes or (4 if a.which == "bwd" else 1)
     block_d = 32 * a.warps * a.cpt // lanes
     values = sizes(a.dim, a.dstate, a.seqlen, a.tile, a.chunk, block_d)

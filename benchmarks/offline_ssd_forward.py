@@ -110,12 +110,18 @@ def sass_histogram(cubin: bytes) -> tuple[collections.Counter, str]:
         f.write(cubin)
         f.flush()
         sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
-    ops = collections.Counter()
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
-        if m:
-            ops[m.group(1).split(".")[0]] += 1
+    ops = collections.Counter(op for _, op, _ in sass_instructions(sass))
     return ops, sass
+
+
+def sass_instructions(sass: str) -> list[tuple[int, str, str]]:
+    """The SASS's instructions as (address, opcode without its modifiers, operands), predicates dropped."""
+    ins = []
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*)", line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).split(".")[0], m.group(3)))
+    return ins
 
 
 def loop_report(sass: str, keys=("LDL", "STL", "MUFU", "LDG", "STG"), smallest: int = 30) -> list[str]:
@@ -123,11 +129,7 @@ def loop_report(sass: str, keys=("LDL", "STL", "MUFU", "LDG", "STG"), smallest: 
     loops counted in their outer ones too), its address range, instructions and the count of each opcode in keys;
     loops under `smallest` instructions left out. Where a spill sits decides what it costs: a local load at the head
     of a hot loop runs every iteration, one outside it once."""
-    ins = []
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*)", line)
-        if m:
-            ins.append((int(m.group(1), 16), m.group(2).split(".")[0], m.group(3)))
+    ins = sass_instructions(sass)
     out = []
     for addr, op, arg in ins:
         target = re.search(r"0x([0-9a-f]+)", arg) if op == "BRA" else None

@@ -682,12 +682,12 @@ def _scan_fwd_kernel(
     full round of programs earlier and has, in the usual case, finished.
     ROWS (packed sequences): the segments are the rows of `varlen_rows`, each sequence cut into segments of its own
     (SEGMENTS, where the configuration has segments: a chain of its own, a sequence's first segment waits for nothing;
-    without, a row holds whole sequences and neither waits nor hands on, and the kernel has no hand-over code) or
-    short ones sharing a row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), store nothing: y, the
-    backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens through
-    the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as a
-    decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first
-    and last tile take the window's masks (`_fwd_tile`). CLEAN (shared rows): a tile inside the row's tokens that no
+    without, a row holds whole sequences and neither waits nor hands on, and the kernel has no hand-over code) or short
+    ones sharing a row, from the tile holding its first token; a row's tokens outside its own, [lo, hi), store nothing:
+    y, the backward's states and final states are the neighbouring rows'. Shared rows (IS_VARLEN) run those tokens
+    through the recurrence, the state dropped at each sequence's first token; rows of one sequence (WINDOW) pass them as
+    a decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first and
+    last tile take the window's masks (`_fwd_tile`). CLEAN (shared rows): a tile inside the row's tokens that no
     sequence starts in (nor, with STORE_LAST, ends in) runs the dense code too (`_one_sequence`); the others the
     sequence index and the masks.
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of."""
@@ -1838,7 +1838,8 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
         STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or (packed_rows and cfg.segment > 0), HAND_LATE=cfg.hand_late, ACC=_acc(u.dtype),
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or (packed_rows and cfg.segment > 0), HAND_LATE=cfg.hand_late,
+        ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
         ALIGN_IN=row_align(u, delta, z_arg),
@@ -1898,8 +1899,9 @@ INNER_CHUNKS_DENSE = True
 # and end on whole chunks of stored states (32 tokens at dstate 16), so a packed sequence ran up to 31 of its
 # neighbours' tokens at each end, all of them with the window's masks (at 64 sequences of ~256 tokens, ~11 % of the
 # tokens walked). H200, backward alone, alternating (fifty-fourth session), same bits: 64 ragged x ~256 of the 2.8B
-# shape 5.206 -> 4.938 ms; 8 ragged x ~2K 4.456 -> 4.497 (1 % fewer tokens walked there; not explained). False: every
-# tile of the chunk (A/B).
+# shape 5.206 -> 4.938 ms; 8 ragged x ~2K 4.456 -> 4.497 (1 % fewer tokens walked there; +0.8 % again over 9 rounds,
+# fifty-fifth session: offline, a guard on k_hi put two spill loads into `_segment_grad`'s tile loop; dropped since,
+# not yet timed). False: every tile of the chunk (A/B).
 EDGE_TILES_BWD = True
 # Where any row is shared by short sequences, every row of the launch reads the per-token sequence index (IS_VARLEN)
 # in every chunk: a select a state and token at each boundary test, and the sequence's last-state gradient looked up

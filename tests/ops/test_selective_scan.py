@@ -295,9 +295,9 @@ def test_packed_rows(group, window, device, monkeypatch):
     dlast = torch.randn(len(lengths), shape[1], shape[3], device=device)
     y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
     for segment, deterministic in ((0, False), (16, True)):
-        table, n_rows, shared = varlen_rows(tuple(cu), segment, 8, torch.device("cpu"), group)
+        table, n_rows, shared, chained = varlen_rows(tuple(cu), segment, 8, torch.device("cpu"), group)
         lo_hi = [tuple(row[2:4]) for row in table.tolist()]
-        assert shared == bool(group)
+        assert shared == bool(group) and chained == bool(segment)
         if group:  # the first three sequences share a row, and its window spans them
             assert (0, 6) in lo_hi, lo_hi
         else:
@@ -308,6 +308,48 @@ def test_packed_rows(group, window, device, monkeypatch):
                                  bwd_cfg=BackwardConfig(4, 2, 4, 8, 1, segment=segment), cu_seqlens=cu_t,
                                  deterministic=deterministic)
         what = f"segment {segment}: "
+        assert_close(y, y_ref, torch.float32, what + "y")
+        assert_close(last, last_ref, torch.float32, what + "last_state")
+        _check_grads(grads, g_ref, torch.float32, what)
+    assert_workspace_clean()
+
+
+@pytest.mark.parametrize("where_chained", [True, False], ids=["where-chained", "config-rule"])
+def test_rows_hand_over_compiled_where_chained(where_chained, device, monkeypatch):
+    """SEGMENTS_WHERE_CHAINED: the packed rows' kernels compile the hand-over between segments only where some row
+    chains on to another; off, the forward where its configuration has segments and the backward always. Both
+    configurations have segments of 16 tokens; one packing's sequences all fit in a segment (no row chains), the
+    other's 30-token one takes two. The SEGMENTS each launch compiled is the rule's, and y, the last states and every
+    gradient match float64 either way."""
+    from flashssm import _runtime
+    from flashssm.ops.selective_scan import scan
+
+    monkeypatch.setattr(scan, "SEGMENTS_WHERE_CHAINED", where_chained)
+    monkeypatch.setattr(scan, "ROW_GROUP", 0)
+    launched = {}
+    launch = _runtime.launch
+
+    def spy(kernel, grid, args, dev, **meta):
+        if "SEGMENTS" in meta:
+            launched[kernel.fn.__name__ if hasattr(kernel, "fn") else kernel.__name__] = meta["SEGMENTS"]
+        return launch(kernel, grid, args, dev, **meta)
+
+    monkeypatch.setattr(_runtime, "launch", spy)
+    for lengths, chains in (([5, 0, 1, 9, 3, 4, 7, 6], False), ([5, 0, 1, 9, 3, 30, 7, 6], True)):
+        cu = [0] + list(itertools.accumulate(lengths))
+        assert scan.varlen_rows(tuple(cu), 16, 8, torch.device("cpu"))[3] == chains
+        shape = (1, 4, cu[-1], 5, 2)
+        kw = _inputs(shape, torch.float32, device)
+        cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
+        dy = torch.randn_like(kw["u"])
+        dlast = torch.randn(len(lengths), shape[1], shape[3], device=device)
+        y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+        launched.clear()
+        y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 2, 8, 1, segment=16),
+                                 bwd_cfg=BackwardConfig(2, 2, 4, 8, 1, segment=16), cu_seqlens=cu_t)
+        want = (chains, chains) if where_chained else (True, True)
+        assert (launched["_scan_fwd_kernel"], launched["_scan_bwd_kernel"]) == want, launched
+        what = f"chains {chains}: "
         assert_close(y, y_ref, torch.float32, what + "y")
         assert_close(last, last_ref, torch.float32, what + "last_state")
         _check_grads(grads, g_ref, torch.float32, what)
@@ -332,8 +374,9 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     monkeypatch.setattr(scan, "SHARED_TILES_DENSE", True)
     lengths = [3, 13, 8, 5, 40, 1, 10]
     cu = [0] + list(itertools.accumulate(lengths))
-    table, _, shared = varlen_rows(tuple(cu), 0, 8, torch.device("cpu"), 32)
-    assert shared and [tuple(row[2:4]) for row in table.tolist()] == [(0, 29), (29, 69), (69, 80)], table
+    table, _, shared, chained = varlen_rows(tuple(cu), 0, 8, torch.device("cpu"), 32)
+    assert shared and not chained, table
+    assert [tuple(row[2:4]) for row in table.tolist()] == [(0, 29), (29, 69), (69, 80)], table
     shape = (1, 8, cu[-1], 4, 2)
     kw = _inputs(shape, torch.float32, device)
     cu_t = torch.tensor(cu, dtype=torch.int32, device=device)

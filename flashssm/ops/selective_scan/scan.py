@@ -1812,8 +1812,10 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     n_blocks = _runtime.cdiv(dim, cfg.block_d)
     table = A
     window = False
+    row_segments = False  # (ROWS: whether the rows' kernel compiles the hand-over, SEGMENTS_WHERE_CHAINED)
     if packed_rows:  # a program per (row, block of channels), tickets row-major
-        table, n_rows, shared = varlen_rows(offsets, cfg.segment, tile, u.device, ROW_GROUP, LONGEST_FIRST)
+        table, n_rows, shared, chained = varlen_rows(offsets, cfg.segment, tile, u.device, ROW_GROUP, LONGEST_FIRST)
+        row_segments = chained if SEGMENTS_WHERE_CHAINED else cfg.segment > 0
         # one sequence a row: its boundaries are the row's [lo, hi), no per-token sequence index (WINDOW_FWD)
         window = WINDOW_FWD and not shared
         n_programs = n_rows * n_blocks
@@ -1838,7 +1840,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
         DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
         STORE_LAST=return_last_state,
-        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or (packed_rows and cfg.segment > 0), HAND_LATE=cfg.hand_late,
+        STORE_CKPT=ckpt is not None, SEGMENTS=n_seg > 1 or row_segments, HAND_LATE=cfg.hand_late,
         ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
@@ -1916,6 +1918,13 @@ SHARED_CHUNKS_DENSE = True
 # forward alone (fifty-fifth session), same bits: the packed mix above 1.193 -> 1.106 ms (-7.3 %), with the
 # backward's states 1.246 -> 1.165. False: every tile with the index (A/B).
 SHARED_TILES_DENSE = True
+# The packed rows' kernels compile the hand-over between a long sequence's segments (SEGMENTS: the backward's own-share
+# pass, waits and publishes; the forward's first pass and hand-over) only where some row of the launch chains on to
+# another (`varlen_rows`' fourth value), not wherever the configuration has segments (the forward) or rows are used at
+# all (the backward): the packings of short sequences ran that code for no row. Offline (sm_90, triton 3.6, the packed
+# backward in rows): 5776 -> 5040 instructions, the own-share tile loop gone, the chunk loop's spilled loads 10 -> 12
+# a chunk of 32 tokens. False: the configuration's rule (A/B).
+SEGMENTS_WHERE_CHAINED = False
 
 
 @functools.lru_cache(maxsize=64)
@@ -1930,8 +1939,9 @@ def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch
     that a previous segment is an earlier row and a next one a later row (deadlock-free tickets, forwards and
     backwards). longest 1 (forward tickets, in table order) or -1 (backward tickets, from the last row): each segment
     rank's rows ordered so that the longest take the first tickets (a ragged packing's longest rows do not start
-    last, in the final wave). Returns the table, its number of rows and whether any row holds several sequences;
-    cached per arguments (every layer of a model packs the same sequences)."""
+    last, in the final wave). Returns the table, its number of rows, whether any row holds several sequences and
+    whether any row chains on to another (a sequence in several segments); cached per arguments (every layer of a
+    model packs the same sequences)."""
     limit = min(group, segment) if segment > 0 else group
     rows = []  # [k, first sequence, first token, end, lo, hi] (k: the segment's place in its sequence)
     joining = None  # the row short sequences are joining, while it has room
@@ -1953,8 +1963,9 @@ def varlen_rows(offsets: tuple[int, ...], segment: int, tile: int, device: torch
     table = [(*row[2:], index.get((row[0] - 1, row[1]), -1), int((row[0] + 1, row[1]) in index), row[1])
              for row in rows]
     shared = any(hi > offsets[s + 1] for _, s, _, _, _, hi in rows)
+    chained = any(k > 0 for k, *_ in rows)
     table_t = torch.tensor(table or [(0, 0, 0, 0, -1, 0, 0)], dtype=torch.int64).to(device, non_blocking=True)
-    return table_t, len(table), shared
+    return table_t, len(table), shared, chained
 
 
 def _segments(segment: int, seqlen: int, n_blocks: int, batch: int, slot_elems: int, dtype: torch.dtype,
@@ -2036,8 +2047,10 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     dz = rows_like(u, z.dtype) if z is not None else None
     table = A
     window = False
+    row_segments = False  # (ROWS: whether the rows' kernel compiles the hand-over, SEGMENTS_WHERE_CHAINED)
     if packed_rows:  # a program per (row, block of channels), tickets from the last row
-        table, rows, shared = varlen_rows(offsets, segment, ckpt_tile, dev, ROW_GROUP, -LONGEST_FIRST)
+        table, rows, shared, chained = varlen_rows(offsets, segment, ckpt_tile, dev, ROW_GROUP, -LONGEST_FIRST)
+        row_segments = chained or not SEGMENTS_WHERE_CHAINED
         # one sequence a row: its boundaries are the row's [lo, hi), no per-token sequence index (WINDOW_BWD)
         window = WINDOW_BWD and not shared
         n_programs = rows * n_blocks
@@ -2075,7 +2088,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             BLOCK_D=cfg.block_d, NL=cfg.lanes, SLOTS=slots, TILE=tile, CHUNK=ckpt_tile, FAST=_runtime.gpu_code(u),
             HAS_D=D is not None, HAS_Z=z is not None, HAS_DELTA_BIAS=delta_bias is not None,
             DELTA_SOFTPLUS=bool(delta_softplus), IS_VARLEN=seq_index is not None and not window,
-            HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or packed_rows,
+            HAS_DLAST=dlast is not None, DETERMINISTIC=bool(deterministic), SEGMENTS=n_seg > 1 or row_segments,
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
             CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, TRIM=EDGE_TILES_BWD, CLEAN=SHARED_CHUNKS_DENSE,
             ALIGN_IN=row_align(u, delta, z_arg, dout),

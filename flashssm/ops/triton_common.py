@@ -145,8 +145,11 @@ def take_ticket(counter_ptr, n_programs):
     back to zero for the next launch: every other program of this launch has taken its ticket by
     then, and the next launch on the stream starts after this one ends. (A second counter of
     finished programs did this before: one more atomic on one hot address per program, 4% of the
-    stall samples at 8x4K, benchmarks/notes/ssd_forward.md.)"""
-    ticket = tl.atomic_add(counter_ptr, 1)
+    stall samples at 8x4K, benchmarks/notes/ssd_forward.md.) Both atomics are relaxed: a ticket orders
+    the programs, it carries no data (what one program hands another goes through a flag's release and
+    acquire), and Triton's default (acq_rel) put a fence and an invalidation of the whole SM's L1 at
+    every program's start, dropping the lines its neighbours had prefetched (CCTL.IVALL in the SASS)."""
+    ticket = tl.atomic_add(counter_ptr, 1, sem="relaxed")
     if ticket == n_programs - 1:
-        tl.atomic_xchg(counter_ptr, 0)
+        tl.atomic_xchg(counter_ptr, 0, sem="relaxed")
     return ticket

@@ -1227,6 +1227,9 @@ signature = {a: ptrs.get(a, "constexpr" if a in consts else "i32") for a in kern
 compiled = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=consts),
                           target=GPUTarget("cuda", 90, 32), options={"num_warps": 1})
 assert "prefetch.global.L1" in compiled.asm["ptx"], "no prefetch in the PTX"
+# the ticket and the flag resets relaxed (the waits acquire, the hand-overs release): Triton's default acq_rel put a
+# fence and an invalidation of the SM's whole L1 at every program's start (`triton_common.take_ticket`)
+assert "acq_rel" not in compiled.asm["ptx"], "an acq_rel atomic"
 assert len(compiled.asm["cubin"]) > 0
 print("compiled", len(compiled.asm["cubin"]))
 """
@@ -1243,7 +1246,7 @@ def test_kernels_compile_for_hopper(which, lanes, varlen, segments, align):
     `varlen_rows`): the interpreter does not type-check loop-carried values or lower the inline-asm prefetch of the
     GPU path (FAST). Catches a kernel that runs under the interpreter but does not compile; the rows' alignment
     marks (`row_align`) as the GPU's aligned shapes take them, with one program a channel (dstate 256's layout:
-    Triton's coalescing pass once asserted on its marks)."""
+    Triton's coalescing pass once asserted on its marks). No atomic takes Triton's default acq_rel (the tickets')."""
     import os
     import subprocess
     import sys

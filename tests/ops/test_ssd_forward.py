@@ -458,6 +458,8 @@ from benchmarks.offline_ssd_forward import compile_forward
 for late, z in ((True, True), (False, False)):
     k = compile_forward(64, 64, 4, 2, late, z, True, prefetch=True)
     assert "prefetch.global.L2" in k.asm["ptx"], "no prefetch in the PTX"
+    # the ticket and the flag resets relaxed: an acq_rel atomic invalidates the SM's L1 (triton_common.take_ticket)
+    assert "acq_rel" not in k.asm["ptx"], "an acq_rel atomic"
     assert len(k.asm["cubin"]) > 0
 print("compiled")
 """
@@ -465,7 +467,8 @@ print("compiled")
 
 def test_prefetch_path_compiles_for_hopper():
     """The forward's L2 prefetch (inline PTX, GPU only: the interpreter never runs it) compiled for
-    sm_90 without a GPU, down to a cubin, late and early publish, with and without z."""
+    sm_90 without a GPU, down to a cubin, late and early publish, with and without z; its atomics relaxed or
+    acquire/release, never acq_rel (the default: a fence and an L1 invalidation at each program's ticket)."""
     import os
     import subprocess
     import sys
@@ -661,6 +664,7 @@ for early, span_given, varlen in ((False, False, False), (True, False, False), (
                                                   "STORE_STATES": not z, "STATE_CHUNK": 128, "IS_VARLEN": varlen},
                                   sizes={"batch": 1} if varlen else None)
         assert "wgmma.mma_async" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
+        assert "acq_rel" not in k.asm["ptx"], "an acq_rel atomic (the ticket's: it would invalidate the SM's L1)"
         assert len(k.asm["cubin"]) > 0
         # ptxas serialises every wgmma of a kernel where it finds an accumulator read while its product may be in
         # flight (info C7514): the asynchrony would be gone without an error

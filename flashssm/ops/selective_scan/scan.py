@@ -372,7 +372,7 @@ def _wait(flag_ptr, chain):
     seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
     while seen == 0:
         seen = tl.atomic_add(flag_ptr + chain, 0, sem="acquire")
-    tl.atomic_xchg(flag_ptr + chain, 0)
+    tl.atomic_xchg(flag_ptr + chain, 0, sem="relaxed")  # (the acquire above orders the slot's reads)
 
 
 @triton.jit

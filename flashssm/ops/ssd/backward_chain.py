@@ -607,7 +607,7 @@ def _hand_back(dH_in, slot, dinit, mask_np, flag, k, n_chunks, NEED_DINIT: tl.co
         if NEED_DINIT:
             tl.store(dinit, dH_in, mask=mask_np)
         if n_chunks > 1:
-            tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
+            tl.atomic_xchg(flag, 0, sem="relaxed")  # leave the flag clean for the next launch
     else:
         tl.store(slot, dH_in)
         tl.debug_barrier()

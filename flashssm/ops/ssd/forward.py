@@ -434,7 +434,7 @@ def _publish(H_out, slot, final, mask_np, flag, k, is_last, STORE_FINAL: tl.cons
         if STORE_FINAL:
             tl.store(final, H_out.to(final.dtype.element_ty), mask=mask_np)
         if k > 0:
-            tl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
+            tl.atomic_xchg(flag, 0, sem="relaxed")  # leave the flag clean for the next launch
     else:
         tl.store(slot, H_out.to(slot.dtype.element_ty))
         tl.debug_barrier()  # every thread's part of the slot is written before the flag says so

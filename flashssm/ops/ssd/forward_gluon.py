@@ -290,9 +290,11 @@ if gluon is not None:
         sl_h: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_P], dtype)
 
         # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
-        ticket = gl.atomic_add(counter_ptr, 1)
+        # (relaxed: a ticket carries no data, and an acquire here would invalidate the SM's L1 at every program's
+        # start: `triton_common.take_ticket`)
+        ticket = gl.atomic_add(counter_ptr, 1, sem="relaxed")
         if ticket == n_programs - 1:
-            gl.atomic_xchg(counter_ptr, 0)
+            gl.atomic_xchg(counter_ptr, 0, sem="relaxed")
         pb = ticket % n_pblocks
         rest = ticket // n_pblocks
         h = rest % nheads
@@ -513,7 +515,7 @@ if gluon is not None:
                          + (p0 + p_c[None, :]) * stride_final_p + n_r[:, None] * stride_final_n)
                 gl.store(final, H.to(final_ptr.dtype.element_ty))
             if k > 0:
-                gl.atomic_xchg(flag, 0)  # leave the flag clean for the next launch
+                gl.atomic_xchg(flag, 0, sem="relaxed")  # leave the flag clean for the next launch
         else:
             gl.store(slot, H.to(slot.dtype.element_ty))
             _barrier()  # every thread's part of the slot is written before the flag says so

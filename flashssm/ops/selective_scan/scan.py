@@ -1923,7 +1923,12 @@ SHARED_TILES_DENSE = True
 # another (`varlen_rows`' fourth value), not wherever the configuration has segments (the forward) or rows are used at
 # all (the backward): the packings of short sequences ran that code for no row. Offline (sm_90, triton 3.6, the packed
 # backward in rows): 5776 -> 5040 instructions, the own-share tile loop gone, the chunk loop's spilled loads 10 -> 12
-# a chunk of 32 tokens. False: the configuration's rule (A/B).
+# a chunk of 32 tokens, its instruction mix otherwise the same. Measured slower, so off: H200 (fifty-sixth session),
+# backward alone, 8 x 2K packed 4.382 -> 4.778 ms (+9.0 %), 64 x ~256 4.696 -> 5.275 (+12.3 %), forwards unchanged.
+# Nsight Compute on the 64 x 256 backward: the same instructions executed (2.647 G against 2.643 G), but warps stalled
+# waiting for instructions (no_instruction 0.03 -> 0.44 a issued instruction): the rows kernel's 74 KB chunk loop
+# (an edge and an inner copy of the tile loops) fetches well where ptxas lays it out with the hand-over code before
+# it, and badly without. False: the configuration's rule.
 SEGMENTS_WHERE_CHAINED = False
 
 

@@ -1,0 +1,42 @@
+"""Time ssd_scan's inference forward and training call on the bench's 2.7B-shape inputs (`train_harness`), medians of
+do_bench, in whatever flashssm the import path finds first: for an A/B of two package trees run in turn, e.g.
+
+    PYTHONPATH=OLD_TREE:. python3 benchmarks/time_ssd_calls.py 1x128K 8x4K --train 8x4K 1x32K
+    PYTHONPATH=. python3 benchmarks/time_ssd_calls.py 1x128K 8x4K --train 8x4K 1x32K
+
+(run each more than once, alternating: between processes the figures move more than within one). Each line ends with
+the sums of the outputs' magnitudes (y; the training call's gradients), to check two trees against each other (the
+forward's y is deterministic; the gradients take float atomics in places).
+"""
+
+import argparse
+import statistics
+
+import torch
+from triton.testing import do_bench
+
+import flashssm
+from benchmarks.train_harness import forward_call, training_call
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("forward", nargs="*", help="workloads of the inference forward, BATCHxSEQLEN (K = 1024 tokens)")
+    ap.add_argument("--train", nargs="*", default=[], help="workloads of the training call")
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    print(f"flashssm from {flashssm.__file__}")
+    for kind, specs, make in (("forward", a.forward, lambda s: forward_call(s, False)),
+                              ("training", a.train, lambda s: training_call(s, False)[0])):
+        for spec in specs:
+            f = make(spec)
+            out = f()
+            torch.cuda.synchronize()
+            ms = statistics.median(do_bench(f) for _ in range(a.reps))
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            sums = " ".join(f"{float(t.double().abs().sum()):.9e}" for t in outs if t is not None)
+            print(f"{kind:8s} {spec:7s} {ms:.4f} ms  (sums of |outputs|: {sums})")
+
+
+if __name__ == "__main__":
+    main()

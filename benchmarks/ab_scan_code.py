@@ -49,7 +49,7 @@ def setup(name: str, mod):
 def scan_calls(inp: dict, mod, segment: int | None = None):
     """The forward alone, the forward with the stored states and the backward on a training workload's inputs,
     through scan module mod (picked configurations; the backward's segment replaced where given), and the backward's
-    configuration."""
+    configuration (packed workloads: the one their rows take, where they take rows)."""
     t = [inp[k] for k in SCAN_TRAIN_INPUTS]
     batch, dim, seqlen = inp["u"].shape
     n_sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -78,6 +78,9 @@ def scan_calls(inp: dict, mod, segment: int | None = None):
     calls = {"forward": fwd, "forward + states": fwd_states}
     if "dy" in inp:  # (an inference workload has no incoming gradient: its forward alone)
         calls["backward"] = bwd
+    picked = getattr(mod, "packed_backward_config", None)
+    if packed and picked is not None:  # (what the packed backward picks for its rows, to report: not the dense one's)
+        bcfg = picked(packed["offsets"], dim, inp["A"].shape[1], 1, n_sms, 2) or bcfg
     return calls, bcfg
 
 

@@ -48,6 +48,17 @@ def _grads_ref(kw, dy, dlast=None, cu_seqlens=None):
     return y.detach(), last.detach(), dict(zip(names, grads))
 
 
+def _packed_case(lengths, dim, dstate, ngroups, device, dlast=True):
+    """Packed sequences of `lengths` (batch 1, fp32, B and C in ngroups groups; None: shared), a random dy and
+    last-state gradient: (cu, cu_seqlens, inputs, dy, dlast, the float64 reference's (y, last states, gradients))."""
+    cu = [0] + list(itertools.accumulate(lengths))
+    kw = _inputs((1, dim, cu[-1], dstate, ngroups), torch.float32, device)
+    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
+    dy = torch.randn_like(kw["u"])
+    dl = torch.randn(len(lengths), dim, dstate, device=device) if dlast else None
+    return cu, cu_t, kw, dy, dl, _grads_ref(kw, dy, dl, cu_seqlens=cu_t)
+
+
 def _check_grads(got: dict, expected: dict, dtype, what=""):
     for name, g in expected.items():
         # reductions over many tokens (A, D, delta_bias) sum rounding errors of opposite sign: 4x
@@ -285,15 +296,8 @@ def test_packed_rows(group, window, device, monkeypatch):
     monkeypatch.setattr(scan, "WINDOW_BWD", window)
     # (the 9-token sequence ends one token before a tile's end, and the next one starts there: an edge tile taken
     # for an inner one would let one sequence's token into the other's state)
-    lengths = [5, 0, 1, 19, 3, 4, 30, 9, 6]
-    cu = [0] + list(itertools.accumulate(lengths))
+    cu, cu_t, kw, dy, dlast, (y_ref, last_ref, g_ref) = _packed_case([5, 0, 1, 19, 3, 4, 30, 9, 6], 8, 5, 2, device)
     assert cu[-2] % 8 == 7
-    shape = (1, 8, cu[-1], 5, 2)
-    kw = _inputs(shape, torch.float32, device)
-    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
-    dy = torch.randn_like(kw["u"])
-    dlast = torch.randn(len(lengths), shape[1], shape[3], device=device)
-    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
     for segment, deterministic in ((0, False), (16, True)):
         table, n_rows, shared, chained = varlen_rows(tuple(cu), segment, 8, torch.device("cpu"), group)
         lo_hi = [tuple(row[2:4]) for row in table.tolist()]
@@ -336,14 +340,8 @@ def test_rows_hand_over_compiled_where_chained(where_chained, device, monkeypatc
 
     monkeypatch.setattr(_runtime, "launch", spy)
     for lengths, chains in (([5, 0, 1, 9, 3, 4, 7, 6], False), ([5, 0, 1, 9, 3, 30, 7, 6], True)):
-        cu = [0] + list(itertools.accumulate(lengths))
+        cu, cu_t, kw, dy, dlast, (y_ref, last_ref, g_ref) = _packed_case(lengths, 4, 5, 2, device)
         assert scan.varlen_rows(tuple(cu), 16, 8, torch.device("cpu"))[3] == chains
-        shape = (1, 4, cu[-1], 5, 2)
-        kw = _inputs(shape, torch.float32, device)
-        cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
-        dy = torch.randn_like(kw["u"])
-        dlast = torch.randn(len(lengths), shape[1], shape[3], device=device)
-        y_ref, last_ref, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
         launched.clear()
         y, last, grads = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(2, 2, 8, 1, segment=16),
                                  bwd_cfg=BackwardConfig(2, 2, 4, 8, 1, segment=16), cu_seqlens=cu_t)
@@ -372,17 +370,10 @@ def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     monkeypatch.setattr(scan, "ROW_GROUP", 32)
     monkeypatch.setattr(scan, "SHARED_CHUNKS_DENSE", True)
     monkeypatch.setattr(scan, "SHARED_TILES_DENSE", True)
-    lengths = [3, 13, 8, 5, 40, 1, 10]
-    cu = [0] + list(itertools.accumulate(lengths))
+    cu, cu_t, kw, dy, dl, (y_ref, last_ref, g_ref) = _packed_case([3, 13, 8, 5, 40, 1, 10], 8, 4, 2, device, dlast)
     table, _, shared, chained = varlen_rows(tuple(cu), 0, 8, torch.device("cpu"), 32)
     assert shared and not chained, table
     assert [tuple(row[2:4]) for row in table.tolist()] == [(0, 29), (29, 69), (69, 80)], table
-    shape = (1, 8, cu[-1], 4, 2)
-    kw = _inputs(shape, torch.float32, device)
-    cu_t = torch.tensor(cu, dtype=torch.int32, device=device)
-    dy = torch.randn_like(kw["u"])
-    dl = torch.randn(len(lengths), shape[1], shape[3], device=device) if dlast else None
-    y_ref, last_ref, g_ref = _grads_ref(kw, dy, dl, cu_seqlens=cu_t)
     y, last, grads = _direct(kw, dy, dl, fwd_cfg=ForwardConfig(4, 2, 8, 1), bwd_cfg=BackwardConfig(4, 2, 4, 8, 1),
                              cu_seqlens=cu_t)
     assert_close(y, y_ref, torch.float32, "y")

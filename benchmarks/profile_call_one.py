@@ -1,0 +1,51 @@
+"""One call of a workload run twice, the second between cudaProfilerStart and Stop, for Nsight Compute's
+`--profile-from-start off` (`profile_fetch.sh`): every kernel of exactly one call is profiled.
+
+    PYTHONPATH=. python3 benchmarks/profile_call_one.py ssd-forward 8x4K
+    PYTHONPATH=. python3 benchmarks/profile_call_one.py ssd-train 8x4K
+    PYTHONPATH=. python3 benchmarks/profile_call_one.py scan-train m1train-2.8b-8x2K   (forward with states, backward)
+    PYTHONPATH=. python3 benchmarks/profile_call_one.py scan-forward m1train-2.8b-8x2K (the inference forward)
+"""
+
+import argparse
+
+import torch
+
+
+def make_call(kind: str, name: str):
+    """The call of `kind` on workload `name` (see the module's docstring)."""
+    if kind in ("ssd-forward", "ssd-train"):
+        from benchmarks.train_harness import forward_call, training_call
+
+        return forward_call(name, False) if kind == "ssd-forward" else training_call(name, False)[0]
+    from benchmarks.ab_scan_code import scan_calls
+    from flashssm.bench.workloads import WORKLOADS
+    from flashssm.ops.selective_scan import scan
+
+    calls, _ = scan_calls(WORKLOADS[name].make_inputs("cuda"), scan)
+    if kind == "scan-forward":
+        return calls["forward"]
+
+    def train():
+        calls["forward + states"]()
+        calls["backward"]()
+
+    return train
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kind", choices=("ssd-forward", "ssd-train", "scan-forward", "scan-train"))
+    ap.add_argument("workload")
+    a = ap.parse_args()
+    call = make_call(a.kind, a.workload)
+    call()  # (compiles)
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+if __name__ == "__main__":
+    main()

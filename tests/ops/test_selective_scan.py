@@ -354,6 +354,33 @@ def test_rows_hand_over_compiled_where_chained(where_chained, device, monkeypatc
     assert_workspace_clean()
 
 
+@pytest.mark.parametrize("segment", [0, 8], ids=["whole-rows", "segments"])
+def test_rows_peeled_edge_tiles(segment, device, monkeypatch):
+    """PEEL_EDGE_TILES_FWD: the forward's rows of one sequence run their masked first and last tiles outside the dense
+    tiles' loop. The same operations in the same order, so y, the last states and the backward's stored states are the
+    same bits as with one loop; and y and the last states match float64. Sequences that start and end inside tiles, on
+    their edges, within one tile (1, 3 and 5 tokens), empty, and one cut into segments of 8 (the middle ones inner
+    throughout)."""
+    from flashssm.ops.selective_scan import scan
+
+    monkeypatch.setattr(scan, "ROW_GROUP", 0)
+    cu, cu_t, kw, dy, dlast, (y_ref, last_ref, _) = _packed_case([5, 0, 1, 19, 3, 8, 30, 9, 6], 4, 5, 2, device)
+    assert scan.varlen_rows(tuple(cu), segment, 8, torch.device("cpu"))[3] == bool(segment)
+    args = [kw.get(k) for k in GRAD_NAMES]
+    seq = sequence_index(cu_t, cu[-1])
+    outs = []
+    for peel in (False, True):
+        monkeypatch.setattr(scan, "PEEL_EDGE_TILES_FWD", peel)
+        outs.append(scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=len(cu) - 1,
+                                 return_last_state=True, ckpt_tile=8, config=ForwardConfig(2, 2, 8, 1, segment=segment),
+                                 offsets=tuple(cu)))
+    (y0, last0, ck0), (y1, last1, ck1) = outs
+    assert torch.equal(y0, y1) and torch.equal(last0, last1) and torch.equal(ck0, ck1)
+    assert_close(y1, y_ref, torch.float32, "y")
+    assert_close(last1, last_ref, torch.float32, "last_state")
+    assert_workspace_clean()
+
+
 @pytest.mark.parametrize("dlast", [True, False], ids=["last-state-grad", ""])
 def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     """SHARED_CHUNKS_DENSE: in a launch whose rows are shared by short sequences, the backward runs a chunk inside a

@@ -661,7 +661,7 @@ def _scan_fwd_kernel(
     IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, SEGMENTS: tl.constexpr,
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
     CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False, WINDOW: tl.constexpr = False,
-    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, CLEAN: tl.constexpr = False,
+    ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, CLEAN: tl.constexpr = False, PEEL: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -779,7 +779,36 @@ def _scan_fwd_kernel(
     n_cs = ()
     if PREFETCH_BC:
         n_bs, n_cs = _bc_tile(bc_base + (t_begin // TILE) * (2 * NPAD * TILE), rows, NL, BLOCK_D, SLOTS, TILE)
-    for t0 in range(t_begin, t_end, TILE):
+    t_loop = t_begin
+    t_stop = t_end
+    if PEEL:  # (WINDOW rows) the masked tiles outside the dense tiles' loop, which then holds the dense tile alone
+        if t_begin < lo:  # the row's first tile holds the previous sequence's last tokens
+            h, next_in, n_bs, n_cs = _fwd_tile(t_begin, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
+            t_loop = t_begin + TILE
+        # the tiles from t_loop that end by hi (and by the segment's end) are inner; the rest, one tile at most
+        # (the sequence's last, holding the next one's first tokens), runs masked after them
+        t_stop = tl.minimum(tl.maximum(t_loop, hi // TILE * TILE), t_end)
+        for t0 in range(t_loop, t_stop, TILE):
+            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
+        for t0 in range(t_stop, t_end, TILE):
+            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
+        t_loop = t_end  # (the loop below runs nothing)
+    for t0 in range(t_loop, t_stop, TILE):
         if ROWS:  # a row's first and last tile hold its neighbours' tokens: only they take the window's masks
             inner = (t0 >= lo) & (t0 + TILE <= hi)
             if IS_VARLEN and CLEAN:  # (rows shared by short sequences: a tile inside one sequence too)
@@ -1844,6 +1873,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
+        PEEL=PEEL_EDGE_TILES_FWD and window,
         ALIGN_IN=row_align(u, delta, z_arg),
         ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
@@ -1930,6 +1960,15 @@ SHARED_TILES_DENSE = True
 # (an edge and an inner copy of the tile loops) fetches well where ptxas lays it out with the hand-over code before
 # it, and badly without. False: the configuration's rule.
 SEGMENTS_WHERE_CHAINED = False
+# The forward's rows of one sequence (WINDOW) run their masked edge tiles (the first, where the row starts before its
+# sequence; the last, where the sequence ends inside a tile) outside the loop of their dense tiles, which then holds
+# the dense tile alone, not beside the masked one (two copies of the masked tile in the kernel instead of one). The
+# 64 x ~256 packed inference forward has been 6.5 % slower since the masked tile took the packed NaN fix's selects,
+# the same instructions executed but its dense tile's B and C loads waiting longer (fifty-sixth session). Offline
+# (sm_90, triton 3.6, cap 168, lanes 2): 1712 -> 2592 instructions, the dense loop 718 instructions a tile with 3
+# spilled loads (the one loop's dense branch: 689, none), 36 bytes of spills. Untimed; False: one loop, each tile
+# choosing its form (A/B).
+PEEL_EDGE_TILES_FWD = False
 
 
 @functools.lru_cache(maxsize=64)

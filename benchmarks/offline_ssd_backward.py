@@ -56,6 +56,8 @@ def main():
                    help="--tiles: the tiles kernel without the paths (PATHS False: the paths launch takes them)")
     p.add_argument("--wide-states", dest="narrow", action="store_false",
                    help="--tiles: H and dH in fp32 (as before the thirteenth session), not bf16")
+    p.add_argument("--fp16", action="store_true",
+                   help="fp16 inputs instead of bf16 (with --tiles, take --wide-states: fp16's tiles keep fp32 states)")
     p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
                    help="--tiles: a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, ...)")
     a = p.parse_args()
@@ -66,7 +68,8 @@ def main():
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=a.split_mask, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
                   NEED_DZ=a.z, NEED_DINIT=False, DH_GIVEN=a.given, DD_IN_KERNEL=a.dd_in_kernel)
-    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in BF16_PTRS else "*fp32")  # noqa: E731
+    half = "*fp16" if a.fp16 else "*bf16"
+    ptr_type = lambda name: INT_PTRS.get(name, half if name in BF16_PTRS else "*fp32")  # noqa: E731
     k = compile_specialised(_ssd_bwd_kernel, consts, {**BWD_STRIDES, **SIZES}, ptr_type, a.warps, stages=a.stages,
                             maxnreg=a.maxnreg, floats=("dt_lo", "dt_hi"))
     mix, regs, spills = resource_report(k, ["HMMA", "HGMMA", "MUFU", "F2F", "FFMA", "FMUL", "SHFL", "REDG", "RED", "LDG",
@@ -121,7 +124,8 @@ def _tiles_compile(kernel, consts, extra, more_bf16, a):
     strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
                "plane": 128 * 80 * 256, **extra}
     bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"} | more_bf16
-    ptr_type = lambda name: INT_PTRS.get(name, "*bf16" if name in bf16 else "*fp32")  # noqa: E731
+    half = "*fp16" if a.fp16 else "*bf16"
+    ptr_type = lambda name: INT_PTRS.get(name, half if name in bf16 else "*fp32")  # noqa: E731
     k = compile_specialised(kernel, consts, {**strides, **SIZES}, ptr_type, a.warps, stages=a.stages,
                             maxnreg=a.maxnreg)
     mix, regs, spills = resource_report(k, OPS, a.maxnreg, a.sass)

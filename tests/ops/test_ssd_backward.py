@@ -383,7 +383,9 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     """The tiles backward takes the states that the forward's output sweep stored at the tiles' chunks (no recompute
     launch; `backward_chain.tiles_states`), late and early publish, spans of chunks, tiles' chunks smaller than the
     forward's, initial states, a final-state gradient: gradients against float64. With z, or states larger than x, the
-    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them. The
+    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them: so with
+    fp16 inputs, whose states the tiles keep in fp32 (twice x's bytes here; in fp16 they lose digits to subnormals).
+    The
     deterministic mode takes them where its tiles run in the forward's chunks (two buffers, no recompute in place),
     and recomputes them over their gradients where it runs in smaller ones."""
     from flashssm.ops.ssd import backward, backward_chain, forward
@@ -404,7 +406,7 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
                     device=device, **inputs)
     deterministic = case.startswith("deterministic")
     check_gradients(kw, kw["x"].dtype, chunk_size=chunk, deterministic=deterministic)
-    expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks")
+    expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks", "fp16")
     assert stored == [tiles_chunk if expect else None], f"forward launches' state chunks: {stored}"
     assert bool(recomputed) != expect, f"recompute launches: {len(recomputed)}"
     # fp32: the recompute's gradients, to a few units of roundoff
@@ -1297,12 +1299,15 @@ def test_backward_op_rejects_bad_gradients(device):
         call(good, good, torch.randn(2, 2, 4, 3, device=device))
 
 
-@pytest.mark.parametrize("tiles", [True, False], ids=["tiles", "sweeps"])
-def test_fp16_with_dt_near_0_keeps_its_digits(tiles, device, monkeypatch):
+@pytest.mark.parametrize("tiles,chunk", [(True, 128), (False, 128), (True, 32), (False, 32)],
+                         ids=["tiles", "sweeps", "tiles-chunks", "sweeps-chunks"])
+def test_fp16_with_dt_near_0_keeps_its_digits(tiles, chunk, device, monkeypatch):
     """fp16 inputs with every dt near 0 (softplus(-14), ~1e-6): the backward's computed 16-bit operands (the pairs'
     dt-weighted matrices, the running state) are fp16 subnormals, so `_mm_cl` and `_mm_cr` scale them by their
     largest values. In one chunk (no state stored between chunks) dx, dB and dC are then within twice the cost of
-    rounding the float64 gradients to fp16 (dB and dC were 7x: 4.1e-3 against 5.7e-4, before the scaling)."""
+    rounding the float64 gradients to fp16 (dB and dC were 7x: 4.1e-3 against 5.7e-4, before the scaling). In chunks
+    of 32 (four of them) the states and their gradients between chunks pass through memory too: the tiles keep them in
+    fp32 for fp16 inputs (in fp16, subnormal, dC was 4.1x the rounding's cost)."""
     from flashssm.ops.ssd import backward_chain
 
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: tiles)
@@ -1311,7 +1316,7 @@ def test_fp16_with_dt_near_0_keeps_its_digits(tiles, device, monkeypatch):
     leaves = {k: v.clone().requires_grad_() if v.is_floating_point() else v for k, v in kw.items()
               if isinstance(v, torch.Tensor)}
     dy = torch.randn(kw["x"].shape, device=device, dtype=torch.float16)
-    flashssm.ssd_scan(**leaves, chunk_size=128, dt_softplus=True).backward(dy)
+    flashssm.ssd_scan(**leaves, chunk_size=chunk, dt_softplus=True).backward(dy)
     want = {k: v.double().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
     y_ref, _ = ref.ssd_scan_sequential(**want, dt_softplus=True)
     y_ref.backward(dy.double())

@@ -877,9 +877,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         mode = ROUND
     elif mode is None:
         mode = TILES_MODE if tiles else DEFAULT_MODE
-    # the tiles' products round H and dH to the input dtype (ROUND): their copies in memory are stored so (half the
-    # bytes to write and read, no conversions in the tiles kernel)
-    narrow = tiles and mode == ROUND and x.dtype in (torch.float16, torch.bfloat16)
+    # the tiles' products round H and dH to the input dtype (ROUND): with bf16 inputs their copies in memory are stored
+    # so (half the bytes to write and read, no conversions in the tiles kernel). Not with fp16: where dt is small the
+    # states are fp16 subnormals (H ~ dt B x: 1e-5 at dt 1e-6), which the stored copy rounds to a few bits; in fp32 the
+    # products scale them into fp16's normal range before rounding (`_mm_cl`, `_mm_cr`). fp16, dt ~ 1e-6, chunks of
+    # 32: dC 4.1x the cost of rounding the float64 gradient to fp16 -> 1.2x (fifty-sixth session)
+    narrow = tiles and mode == ROUND and x.dtype == torch.bfloat16
     states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     if tiles and paths is None:  # (whether the tiles' state paths run as a launch of their own, decided once here)
@@ -1115,7 +1118,7 @@ def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Ten
 def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
                  state_dtype: torch.dtype | None, cfg) -> tuple[torch.Tensor, int] | None:
     """The buffer of `forward_states` for the tiles backward (the atomic mode), with the tiles' chunk (`tiles_chunk`),
-    in the dtype and layout the tiles read (the input dtype with 16-bit inputs: TILES_MODE rounds them to it anyway).
+    in the dtype and layout the tiles read (the input dtype with bf16 inputs: TILES_MODE rounds them to it anyway).
     The forward's output sweep holds the state entering each of those chunks, so storing it costs the forward a write
     of the states and spares the backward the recompute launch, which reads x, B and dt again (benchmarks/notes/
     ssd_backward.md, thirty-fourth session). Only where it holds no more memory than mamba_ssm's autograd does: that
@@ -1127,7 +1130,7 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
         return None
     chunk = tiles_chunk(dims, x.device)
     shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))
-    dtype = x.dtype if TILES_MODE == ROUND and x.dtype in (torch.float16, torch.bfloat16) else (
+    dtype = x.dtype if TILES_MODE == ROUND and x.dtype == torch.bfloat16 else (  # (fp16: see `narrow` above)
         state_dtype or torch.float32)
     if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size() * (1 + STATES_OVER_X):
         return None

@@ -689,7 +689,8 @@ def _scan_fwd_kernel(
     a decay of 1 with no input, so that the state is zero before the sequence and final after it. Only a row's first and
     last tile take the window's masks (`_fwd_tile`). CLEAN (shared rows): a tile inside the row's tokens that no
     sequence starts in (nor, with STORE_LAST, ends in) runs the dense code too (`_one_sequence`); the others the
-    sequence index and the masks.
+    sequence index and the masks. PEEL (WINDOW rows, PEEL_EDGE_TILES_FWD): the masked first and last tiles run
+    outside the loop of the dense ones, in the same order (the same bits).
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)

@@ -791,26 +791,11 @@ def _scan_fwd_kernel(
                 PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
                 IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
             t_loop = t_begin + TILE
-        # the tiles from t_loop that end by hi (and by the segment's end) are inner; the rest, one tile at most
-        # (the sequence's last, holding the next one's first tokens), runs masked after them
+        # the tiles from t_loop that end by hi (and by the segment's end) are inner: the loop below runs them dense;
+        # the rest, one tile at most (the sequence's last, holding the next one's first tokens), runs masked after it
         t_stop = tl.minimum(tl.maximum(t_loop, hi // TILE * TILE), t_end)
-        for t0 in range(t_loop, t_stop, TILE):
-            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
-                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
-                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
-                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
-                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
-        for t0 in range(t_stop, t_end, TILE):
-            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
-                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
-                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
-                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
-                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
-        t_loop = t_end  # (the loop below runs nothing)
     for t0 in range(t_loop, t_stop, TILE):
-        if ROWS:  # a row's first and last tile hold its neighbours' tokens: only they take the window's masks
+        if ROWS and not PEEL:  # a row's first and last tile hold its neighbours' tokens: only they take the masks
             inner = (t0 >= lo) & (t0 + TILE <= hi)
             if IS_VARLEN and CLEAN:  # (rows shared by short sequences: a tile inside one sequence too)
                 inner = inner & _one_sequence(seq_ptr, t0, seqlen, TILE, STORE_LAST)
@@ -828,13 +813,21 @@ def _scan_fwd_kernel(
                     stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                     PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
                     IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
-        else:
+        else:  # (a dense batch's row; or PEEL's inner tiles, without the sequence index)
             h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base,
                 delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt,
                 n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_z_l,
                 stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT, PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z,
                 HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK,
                 CK_RUN, WINDOW, False)
+    if PEEL:
+        for t0 in range(t_stop, t_end, TILE):
+            h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
+                u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
+                seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
+                stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
+                PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
 
     if SEGMENTS:
         if HAND_LATE:

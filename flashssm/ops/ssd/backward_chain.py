@@ -652,6 +652,16 @@ DSTATES_WARPS, DSTATES_STAGES, DSTATES_SUB = 4, 2, 64
 DSTATES_SUB_WIDE = 128
 
 
+def narrow_states(dtype: torch.dtype, mode: int) -> bool:
+    """Whether the tiles keep the states and their gradients in memory in the input dtype (`dtype`), not fp32: where
+    their products round them to it anyway (ROUND), with bf16 inputs (half the bytes to write and read, no conversions
+    in the tiles kernel). Not with fp16: where dt is small the states are fp16 subnormals (H ~ dt B x: 1e-5 at dt
+    1e-6), which a stored copy rounds to a few bits; in fp32 the products scale them into fp16's normal range before
+    rounding (`_mm_cl`, `_mm_cr`). fp16, dt ~ 1e-6, chunks of 32: dC 4.1x the cost of rounding the float64 gradient
+    to fp16 -> 1.2x (fifty-sixth session)."""
+    return mode == ROUND and dtype == torch.bfloat16
+
+
 def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
     """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends); `narrow`:
     with z or D's share."""
@@ -877,12 +887,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         mode = ROUND
     elif mode is None:
         mode = TILES_MODE if tiles else DEFAULT_MODE
-    # the tiles' products round H and dH to the input dtype (ROUND): with bf16 inputs their copies in memory are stored
-    # so (half the bytes to write and read, no conversions in the tiles kernel). Not with fp16: where dt is small the
-    # states are fp16 subnormals (H ~ dt B x: 1e-5 at dt 1e-6), which the stored copy rounds to a few bits; in fp32 the
-    # products scale them into fp16's normal range before rounding (`_mm_cl`, `_mm_cr`). fp16, dt ~ 1e-6, chunks of
-    # 32: dC 4.1x the cost of rounding the float64 gradient to fp16 -> 1.2x (fifty-sixth session)
-    narrow = tiles and mode == ROUND and x.dtype == torch.bfloat16
+    narrow = tiles and narrow_states(x.dtype, mode)
     states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     if tiles and paths is None:  # (whether the tiles' state paths run as a launch of their own, decided once here)
@@ -1130,8 +1135,7 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
         return None
     chunk = tiles_chunk(dims, x.device)
     shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))
-    dtype = x.dtype if TILES_MODE == ROUND and x.dtype == torch.bfloat16 else (  # (fp16: see `narrow` above)
-        state_dtype or torch.float32)
+    dtype = x.dtype if narrow_states(x.dtype, TILES_MODE) else (state_dtype or torch.float32)
     if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size() * (1 + STATES_OVER_X):
         return None
     if not sweep_states(dims, cfg, x, B, C, z, chunk):

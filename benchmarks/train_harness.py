@@ -25,20 +25,25 @@ def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
     return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
 
 
-def _call_leaves(spec: str, options: bool, z: bool):
-    """train_leaves for workload `spec` ("8x4K"-style, K = 1024 tokens), without z unless asked (with the options)."""
+def _call_leaves(spec: str, options: bool, z: bool, dtype: torch.dtype | None = None):
+    """train_leaves for workload `spec` ("8x4K"-style, K = 1024 tokens), without z unless asked (with the options);
+    with `dtype`, the 16-bit leaves (x, B, C, z) and dy in that dtype instead of bf16."""
     batch, seqlen = spec.lower().replace("k", "").split("x")
     leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
     if not (z and options):
         leaves.pop("z", None)
+    if dtype is not None:
+        leaves = {k: (v.detach().to(dtype).requires_grad_() if v.dtype == torch.bfloat16 else v)
+                  for k, v in leaves.items()}
+        dy = dy.to(dtype)
     return leaves, opts, dy
 
 
-def training_call(spec: str, options: bool, z: bool = False):
+def training_call(spec: str, options: bool, z: bool = False, dtype: torch.dtype | None = None):
     """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
     gradients of its leaves `names` through autograd; without z unless asked (with z the forward stores no states for
     the backward), z with the options alone."""
-    leaves, opts, dy = _call_leaves(spec, options, z)
+    leaves, opts, dy = _call_leaves(spec, options, z, dtype)
     names = list(leaves)
 
     def step():
@@ -48,9 +53,9 @@ def training_call(spec: str, options: bool, z: bool = False):
     return step, names
 
 
-def forward_call(spec: str, options: bool, z: bool = False):
+def forward_call(spec: str, options: bool, z: bool = False, dtype: torch.dtype | None = None):
     """training_call's forward alone, on leaves that need no gradient (an inference call of ssd_scan)."""
-    leaves, opts, _ = _call_leaves(spec, options, z)
+    leaves, opts, _ = _call_leaves(spec, options, z, dtype)
     plain = {k: v.detach() for k, v in leaves.items()}
     return lambda: flashssm.ssd_scan(**plain, **opts)
 

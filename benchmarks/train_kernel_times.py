@@ -1,6 +1,6 @@
 """Where a training call of ssd_scan spends its GPU time: every kernel of forward + backward through autograd (the
 bench's train-* call: 2.7B mixer shape, bf16), by the torch profiler, per call, largest first, with the call's
-CUDA-event time beside their sum (the rest is the GPU idling between launches).
+CUDA-event time beside their sum (the rest is the GPU idling between launches); `--dtype fp16` for fp16 inputs.
 
     PYTHONPATH=. python3 benchmarks/train_kernel_times.py [--workload 8x4K ...] [--options]
 """
@@ -17,9 +17,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", action="append")
     parser.add_argument("--options", action="store_true", help="with D, dt_bias and softplus (no z)")
+    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="x, B, C and dy's dtype")
     a = parser.parse_args()
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     for spec in a.workload or ["8x4K", "1x32K"]:
-        step, _ = training_call(spec, a.options)
+        step, _ = training_call(spec, a.options, dtype=dtype)
         times, total = kernel_times(step, calls=10)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
@@ -28,7 +30,7 @@ def main():
             step()
         end.record()
         torch.cuda.synchronize()
-        print(f"{spec}{' (D, dt_bias, softplus)' if a.options else ''}: kernels {total:.3f} ms a call, "
+        print(f"{spec} {a.dtype}{' (D, dt_bias, softplus)' if a.options else ''}: kernels {total:.3f} ms a call, "
               f"the call {start.elapsed_time(end) / 10:.3f} ms")
         for name, t in sorted(times.items(), key=lambda kv: -kv[1]):
             if t >= 0.001:

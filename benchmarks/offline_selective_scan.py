@@ -114,7 +114,10 @@ def main():
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,
                       WINDOW=a.rows and not a.varlen and scan.WINDOW_FWD,
-                      PEEL=scan.PEEL_EDGE_TILES_FWD and a.rows and not a.varlen and scan.WINDOW_FWD,
+                      # (PEEL's rule without the lengths: with the stored states; --set PEEL_EDGE_TILES_FWD=True
+                      # for the short sequences' inference form)
+                      PEEL=(a.ckpt if scan.PEEL_EDGE_TILES_FWD is None else scan.PEEL_EDGE_TILES_FWD) and a.rows
+                      and not a.varlen and scan.WINDOW_FWD,
                       STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
                       CLEAN=scan.SHARED_TILES_DENSE,
                       CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0, TILE_AHEAD=scan.TILE_AHEAD_FWD)

@@ -381,6 +381,43 @@ def test_rows_peeled_edge_tiles(segment, device, monkeypatch):
     assert_workspace_clean()
 
 
+def test_peel_rule(device, monkeypatch):
+    """PEEL_EDGE_TILES_FWD's default (None): the forward's rows of one sequence peel their edge tiles where it stores
+    the backward's states, or where the sequences average at most PEEL_MEAN_TOKENS tokens; True and False force it. The
+    PEEL each forward launch compiles is the rule's, and y matches float64 either way."""
+    from flashssm import _runtime
+    from flashssm.ops.selective_scan import scan
+
+    assert scan.PEEL_EDGE_TILES_FWD is None
+    assert scan.peel_edge_tiles((0, 300, 600), False) and scan.peel_edge_tiles((0, 3000, 6000), True)
+    assert not scan.peel_edge_tiles((0, 3000, 6000), False)
+    monkeypatch.setattr(scan, "ROW_GROUP", 0)
+    monkeypatch.setattr(scan, "PEEL_MEAN_TOKENS", 8)  # (the case's 9 sequences of 86 tokens average 9.6)
+    peeled = []
+    launch = _runtime.launch
+
+    def spy(kernel, grid, args, dev, **meta):
+        if "PEEL" in meta:
+            peeled.append(meta["PEEL"])
+        return launch(kernel, grid, args, dev, **meta)
+
+    monkeypatch.setattr(_runtime, "launch", spy)
+    cu, cu_t, kw, dy, dlast, (y_ref, _, _) = _packed_case([5, 0, 1, 19, 3, 8, 30, 9, 11], 4, 5, 2, device)
+    args = [kw.get(k) for k in GRAD_NAMES]
+    seq = sequence_index(cu_t, cu[-1])
+    for mean, forced, ckpt_tile, want in ((8, None, None, False), (8, None, 8, True), (10, None, None, True),
+                                          (10, False, 8, False), (8, True, None, True)):
+        monkeypatch.setattr(scan, "PEEL_MEAN_TOKENS", mean)
+        monkeypatch.setattr(scan, "PEEL_EDGE_TILES_FWD", forced)
+        peeled.clear()
+        y, _, _ = scan_forward(*args, kw.get("delta_softplus", False), seq_index=seq, num_seqs=len(cu) - 1,
+                               return_last_state=True, ckpt_tile=ckpt_tile,
+                               config=ForwardConfig(2, 2, 8, 1, segment=0), offsets=tuple(cu))
+        assert peeled == [want], (mean, forced, ckpt_tile, peeled)
+        assert_close(y, y_ref, torch.float32, f"y (peel {want})")
+    assert_workspace_clean()
+
+
 @pytest.mark.parametrize("dlast", [True, False], ids=["last-state-grad", ""])
 def test_shared_rows_clean_chunks(dlast, device, monkeypatch):
     """SHARED_CHUNKS_DENSE: in a launch whose rows are shared by short sequences, the backward runs a chunk inside a

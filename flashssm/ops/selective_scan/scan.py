@@ -1867,7 +1867,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         ACC=_acc(u.dtype),
         BC_AHEAD=BC_AHEAD_FWD and ckpt is not None and not prefetch_bc, CK=ck, CK_RUN=ck_run,
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
-        PEEL=PEEL_EDGE_TILES_FWD and window,
+        PEEL=window and peel_edge_tiles(offsets, ckpt is not None),
         ALIGN_IN=row_align(u, delta, z_arg),
         ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
@@ -1956,13 +1956,24 @@ SHARED_TILES_DENSE = True
 SEGMENTS_WHERE_CHAINED = False
 # The forward's rows of one sequence (WINDOW) run their masked edge tiles (the first, where the row starts before its
 # sequence; the last, where the sequence ends inside a tile) outside the loop of their dense tiles, which then holds
-# the dense tile alone, not beside the masked one (two copies of the masked tile in the kernel instead of one). The
-# 64 x ~256 packed inference forward has been 6.5 % slower since the masked tile took the packed NaN fix's selects,
-# the same instructions executed but its dense tile's B and C loads waiting longer (fifty-sixth session). Offline
+# the dense tile alone, not beside the masked one (two copies of the masked tile in the kernel instead of one). Offline
 # (sm_90, triton 3.6, cap 168, lanes 2): 1712 -> 2592 instructions, the dense loop 718 instructions a tile with 3
-# spilled loads (the one loop's dense branch: 689, none), 36 bytes of spills. Untimed; False: one loop, each tile
-# choosing its form (A/B).
-PEEL_EDGE_TILES_FWD = False
+# spilled loads (the one loop's dense branch: 689, none), 36 bytes of spills. Measured (H200, fifty-seventh session,
+# `ab_scan_flag.py`, two runs of 5 and 7 rounds, the same bits): the 2.8B shape's 64 packed sequences of ~256 tokens
+# forward -5.2 / -5.3 %, with the backward's states -2.4 / -2.4 %; 8 of ~2K forward +2.2 / +2.2 %, with the states
+# -1.5 / -1.6 %. So `peel_edge_tiles`: where the forward stores the states (training), and where the sequences are
+# short (the edge tiles a larger share of each row). None: that rule; True / False: always / never (A/B).
+PEEL_EDGE_TILES_FWD = None
+# The mean sequence length up to which an inference forward peels (between the 256 that gained and the 2K that lost).
+PEEL_MEAN_TOKENS = 1024
+
+
+def peel_edge_tiles(offsets: tuple[int, ...], stores_states: bool) -> bool:
+    """Whether the forward's rows of one sequence run their masked edge tiles outside the dense tiles' loop
+    (PEEL_EDGE_TILES_FWD) for the packed sequences at `offsets` (cu_seqlens' values)."""
+    if PEEL_EDGE_TILES_FWD is not None:
+        return PEEL_EDGE_TILES_FWD
+    return stores_states or offsets[-1] <= PEEL_MEAN_TOKENS * max(len(offsets) - 1, 1)
 
 
 @functools.lru_cache(maxsize=64)

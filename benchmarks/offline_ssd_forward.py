@@ -1,7 +1,7 @@
 """Compile the fused SSD forward for sm_90 without a GPU and print its resources and SASS mix.
 
     env -u TRITON_INTERPRET python benchmarks/offline_ssd_forward.py [--sub 64] [--block-p 64]
-        [--warps 4] [--stages 2] [--late] [--z] [--d] [--maxnreg N] [--pre-decays] [--sass FILE]
+        [--warps 4] [--stages 2] [--late] [--z] [--d] [--maxnreg N] [--pre-decays] [--fp16] [--sass FILE]
 
 The kernel is compiled the way the JIT specialises it for the 2.7B bench shape (bf16 x/B/C, fp32
 dt, contiguous tensors: unit strides become constants, 16-divisible pointers and strides are
@@ -41,14 +41,14 @@ INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64", "sta
 
 
 def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=None, prefetch=False, sub_a=None,
-                    output=True, pre_decays=False, extra=None):
+                    output=True, pre_decays=False, extra=None, in_type="*bf16"):
     consts = dict(CHUNK=256, SUB=sub, BLOCK_P=block_p, BLOCK_N=128, HAS_D=has_d, HAS_Z=has_z, HAS_DT_BIAS=False,
                   DT_SOFTPLUS=False, HAS_INIT=False, STORE_FINAL=False, IS_VARLEN=False, EARLY_PUBLISH=not late,
                   DOT_PRECISION="tf32", M_PRECISION="tf32", M_SPLIT=True, OUTPUT=output, STORE_YPRE=False,
                   STORE_STATES=not output, PREFETCH=prefetch, SUB_A=sub_a or sub, STATE_CHUNK=256, PRE_DECAYS=pre_decays,
                   PRE_SUB=sub if output else (sub_a or sub))
     consts.update(extra or {})
-    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
+    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else in_type)  # noqa: E731
     return compile_specialised(_ssd_fwd_kernel, consts, {**STRIDES, **SIZES}, ptr_type, warps, stages=stages,
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
 
@@ -193,15 +193,16 @@ def main():
     p.add_argument("--sass", help="write the SASS here")
     p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
                    help="another constexpr of the kernel, e.g. PRE_CB=1 (repeatable)")
+    p.add_argument("--fp16", action="store_true", help="fp16 x, B, C, y (the fp16 operands' scaled products)")
     a = p.parse_args()
     extra = {name: int(value) for name, value in (c.split("=", 1) for c in a.const)}
     k = compile_forward(a.sub, a.block_p, a.warps, a.stages, a.late, a.z, a.d, a.maxnreg, a.prefetch, a.sub_a,
-                        not a.states_only, a.pre_decays, extra)
+                        not a.states_only, a.pre_decays, extra, "*fp16" if a.fp16 else "*bf16")
     mix, regs, spills = resource_report(k, ["HGMMA", "WARPGROUP", "HMMA", "MUFU", "FFMA", "FMUL", "FADD", "F2FP", "LDG",
                                             "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "BAR", "SHFL", "LDL", "STL"],
                                         a.maxnreg, a.sass)
     print(f"sub {a.sub}/{a.sub_a or a.sub}{' states' if a.states_only else ''} bp {a.block_p} w {a.warps} "
-          f"st {a.stages} {'late' if a.late else 'early'}"
+          f"st {a.stages} {'late' if a.late else 'early'}{' fp16' if a.fp16 else ''}"
           f"{' z' if a.z else ''}{' D' if a.d else ''}{' prefetch' if a.prefetch else ''}{' pre' * a.pre_decays}{''.join(' ' + c for c in a.const)}: regs {regs} spill-bytes {spills} "
           f"smem {k.metadata.shared // 1024}K {mix}")
 

@@ -3,6 +3,7 @@
 
     PYTHONPATH=. python3 benchmarks/profile_call_one.py ssd-forward 8x4K
     PYTHONPATH=. python3 benchmarks/profile_call_one.py ssd-train 8x4K
+    PYTHONPATH=. python3 benchmarks/profile_call_one.py ssd-forward-fp16 8x4K   (x, B, C in fp16; ssd-train-fp16 too)
     PYTHONPATH=. python3 benchmarks/profile_call_one.py scan-train m1train-2.8b-8x2K   (forward with states, backward)
     PYTHONPATH=. python3 benchmarks/profile_call_one.py scan-forward m1train-2.8b-8x2K (the inference forward)
 """
@@ -14,10 +15,13 @@ import torch
 
 def make_call(kind: str, name: str):
     """The call of `kind` on workload `name` (see the module's docstring)."""
-    if kind in ("ssd-forward", "ssd-train"):
+    if kind.startswith("ssd-"):
         from benchmarks.train_harness import forward_call, training_call
 
-        return forward_call(name, False) if kind == "ssd-forward" else training_call(name, False)[0]
+        dtype = torch.float16 if kind.endswith("-fp16") else None
+        if kind.startswith("ssd-forward"):
+            return forward_call(name, False, dtype=dtype)
+        return training_call(name, False, dtype=dtype)[0]
     from benchmarks.ab_scan_code import scan_calls
     from flashssm.bench.workloads import WORKLOADS
     from flashssm.ops.selective_scan import scan
@@ -35,7 +39,8 @@ def make_call(kind: str, name: str):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=("ssd-forward", "ssd-train", "scan-forward", "scan-train"))
+    ap.add_argument("kind", choices=("ssd-forward", "ssd-train", "ssd-forward-fp16", "ssd-train-fp16",
+                                       "scan-forward", "scan-train"))
     ap.add_argument("workload")
     a = ap.parse_args()
     call = make_call(a.kind, a.workload)

@@ -2,12 +2,12 @@
 
     PYTHONPATH=. python3 benchmarks/ab_train_flag.py flashssm.ops.ssd.backward_tiles.PATHS_AHEAD \
         [--value False --value True] [--workload 8x4K ...] [--rounds 5] [--options] [--kernel _tiles_paths_kernel]
-        [--set MODULE.NAME=VALUE ...] [--forward]
+        [--set MODULE.NAME=VALUE ...] [--forward] [--dtype fp16]
 
 The switch is a module attribute read when a launch is made (a constexpr or a Python choice), given as
 MODULE.NAME; --value (repeated) gives its values as Python literals (default False, True), each compared with the
-first. Per workload (2.7B mixer shape, bf16, the bench's train-* inputs; --options: with D, dt_bias and softplus,
---z: and z), medians over rounds of:
+first. Per workload (2.7B mixer shape, bf16 or --dtype fp16, the bench's train-* inputs; --options: with D, dt_bias
+and softplus, --z: and z), medians over rounds of:
 - the training call (forward + backward through autograd, do_bench's median, ms);
 - each --kernel's GPU time a call by the profiler (default: the kernels that differ by more than 1 %, and the sum);
 and each gradient's largest difference from the first value's, relative to its largest value; --peak: a call's peak
@@ -37,6 +37,7 @@ def main():
     parser.add_argument("--z", action="store_true", help="with --options: z too")
     parser.add_argument("--peak", action="store_true")
     parser.add_argument("--forward", action="store_true", help="also time the forward alone (no gradients)")
+    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="x, B, C and dy's dtype")
     parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="another switch held at this value (a Python literal) for every value compared (repeat)")
@@ -54,8 +55,9 @@ def main():
     original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
     try:
         for spec in a.workload or ["8x4K", "1x32K"]:
-            step, names = training_call(spec, a.options, a.z)
-            fstep = forward_call(spec, a.options, a.z) if a.forward else None
+            dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+            step, names = training_call(spec, a.options, a.z, dtype)
+            fstep = forward_call(spec, a.options, a.z, dtype) if a.forward else None
             grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
             fwd = {v: [] for v in map(repr, values)}
             peaks = {}

@@ -393,7 +393,7 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     inputs, chunk, tiles_chunk, config = TILES_STATES_CASES[case]
     monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
     monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
-    monkeypatch.setattr(backward_chain, "tiles_chunk", lambda dims, device: tiles_chunk)
+    monkeypatch.setattr(backward_chain, "tiles_chunk", lambda dims, device, *dtypes: tiles_chunk)
     if config is not None:
         real_pick = forward.pick_config
         early, group, sub = config
@@ -821,7 +821,7 @@ def test_states_recomputed_in_spans(chunk_size, device, backward_form, monkeypat
 
 
 @pytest.mark.parametrize("case", [full("batch"), "deterministic", full("deterministic-two-buffers"), "varlen",
-                                  "varlen-rows-kept"])
+                                  "varlen-rows-kept", "fp16", "fp16-wide-states"])
 def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     """With many chains the tiles run in chunks of TILES_CHUNK where the forward's are larger (fewer tile pairs a token;
     the recompute and the gradient chain then store a state at every smaller chunk's end): forced here with the GPU made
@@ -830,7 +830,10 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     sequences (an empty one, a one-token one, ragged ends: their chain launch sweeps spans too) where their extra chunk
     rows are allowed (PACKED_ROWS_OVER), while by default such a packing keeps the forward's chunk (more rows than its
     tokens need: memory), and so does the deterministic mode with two buffers of states (its memory; with one, the
-    default, it takes the smaller chunks). Fails if the chunks' states or tile pairs are misplaced."""
+    default, it takes the smaller chunks). fp16 inputs, whose tiles keep fp32 states: the smaller chunks where those
+    states take no more bytes than x at them (dstate 16), the forward's where they would (dstate 64: 64 fp32 values a
+    (chunk, head, headdim column) against 64 fp16 ones of x; memory again). Fails if the chunks' states or tile pairs
+    are misplaced."""
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
@@ -845,11 +848,15 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     if case.startswith("varlen"):
         kw, cu = packed_inputs([150, 0, 1, 130], 3, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
+    elif case.startswith("fp16"):
+        kw = ssd_inputs(2, 300, 3, 32, 64 if case == "fp16-wide-states" else 16, 1, dtype=torch.float16,
+                        device=device, D="h", dt_softplus=True)
+        check_gradients(kw, torch.float16, chunk_size=128, what=case)
     else:
         kw = ssd_inputs(2, 300, 3, 32, 16, 1, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True,
                         dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, deterministic=case.startswith("deterministic"), what=case)
-    assert chunks == [64 if case in ("batch", "deterministic", "varlen") else 128], chunks
+    assert chunks == [64 if case in ("batch", "deterministic", "varlen", "fp16") else 128], chunks
 
 
 @pytest.mark.parametrize("case", ["late", "early-varlen", "deterministic-head-blocks"])

@@ -662,6 +662,12 @@ def narrow_states(dtype: torch.dtype, mode: int) -> bool:
     return mode == ROUND and dtype == torch.bfloat16
 
 
+def tiles_states_dtype(dtype: torch.dtype, state_dtype: torch.dtype | None, mode: int) -> torch.dtype:
+    """The dtype the tiles keep the states in memory in, for inputs of `dtype` (`narrow_states`; else the states'
+    dtype asked for, fp32 by default)."""
+    return dtype if narrow_states(dtype, mode) else (state_dtype or torch.float32)
+
+
 def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
     """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends); `narrow`:
     with z or D's share."""
@@ -888,7 +894,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     elif mode is None:
         mode = TILES_MODE if tiles else DEFAULT_MODE
     narrow = tiles and narrow_states(x.dtype, mode)
-    states_dtype = x.dtype if narrow else (state_dtype or torch.float32)
+    states_dtype = tiles_states_dtype(x.dtype, state_dtype, mode) if tiles else (state_dtype or torch.float32)
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     if tiles and paths is None:  # (whether the tiles' state paths run as a launch of their own, decided once here)
         from flashssm.ops.ssd.backward_tiles import paths_launch
@@ -904,7 +910,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         in_place = False
     # (the deterministic mode takes the smaller chunks with one buffer only: with two its peak is above mamba_ssm's)
     if tiles and chunk is None and (in_place or not deterministic):
-        chunk = tiles_chunk(dims, device)
+        chunk = tiles_chunk(dims, device, x.dtype, states_dtype)
     if chunk is not None and chunk != dims.chunk_size:  # (the result depends on the chunking by rounding only)
         dims = dataclasses.replace(dims, chunk_size=chunk)
     halves_states, halves_chain = (early_halves(dims, device, z is not None or need["D"], halves) if tiles
@@ -1106,7 +1112,8 @@ def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Ten
         # the deterministic tiles recompute their states into their gradients' buffer (one buffer for both), where
         # they run in smaller chunks than the forward's (two buffers there pass mamba_ssm's peak); in the forward's
         # chunks they take two buffers anyway (1x32K of the 2.7B shape: 1266 MiB against mamba_ssm's 1386)
-        if backward.deterministic_tiles(dims, x) and tiles_chunk(dims, x.device) == dims.chunk_size:
+        kept = tiles_states_dtype(x.dtype, state_dtype, TILES_MODE)
+        if backward.deterministic_tiles(dims, x) and tiles_chunk(dims, x.device, x.dtype, kept) == dims.chunk_size:
             return tiles_states(dims, x, B, C, z, state_dtype, cfg)
         return None
     if TILES and use_tiles(dims, x.device):
@@ -1133,9 +1140,9 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
     (`forward.sweep_states`)."""
     if not TILES_STATES_FROM_FORWARD or z is not None:
         return None
-    chunk = tiles_chunk(dims, x.device)
+    dtype = tiles_states_dtype(x.dtype, state_dtype, TILES_MODE)
+    chunk = tiles_chunk(dims, x.device, x.dtype, dtype)
     shape = states_shape(dataclasses.replace(dims, chunk_size=chunk))
-    dtype = x.dtype if narrow_states(x.dtype, TILES_MODE) else (state_dtype or torch.float32)
     if math.prod(shape) * dtype.itemsize > x.numel() * x.element_size() * (1 + STATES_OVER_X):
         return None
     if not sweep_states(dims, cfg, x, B, C, z, chunk):
@@ -1166,14 +1173,21 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
 TILES_MIN_WAVES = 8
 
 
-def tiles_chunk(dims: SSDDims, device: torch.device) -> int:
+def tiles_chunk(dims: SSDDims, device: torch.device, dtype: torch.dtype | None = None,
+                states_dtype: torch.dtype | None = None) -> int:
     """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the gradient chain (like the state
     recompute) runs in spans (`chain_span`: many chains; packed sequences where that adds no chunk rows,
     PACKED_ROWS_OVER), else the forward's. Smaller chunks mean fewer
     tile pairs a token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states
     and state gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the
-    recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save."""
+    recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save. Not where
+    the states (in `states_dtype`, the inputs' `dtype`) would take more bytes than x at TILES_CHUNK: fp16's fp32 states
+    and state gradients took the 2.7B shape's 8x4K training call to 2024 MiB at its peak, mamba_ssm's being 1403 (the
+    forward's chunks: 1392; fifty-seventh session)."""
     if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
+        return dims.chunk_size
+    if dtype is not None and states_dtype is not None and (
+            _block_n(dims.dstate) * states_dtype.itemsize > TILES_CHUNK * dtype.itemsize):
         return dims.chunk_size
     if (dims.cu_seqlens is not None
             and _chunk_rows(dims, TILES_CHUNK) > _runtime.cdiv(dims.seqlen, TILES_CHUNK) * (1 + PACKED_ROWS_OVER)):

@@ -1173,8 +1173,7 @@ def use_tiles(dims: SSDDims, device: torch.device) -> bool:
 TILES_MIN_WAVES = 8
 
 
-def tiles_chunk(dims: SSDDims, device: torch.device, dtype: torch.dtype | None = None,
-                states_dtype: torch.dtype | None = None) -> int:
+def tiles_chunk(dims: SSDDims, device: torch.device, dtype: torch.dtype, states_dtype: torch.dtype) -> int:
     """The chunk size the tiles run in: TILES_CHUNK where the forward's is larger and the gradient chain (like the state
     recompute) runs in spans (`chain_span`: many chains; packed sequences where that adds no chunk rows,
     PACKED_ROWS_OVER), else the forward's. Smaller chunks mean fewer
@@ -1186,8 +1185,7 @@ def tiles_chunk(dims: SSDDims, device: torch.device, dtype: torch.dtype | None =
     forward's chunks: 1392; fifty-seventh session)."""
     if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
         return dims.chunk_size
-    if dtype is not None and states_dtype is not None and (
-            _block_n(dims.dstate) * states_dtype.itemsize > TILES_CHUNK * dtype.itemsize):
+    if _block_n(dims.dstate) * states_dtype.itemsize > TILES_CHUNK * dtype.itemsize:
         return dims.chunk_size
     if (dims.cu_seqlens is not None
             and _chunk_rows(dims, TILES_CHUNK) > _runtime.cdiv(dims.seqlen, TILES_CHUNK) * (1 + PACKED_ROWS_OVER)):

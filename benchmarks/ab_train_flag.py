@@ -22,7 +22,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-from benchmarks.train_harness import forward_call, training_call
+from benchmarks.train_harness import add_dtype_argument, forward_call, training_call
 from benchmarks.tune_ssd_backward import kernel_times
 from flashssm.bench.run import peak_extra_mb
 
@@ -37,7 +37,7 @@ def main():
     parser.add_argument("--z", action="store_true", help="with --options: z too")
     parser.add_argument("--peak", action="store_true")
     parser.add_argument("--forward", action="store_true", help="also time the forward alone (no gradients)")
-    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="x, B, C and dy's dtype")
+    add_dtype_argument(parser)
     parser.add_argument("--kernel", action="append", help="a kernel whose time to print (repeat)")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="another switch held at this value (a Python literal) for every value compared (repeat)")
@@ -55,9 +55,8 @@ def main():
     original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
     try:
         for spec in a.workload or ["8x4K", "1x32K"]:
-            dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
-            step, names = training_call(spec, a.options, a.z, dtype)
-            fstep = forward_call(spec, a.options, a.z, dtype) if a.forward else None
+            step, names = training_call(spec, a.options, a.z, a.dtype)
+            fstep = forward_call(spec, a.options, a.z, a.dtype) if a.forward else None
             grads, calls, kernels = {}, {v: [] for v in map(repr, values)}, {v: {} for v in map(repr, values)}
             fwd = {v: [] for v in map(repr, values)}
             peaks = {}

@@ -18,7 +18,7 @@ def make_call(kind: str, name: str):
     if kind.startswith("ssd-"):
         from benchmarks.train_harness import forward_call, training_call
 
-        dtype = torch.float16 if kind.endswith("-fp16") else None
+        dtype = "fp16" if kind.endswith("-fp16") else "bf16"
         if kind.startswith("ssd-forward"):
             return forward_call(name, False, dtype=dtype)
         return training_call(name, False, dtype=dtype)[0]

@@ -16,7 +16,7 @@ import torch
 from triton.testing import do_bench
 
 import flashssm
-from benchmarks.train_harness import forward_call, training_call
+from benchmarks.train_harness import add_dtype_argument, forward_call, training_call
 
 
 def main():
@@ -24,12 +24,11 @@ def main():
     ap.add_argument("forward", nargs="*", help="workloads of the inference forward, BATCHxSEQLEN (K = 1024 tokens)")
     ap.add_argument("--train", nargs="*", default=[], help="workloads of the training call")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="x, B, C and dy's dtype")
+    add_dtype_argument(ap)
     a = ap.parse_args()
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     print(f"flashssm from {flashssm.__file__}, {a.dtype}")
-    for kind, specs, make in (("forward", a.forward, lambda s: forward_call(s, False, dtype=dtype)),
-                              ("training", a.train, lambda s: training_call(s, False, dtype=dtype)[0])):
+    for kind, specs, make in (("forward", a.forward, lambda s: forward_call(s, False, dtype=a.dtype)),
+                              ("training", a.train, lambda s: training_call(s, False, dtype=a.dtype)[0])):
         for spec in specs:
             f = make(spec)
             out = f()

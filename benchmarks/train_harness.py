@@ -25,21 +25,31 @@ def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:
     return leaves, dict(chunk_size=256, dt_softplus=options), torch.randn_like(inp["x"])
 
 
-def _call_leaves(spec: str, options: bool, z: bool, dtype: torch.dtype | None = None):
+# The 16-bit dtypes the calls below take for x, B, C, z and dy, by the name a script's --dtype gives
+# (`add_dtype_argument`).
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def add_dtype_argument(parser) -> None:
+    """The scripts' --dtype: the name of the 16-bit leaves' dtype (DTYPES), bf16 by default."""
+    parser.add_argument("--dtype", choices=tuple(DTYPES), default="bf16", help="x, B, C and dy's dtype")
+
+
+def _call_leaves(spec: str, options: bool, z: bool, dtype: str = "bf16"):
     """train_leaves for workload `spec` ("8x4K"-style, K = 1024 tokens), without z unless asked (with the options);
-    with `dtype`, the 16-bit leaves (x, B, C, z) and dy in that dtype instead of bf16."""
+    the 16-bit leaves (x, B, C, z) and dy in `dtype` (a DTYPES name)."""
     batch, seqlen = spec.lower().replace("k", "").split("x")
     leaves, opts, dy = train_leaves(f"{batch}x{int(seqlen) * 1024}", options)
     if not (z and options):
         leaves.pop("z", None)
-    if dtype is not None:
-        leaves = {k: (v.detach().to(dtype).requires_grad_() if v.dtype == torch.bfloat16 else v)
+    if DTYPES[dtype] != torch.bfloat16:
+        leaves = {k: (v.detach().to(DTYPES[dtype]).requires_grad_() if v.dtype == torch.bfloat16 else v)
                   for k, v in leaves.items()}
-        dy = dy.to(dtype)
+        dy = dy.to(DTYPES[dtype])
     return leaves, opts, dy
 
 
-def training_call(spec: str, options: bool, z: bool = False, dtype: torch.dtype | None = None):
+def training_call(spec: str, options: bool, z: bool = False, dtype: str = "bf16"):
     """(step, names) for workload `spec` ("8x4K"-style, K = 1024 tokens): step() runs ssd_scan forward and the
     gradients of its leaves `names` through autograd; without z unless asked (with z the forward stores no states for
     the backward), z with the options alone."""
@@ -53,7 +63,7 @@ def training_call(spec: str, options: bool, z: bool = False, dtype: torch.dtype 
     return step, names
 
 
-def forward_call(spec: str, options: bool, z: bool = False, dtype: torch.dtype | None = None):
+def forward_call(spec: str, options: bool, z: bool = False, dtype: str = "bf16"):
     """training_call's forward alone, on leaves that need no gradient (an inference call of ssd_scan)."""
     leaves, opts, _ = _call_leaves(spec, options, z, dtype)
     plain = {k: v.detach() for k, v in leaves.items()}

@@ -9,7 +9,7 @@ import argparse
 
 import torch
 
-from benchmarks.train_harness import training_call
+from benchmarks.train_harness import add_dtype_argument, training_call
 from benchmarks.tune_ssd_backward import kernel_times
 
 
@@ -17,11 +17,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", action="append")
     parser.add_argument("--options", action="store_true", help="with D, dt_bias and softplus (no z)")
-    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="x, B, C and dy's dtype")
+    add_dtype_argument(parser)
     a = parser.parse_args()
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     for spec in a.workload or ["8x4K", "1x32K"]:
-        step, _ = training_call(spec, a.options, dtype=dtype)
+        step, _ = training_call(spec, a.options, dtype=a.dtype)
         times, total = kernel_times(step, calls=10)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()

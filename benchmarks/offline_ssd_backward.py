@@ -13,7 +13,7 @@ newer than the GPU machine's: the figures are indicative, the GPU's timing decid
 import argparse
 
 from benchmarks.offline_ssd_forward import STRIDES, compile_specialised, resource_report
-from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, SPLIT_ALL, TF32, _ssd_bwd_kernel
+from flashssm.ops.ssd.backward_chain import ROUND, SPLIT, SPLIT_ALL, TF32, _dstates_kernel, _ssd_bwd_kernel
 from flashssm.ops.ssd.backward_tiles import TILES_SPLIT_DEFAULT, _tiles_bc_kernel, _tiles_kernel, _tiles_paths_kernel
 
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
@@ -60,7 +60,13 @@ def main():
                    help="fp16 inputs instead of bf16 (with --tiles, take --wide-states: fp16's tiles keep fp32 states)")
     p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
                    help="--tiles: a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, ...)")
+    p.add_argument("--chain", action="store_true",
+                   help="the chain launch (_dstates_kernel) as 8x4K takes it: late spans of 8 chunks, sub-chunks of "
+                        "128, the carry, bf16 states (--const NAME=INT sets a constexpr; --d: D's share, dt_bias and "
+                        "softplus, sub-chunks of 64 or --sub)")
     a = p.parse_args()
+    if a.chain:
+        return chain(a)
     if a.tiles:
         return pairs(a) if a.pairs else paths(a) if a.paths else tiles(a)
     mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
@@ -84,6 +90,27 @@ def main():
 
 OPS = ["HMMA", "HGMMA", "MUFU", "F2F", "FFMA", "FMUL", "SHFL", "REDG", "RED", "LDG", "STG", "LDS", "STS", "LDSM", "BAR",
        "F2FP", "LDL", "STL"]
+
+
+def chain(a):
+    """The chain launch (_dstates_kernel), late form, as the chain backward launches it at 8x4K of the 2.7B shape."""
+    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    consts = dict(CHUNK=2048, SUB=128, BLOCK_P=64, BLOCK_N=128, HAS_Z=False, HAS_DT_BIAS=False, DT_SOFTPLUS=False,
+                  HAS_DFINAL=False, IS_VARLEN=False, NEED_DZ=False, NEED_DINIT=False, DOT_PRECISION="tf32", MODE=mode,
+                  STORE_DY=False, ROUND_DY=True, NEED_DD=False, LATE=True, STATE_CHUNK=128, HALVES=False, CARRY=True)
+    if a.d:  # D's share summed on the way (a Mamba-2 layer's call), dt_bias and softplus as it passes them
+        consts.update(NEED_DD=True, HAS_DT_BIAS=True, DT_SOFTPLUS=True, SUB=a.sub if a.sub != 16 else 64)
+    consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
+    sizes = {**SIZES, "n_rows": 16, "n_programs": 16 * 80}
+    strides = {**BWD_STRIDES, "stride_df_s": 80 * 64 * 128, "stride_df_h": 64 * 128, "stride_df_p": 128, "stride_df_n": 1}
+    bf16 = {"C_ptr", "z_ptr", "dout_ptr", "ypre_ptr", "dy_ptr", "dz_ptr", "x_ptr", "dstates_ptr", "states_ptr"}
+    half = "*fp16" if a.fp16 else "*bf16"
+    ptr_type = lambda name: INT_PTRS.get(name, half if name in bf16 else "*fp32")  # noqa: E731
+    k = compile_specialised(_dstates_kernel, consts, {**strides, **sizes}, ptr_type, a.warps, stages=a.stages,
+                            maxnreg=a.maxnreg, floats=("dt_lo", "dt_hi"))
+    mix, regs, spills = resource_report(k, OPS + ["CCTL"], a.maxnreg, a.sass)
+    print(f"chain late mode {a.mode} {' '.join(a.const)}: regs {regs} spill-bytes {spills} smem {k.metadata.shared} "
+          f"| {mix}")
 
 
 def tiles(a):

@@ -102,7 +102,8 @@ def chain(a):
         consts.update(NEED_DD=True, HAS_DT_BIAS=True, DT_SOFTPLUS=True, SUB=a.sub if a.sub != 16 else 64)
     consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
     sizes = {**SIZES, "n_rows": 16, "n_programs": 16 * 80}
-    strides = {**BWD_STRIDES, "stride_df_s": 80 * 64 * 128, "stride_df_h": 64 * 128, "stride_df_p": 128, "stride_df_n": 1}
+    strides = {**BWD_STRIDES, "stride_df_s": 80 * 64 * 128, "stride_df_h": 64 * 128, "stride_df_p": 128,
+               "stride_df_n": 1}
     bf16 = {"C_ptr", "z_ptr", "dout_ptr", "ypre_ptr", "dy_ptr", "dz_ptr", "x_ptr", "dstates_ptr", "states_ptr"}
     half = "*fp16" if a.fp16 else "*bf16"
     ptr_type = lambda name: INT_PTRS.get(name, half if name in bf16 else "*fp32")  # noqa: E731

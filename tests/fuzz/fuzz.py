@@ -387,14 +387,6 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
         return {"A": float(dt.abs().max()) * float(incoming["final_states"].norm())
                 * float(want["final_states"].detach().norm())}
 
-    def processed_dt(k64):
-        # the dt the scan runs on (shared/SEMANTICS.md): clamp(softplus(dt + dt_bias), *dt_limit), never below 0
-        d = k64["dt"] + k64["dt_bias"] if "dt_bias" in k64 else k64["dt"]
-        if opts["dt_softplus"]:
-            d = torch.nn.functional.softplus(d)
-        lo, hi = options.get("dt_limit", (0.0, math.inf))
-        return d.clamp(min=max(lo, 0.0), max=hi)
-
     def decay_cancellation(incoming):
         # 16-bit inputs: the backward's products of computed values run in tf32 or in scaled 16-bit
         # parts (unit roundoff ~2^-11). dA_h is a sum over pairs (i, j), j <= i, of terms P_ij S_ij,
@@ -410,7 +402,8 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
         # each rounded on both sides: the allowance there is 2^-11 x 8 x sum_k dt_k x (the size of
         # every pair). dt as the scan runs it.
         k64 = float64(kw)
-        dtp = processed_dt(k64).permute(0, 2, 1)  # (b, h, l)
+        dtp = ssd_ref.process_dt(k64["dt"], k64.get("dt_bias"), opts["dt_softplus"],
+                                 options.get("dt_limit", (0.0, math.inf)), torch.float64).permute(0, 2, 1)  # (b, h, l)
         cs = torch.cumsum(dtp * k64["A"][:, None], dim=2)  # no varlen reset: an upper bound
         spans = torch.cumsum(dtp, dim=2)  # the dt summed over tokens 0..i
         dy = incoming["y"].double()

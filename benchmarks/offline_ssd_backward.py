@@ -26,11 +26,12 @@ BWD_STRIDES = {
 }
 BF16_PTRS = {"x_ptr", "B_ptr", "C_ptr", "z_ptr", "dout_ptr", "ypre_ptr", "dx_ptr", "dz_ptr"}
 INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64"}
+MODES = {"round": ROUND, "split": SPLIT, "tf32": TF32}  # --mode
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--sub", type=int, default=16)
+    p.add_argument("--sub", type=int, help="tokens a sub-chunk (the sweeps: 16; --chain: 128, with --d 64)")
     p.add_argument("--warps", type=int, default=4)
     p.add_argument("--stages", type=int, default=2)
     p.add_argument("--mode", choices=("round", "split", "tf32"), default="tf32")
@@ -63,13 +64,14 @@ def main():
     p.add_argument("--chain", action="store_true",
                    help="the chain launch (_dstates_kernel) as 8x4K takes it: late spans of 8 chunks, sub-chunks of "
                         "128, the carry, bf16 states (--const NAME=INT sets a constexpr; --d: D's share, dt_bias and "
-                        "softplus, sub-chunks of 64 or --sub)")
+                        "softplus)")
     a = p.parse_args()
     if a.chain:
         return chain(a)
     if a.tiles:
         return pairs(a) if a.pairs else paths(a) if a.paths else tiles(a)
-    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32, }[a.mode]
+    mode = MODES[a.mode]
+    a.sub = a.sub or 16
     consts = dict(CHUNK=256, SUB=a.sub, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_Z=a.z, HAS_DT_BIAS=a.dt_bias,
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=a.split_mask, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
@@ -94,12 +96,12 @@ OPS = ["HMMA", "HGMMA", "MUFU", "F2F", "FFMA", "FMUL", "SHFL", "REDG", "RED", "L
 
 def chain(a):
     """The chain launch (_dstates_kernel), late form, as the chain backward launches it at 8x4K of the 2.7B shape."""
-    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
-    consts = dict(CHUNK=2048, SUB=128, BLOCK_P=64, BLOCK_N=128, HAS_Z=False, HAS_DT_BIAS=False, DT_SOFTPLUS=False,
-                  HAS_DFINAL=False, IS_VARLEN=False, NEED_DZ=False, NEED_DINIT=False, DOT_PRECISION="tf32", MODE=mode,
-                  STORE_DY=False, ROUND_DY=True, NEED_DD=False, LATE=True, STATE_CHUNK=128, HALVES=False, CARRY=True)
+    mode = MODES[a.mode]
+    consts = dict(CHUNK=2048, SUB=a.sub or (64 if a.d else 128), BLOCK_P=64, BLOCK_N=128, HAS_Z=False,
+                  HAS_DT_BIAS=False, DT_SOFTPLUS=False, HAS_DFINAL=False, IS_VARLEN=False, NEED_DZ=False,
+                  NEED_DINIT=False, DOT_PRECISION="tf32", MODE=mode, STORE_DY=False, ROUND_DY=True, NEED_DD=False, LATE=True, STATE_CHUNK=128, HALVES=False, CARRY=True)
     if a.d:  # D's share summed on the way (a Mamba-2 layer's call), dt_bias and softplus as it passes them
-        consts.update(NEED_DD=True, HAS_DT_BIAS=True, DT_SOFTPLUS=True, SUB=a.sub if a.sub != 16 else 64)
+        consts.update(NEED_DD=True, HAS_DT_BIAS=True, DT_SOFTPLUS=True)
     consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
     sizes = {**SIZES, "n_rows": 16, "n_programs": 16 * 80}
     strides = {**BWD_STRIDES, "stride_df_s": 80 * 64 * 128, "stride_df_h": 64 * 128, "stride_df_p": 128,
@@ -116,7 +118,7 @@ def chain(a):
 
 def tiles(a):
     """The tiles kernel, as the chain backward launches it on the 2.7B shape (dy as x, dH given)."""
-    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    mode = MODES[a.mode]
     mask = TILES_SPLIT_DEFAULT if a.split_mask == SPLIT_ALL else a.split_mask
     consts = dict(CHUNK=a.chunk, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_D=a.d, HAS_INIT=False, IS_VARLEN=False,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=mask, NEED_DX=True, NEED_DA=True, NEED_DB=True,
@@ -128,7 +130,7 @@ def tiles(a):
 
 def pairs(a):
     """The tiles' pair launch, as the chain backward launches it on the 2.7B shape at 8x4K (80 heads a program)."""
-    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    mode = MODES[a.mode]
     consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, IS_VARLEN=False, DOT_PRECISION="tf32", MODE=mode,
                   SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
     report = _tiles_compile(_tiles_bc_kernel, consts, {"ngroups": 1, "heads_per_prog": 80, "n_hblocks": 1}, set(), a)
@@ -137,7 +139,7 @@ def pairs(a):
 
 def paths(a):
     """The tiles' paths launch, as the chain backward launches it on the 2.7B shape at 8x4K (80 heads a program)."""
-    mode = {"round": ROUND, "split": SPLIT, "tf32": TF32}[a.mode]
+    mode = MODES[a.mode]
     consts = dict(CHUNK=256, T=a.tile, BLOCK_P=64, BLOCK_N=128, HAS_INIT=False, IS_VARLEN=False, DOT_PRECISION="tf32",
                   MODE=mode, SPLIT_MASK=TILES_SPLIT_DEFAULT, NEED_DA=True, NEED_DB=True, NEED_DC=True)
     narrow = {"states_ptr", "dstates_ptr"} if a.narrow else set()

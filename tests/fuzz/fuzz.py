@@ -11,6 +11,7 @@ outputs and gradients must stay finite.
 
     python -m tests.fuzz.fuzz --seed 1 --budget 600           # cases until the budget (seconds) is spent
     python -m tests.fuzz.fuzz --op ssd_scan --case 123456789  # one case again (the reproducer)
+    python -m tests.fuzz.fuzz --shapes model --budget 600     # GPU: ssd_scan and selective_scan at models' shapes
 
 On the CPU set TRITON_INTERPRET=1 (done here when no GPU is present) before flashssm is imported.
 bf16 inputs are drawn only on a GPU: the interpreter's bf16 tl.dot is wrong (Triton 3.9).
@@ -327,18 +328,55 @@ def input_dtypes(on_gpu: bool):
 
 # ---- ssd_scan ----
 
-def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
+# Model shapes (`--shapes model`, GPU only): the pairwise tensors of ssd_scan's dA allowance hold batch x heads x
+# seqlen^2 float64 elements; the draws keep that under this many (a few GB of GPU memory).
+PAIRS = 2e8
+
+
+def ssd_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, chunk, ngroups, nheads, headdim, dstate, batch, seqlen, lens, cu) of an ssd_scan case. "small": the
+    interpreter's odd shapes. "model": the shapes models run, which take the GPU's fast paths (bf16 mostly, headdim
+    64/128, dstate 64-256, chunks 64-256): a third with chains enough for the forward's late publish (sequences x
+    heads >= twice the programs the GPU holds), the others batch 1-2, where long sequences run in early-publish spans
+    (one wave of them when unpacked)."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        chunk = rng.choice([16, 32, 64])
+        ngroups = rng.choice([1, 1, 2, 3])
+        nheads = ngroups * rng.choice([1, 2])
+        headdim = rng.choice([4, 7, 16, 24, 33, 64])
+        dstate = rng.choice([1, 5, 16, 17, 32, 64])
+        batch, seqlen, lens, cu = packing(rng, 3 * chunk,
+                                          lambda: (rng.randint(1, 2), seqlen_near(rng, chunk, 3 * chunk)))
+        return dtype, chunk, ngroups, nheads, headdim, dstate, batch, seqlen, lens, cu
+    from flashssm.ops.ssd import forward as ssd_forward
+
+    dtype = rng.choice([torch.bfloat16] * 3 + [torch.float16, torch.float32])
+    chunk = rng.choice([64, 128, 256])
+    headdim = rng.choice([64, 64, 128])
+    dstate = rng.choice([64, 128, 128, 256])
+    ngroups = rng.choice([1, 1, 2, 8])
+    if rng.random() < 1 / 3:  # many chains: late publish
+        nheads = ngroups * rng.randint(max(1, 24 // ngroups), 64 // ngroups)
+        seqs = -(-2 * ssd_forward._resident_programs(device) // nheads) + rng.randint(0, 2)
+    else:
+        nheads = ngroups * rng.choice([1, 2, 4])
+        seqs = rng.randint(1, 2) if rng.random() < 0.7 else rng.randint(2, 4)
+    longest = max(chunk + 2, min(8192, int((PAIRS / (seqs * nheads)) ** 0.5)))
+    if rng.random() < 0.3:  # packed: `seqs` sequences, empty and single-token ones among them
+        lens = [rng.choice([0, 1, rng.randint(2, longest // seqs), rng.randint(2, longest // seqs)])
+                for _ in range(seqs)]
+        lens[-1] = max(lens[-1], 1)
+        return (dtype, chunk, ngroups, nheads, headdim, dstate, 1, sum(lens), lens,
+                torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32))
+    seqlen = rng.choice([1, chunk - 1, chunk + 1, rng.randint(chunk, longest), rng.randint(2 * chunk, longest)])
+    return dtype, chunk, ngroups, nheads, headdim, dstate, seqs, seqlen, None, None
+
+
+def case_ssd_scan(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    on_gpu = device.type == "cuda"
-    dtype = rng.choice(input_dtypes(on_gpu))
-    chunk = rng.choice([16, 32, 64])
-    ngroups = rng.choice([1, 1, 2, 3])
-    nheads = ngroups * rng.choice([1, 2])
-    headdim = rng.choice([4, 7, 16, 24, 33, 64])
-    dstate = rng.choice([1, 5, 16, 17, 32, 64])
-    batch, seqlen, lens, cu = packing(rng, 3 * chunk,
-                                      lambda: (rng.randint(1, 2), seqlen_near(rng, chunk, 3 * chunk)))
+    dtype, chunk, ngroups, nheads, headdim, dstate, batch, seqlen, lens, cu = ssd_shape(rng, shapes, device)
     num_seqs = len(lens) if lens else batch
     opts = dict(D=rng.choice([None, "h", "hp"]), z=rng.random() < 0.5, dt_bias=rng.random() < 0.5,
                 dt_softplus=rng.random() < 0.5, dt_limit=rng.random() < 0.3, init=rng.random() < 0.5,
@@ -458,19 +496,54 @@ def case_ssd_scan(seed: int, device) -> tuple[dict, Outcome]:
 
 # ---- selective_scan ----
 
-def case_selective_scan(seed: int, device) -> tuple[dict, Outcome]:
+def scan_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, dim, dstate, ngroups, batch, seqlen, lens, cu, heavy) of a selective_scan case. "small": the
+    interpreter's odd shapes. "model": shapes that take each of the forward's and backward's plans on the GPU
+    (`scan.forward_config`): batch 1-2 of long sequences (early-publish segments), grids of one to four waves (late
+    hand-over segments), dstate 64-256, plain grids; `heavy` where the float64 reference's autograd through every token
+    would take tens of GB (gradients drawn less often there)."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        dim = rng.choice([1, 3, 8, 16, 37])
+        dstate = rng.choice([1, 4, 16, 23])
+        grouped = rng.random() < 0.4
+        ngroups = rng.choice([d for d in (1, 2, 3) if dim % d == 0]) if grouped else None
+        batch, seqlen, lens, cu = packing(rng, 80, lambda: (rng.randint(1, 2), seqlen_near(rng, 32, 100)))
+        return dtype, dim, dstate, ngroups, batch, seqlen, lens, cu, False
+    dtype = rng.choice([torch.bfloat16] * 3 + [torch.float16, torch.float32])
+    regime = rng.choice(["segments", "late", "wide", "plain"])
+    heavy = False
+    if regime == "segments":
+        batch, dim, dstate, longest = rng.randint(1, 2), rng.choice([256, 512, 1536]), rng.choice([16, 16, 4]), 6144
+        seqlen = rng.randint(2048, longest)
+    elif regime == "late":  # one-warp programs of 16 channels: 0.8 to 4 waves of them
+        batch, dim, dstate, longest = rng.choice([(4, 5120), (8, 2560), (6, 4096), (7, 3072)]) + (16, 2600)
+        seqlen, heavy = rng.randint(2048, longest), True
+    elif regime == "wide":
+        batch, dim, dstate, longest = rng.randint(1, 2), rng.choice([64, 256, 512]), rng.choice([64, 128, 256]), 3000
+        seqlen = rng.choice([1, 33, rng.randint(100, longest)])
+    else:
+        batch, dim, dstate, longest = rng.randint(2, 4), rng.choice([1024, 1536]), 16, 1500
+        seqlen = rng.choice([1, 7, rng.randint(64, longest)])
+    ngroups = rng.choice([d for d in (1, 2, 4) if dim % d == 0]) if rng.random() < 0.3 else None
+    if rng.random() < 0.3:  # packed: up to four sequences, empty and single-token ones among them
+        n = rng.randint(2, 4)
+        lens = [rng.choice([0, 1, rng.randint(2, longest), rng.randint(2, longest)]) for _ in range(n)]
+        lens[-1] = max(lens[-1], 1)
+        return (dtype, dim, dstate, ngroups, 1, sum(lens), lens,
+                torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32), heavy)
+    return dtype, dim, dstate, ngroups, batch, seqlen, None, None, heavy
+
+
+def case_selective_scan(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    dtype = rng.choice(input_dtypes(device.type == "cuda"))
-    dim = rng.choice([1, 3, 8, 16, 37])
-    dstate = rng.choice([1, 4, 16, 23])
-    grouped = rng.random() < 0.4
-    ngroups = rng.choice([d for d in (1, 2, 3) if dim % d == 0]) if grouped else None
-    batch, seqlen, lens, cu = packing(rng, 80, lambda: (rng.randint(1, 2), seqlen_near(rng, 32, 100)))
+    dtype, dim, dstate, ngroups, batch, seqlen, lens, cu, heavy = scan_shape(rng, shapes, device)
     opts = dict(D=rng.random() < 0.5, z=rng.random() < 0.5, delta_bias=rng.random() < 0.5,
                 delta_softplus=rng.random() < 0.5, last_state=rng.random() < 0.5,
                 extreme=rng.choice(["none", "none", "dt_tiny", "decay80", "zero_bc"]),
-                strided=rng.random() < 0.3, grads=rng.random() < 0.5)
+                strided=rng.random() < (0.5 if shapes == "model" else 0.3),
+                grads=rng.random() < (0.2 if heavy else 0.5))
     desc = dict(op="selective_scan", dtype=str(dtype), batch=batch, dim=dim, seqlen=seqlen, lens=lens, dstate=dstate,
                 ngroups=ngroups, **{k: str(v) for k, v in opts.items()})
     bc = (batch, dstate, seqlen) if ngroups is None else (batch, ngroups, dstate, seqlen)
@@ -668,15 +741,20 @@ def case_seed(seed: int, index: int) -> int:
     return random.Random(f"{seed}:{index}").getrandbits(32)
 
 
-def reproducer(op: str, seed: int, device) -> str:
+# the ops with a "model" shape profile (`--shapes model`: the GPU's fast paths at the shapes models run)
+MODEL_SHAPES = ("ssd_scan", "selective_scan")
+
+
+def reproducer(op: str, seed: int, device, shapes: str = "small") -> str:
     prefix = "" if device.type == "cuda" else "TRITON_INTERPRET=1 "
-    return f"{prefix}python -m tests.fuzz.fuzz --op {op} --case {seed}"
+    profile = "" if shapes == "small" else f" --shapes {shapes}"
+    return f"{prefix}python -m tests.fuzz.fuzz --op {op} --case {seed}{profile}"
 
 
-def run_case(op: str, seed: int, device) -> tuple[dict, list[str]]:
-    """One case; its failures (an exception is one)."""
+def run_case(op: str, seed: int, device, shapes: str = "small") -> tuple[dict, list[str]]:
+    """One case; its failures (an exception is one). `shapes`: "small" or, for MODEL_SHAPES, "model"."""
     try:
-        desc, out = CASES[op](seed, device)
+        desc, out = CASES[op](seed, device) if shapes == "small" else CASES[op](seed, device, shapes)
     except Exception as err:  # a crash inside the op is a finding, not the end of the run
         return {"op": op}, [f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
                             f" at {traceback.extract_tb(err.__traceback__)[-1].name}"]
@@ -684,11 +762,11 @@ def run_case(op: str, seed: int, device) -> tuple[dict, list[str]]:
 
 
 def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | None = None, log=print,
-         verbose: bool = False) -> dict:
+         verbose: bool = False, shapes: str = "small") -> dict:
     """Cases round-robin over `ops` until `budget_s` seconds (or max_cases) are spent; returns
     {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}. verbose: a line for every
-    case that passes too, with its time (on a GPU a case's first compiles can take a minute: a run stopped from outside
-    still shows what it did)."""
+    case that passes too, with its time and description (on a GPU a case's first compiles can take a minute: a run
+    stopped from outside still shows what it did). shapes: "small" or "model" (`run_case`)."""
     start = time.monotonic()
     report = {"cases": 0, "failed": [], "per_op": {op: 0 for op in ops}}
     index = 0
@@ -696,14 +774,15 @@ def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | No
         op = ops[index % len(ops)]
         cs = case_seed(seed, index)
         began = time.monotonic()
-        desc, failures = run_case(op, cs, device)
+        desc, failures = run_case(op, cs, device, shapes)
         report["cases"] += 1
         report["per_op"][op] += 1
         if failures:
             report["failed"].append((op, cs, desc, failures))
-            log(f"FAIL {op} case {cs}: {'; '.join(failures)}  |  {desc}  |  replay: {reproducer(op, cs, device)}")
+            log(f"FAIL {op} case {cs}: {'; '.join(failures)}  |  {desc}  |  "
+                f"replay: {reproducer(op, cs, device, shapes)}")
         elif verbose:
-            log(f"ok {op} case {cs} ({time.monotonic() - began:.1f} s)")
+            log(f"ok {op} case {cs} ({time.monotonic() - began:.1f} s)  |  {desc}")
         index += 1
     return report
 
@@ -718,22 +797,34 @@ def main(argv=None) -> int:
     parser.add_argument("--op", help="with --case: replay one case")
     parser.add_argument("--case", type=int, help="a case seed from a failure line")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--shapes", choices=("small", "model"), default="small",
+                        help="small: odd shapes (the interpreter's); model: the shapes models run, on the GPU's fast "
+                             "paths (GPU only; " + ", ".join(MODEL_SHAPES) + ")")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
+    if args.shapes == "model" and device.type != "cuda":
+        parser.error("--shapes model needs a GPU (its shapes take minutes a case under the interpreter)")
     if args.case is not None:
         if args.op not in CASES:
             parser.error(f"--case needs --op, one of {', '.join(CASES)} (got {args.op!r})")
-        desc, failures = run_case(args.op, args.case, device)
+        if args.shapes == "model" and args.op not in MODEL_SHAPES:
+            parser.error(f"--shapes model: only {', '.join(MODEL_SHAPES)}")
+        desc, failures = run_case(args.op, args.case, device, args.shapes)
         print(desc)
         print("\n".join(failures) if failures else "ok")
         return 1 if failures else 0
     ops = [o for o in args.ops.split(",") if o]
+    if args.shapes == "model" and args.ops == parser.get_default("ops"):
+        ops = list(MODEL_SHAPES)
     for o in ops:
         if o not in CASES:
             parser.error(f"--ops: unknown op {o!r}; expected some of {', '.join(CASES)}")
-    print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}", flush=True)
+        if args.shapes == "model" and o not in MODEL_SHAPES:
+            parser.error(f"--shapes model: only {', '.join(MODEL_SHAPES)} (got {o!r})")
+    print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}, "
+          f"shapes {args.shapes}", flush=True)
     report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True),
-                  verbose=args.verbose)
+                  verbose=args.verbose, shapes=args.shapes)
     per_op = ", ".join(f"{k} {v}" for k, v in report["per_op"].items())
     print(f"{report['cases']} cases ({per_op}), {len(report['failed'])} failed")
     return 1 if report["failed"] else 0

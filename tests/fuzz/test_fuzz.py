@@ -44,3 +44,51 @@ def test_failures_are_reported_with_a_reproducer(monkeypatch):
     monkeypatch.setattr(fuzz.flashssm, "rmsnorm_gated", lambda *a, **k: 1 / 0)
     report = fuzz.fuzz(7, float("inf"), ["rmsnorm_gated"], torch.device(DEVICE), max_cases=1, log=lines.append)
     assert "raised ZeroDivisionError" in report["failed"][0][3][0]
+
+
+def test_model_shapes_reach_the_fast_paths():
+    """`--shapes model` (a GPU run) draws what models run: ssd_scan cases on the Gluon kernel's shapes in both of its
+    forms (late publish for many chains, early publish in one wave of spans at batch 1), and selective_scan cases in
+    each of the forward's plans (early segments, late hand-over segments, dstate past 32). Drawn here without running
+    them (the fast paths need a GPU; this checks the profile's reach, which a narrower draw would lose)."""
+    import random
+
+    from flashssm.ops.checks import SSDDims
+    from flashssm.ops.selective_scan import scan
+    from flashssm.ops.ssd import forward
+
+    device, resident = torch.device("cpu"), forward._resident_programs(torch.device("cpu"))
+    seen = set()
+    for seed in range(400):
+        dtype, chunk, ngroups, nheads, headdim, dstate, batch, seqlen, lens, cu = fuzz.ssd_shape(
+            random.Random(seed), "model", device)
+        assert nheads % ngroups == 0 and seqlen == (sum(lens) if lens else seqlen) and seqlen >= 1
+        assert batch * nheads * seqlen ** 2 <= 1.1 * fuzz.PAIRS + nheads * batch * (chunk + 2) ** 2
+        dims = SSDDims(batch, seqlen, nheads, headdim, ngroups, dstate, len(lens) if lens else batch, chunk,
+                       None if cu is None else tuple(cu.tolist()), (0.0, float("inf")))
+        gluon_shape = (dtype == torch.bfloat16 and headdim % 64 == 0 and dstate in (64, 128) and chunk % 64 == 0)
+        many = forward._many_chains(dims, resident)
+        cfg = forward._config_for(dims, dtype.itemsize, resident, forward._config_switches())
+        seen.add(("gluon late" if many else "gluon early") if gluon_shape else "triton")
+        if gluon_shape and cfg.gluon_group is not None and cfg.gluon_group > 1:
+            seen.add("gluon one wave")
+        if many and cfg.group > 1:
+            seen.add("late spans")
+        if cu is not None and 0 in lens:
+            seen.add("packed with an empty sequence")
+    assert seen >= {"gluon late", "gluon early", "gluon one wave", "triton", "late spans",
+                    "packed with an empty sequence"}, seen
+
+    plans = set()
+    for seed in range(200):
+        dtype, dim, dstate, ngroups, batch, seqlen, lens, cu, heavy = fuzz.scan_shape(random.Random(seed), "model",
+                                                                                      device)
+        cfg = scan.forward_config(batch, dim, dstate, ngroups or 1, 132, dtype.itemsize, seqlen)
+        plans.add("late segments" if cfg.hand_late else "early segments" if cfg.segment else
+                  "wide" if dstate > 32 else "plain")
+    assert plans == {"late segments", "early segments", "wide", "plain"}, plans
+
+
+def test_model_shapes_need_a_gpu():
+    with pytest.raises(SystemExit):
+        fuzz.main(["--shapes", "model", "--device", "cpu", "--budget", "1"])

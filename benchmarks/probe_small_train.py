@@ -34,7 +34,7 @@ def _patched(variant):
             return real_bwd(dataclasses.replace(dims, chunk_size=min(chunk, dims.chunk_size)), *args, **kw)
         backward.ssd_backward = bwd
     if variant.startswith("tiles"):
-        backward_chain.use_tiles = lambda dims, device: True
+        backward_chain.use_tiles = lambda dims, device, *_: True
 
     def restore():
         backward.ssd_backward, backward_chain.use_tiles = real_bwd, real_tiles

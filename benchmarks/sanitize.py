@@ -128,7 +128,7 @@ def case_ssd_deterministic_tiles(out, g, device):
     from flashssm.ops.ssd import backward_chain, backward_tiles
 
     saved = backward_chain.use_tiles, backward_tiles.PATHS_HEADS
-    backward_chain.use_tiles = lambda dims, device: True
+    backward_chain.use_tiles = lambda dims, device, *_: True
     backward_tiles.PATHS_HEADS = 2
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
@@ -145,7 +145,7 @@ def case_ssd_tiles_spans(out, g, device):
     from flashssm.ops.ssd import backward_chain
 
     saved = backward_chain.use_tiles, backward_chain.chain_span
-    backward_chain.use_tiles = lambda dims, device: True
+    backward_chain.use_tiles = lambda dims, device, *_: True
     backward_chain.chain_span = lambda dims, device: 3
     try:
         _ssd(out, g, device, (2, 1017, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, D="hp", z=True, dt_bias=True,
@@ -161,7 +161,7 @@ def case_ssd_halves(out, g, device):
     from flashssm.ops.ssd import backward_chain
 
     saved = backward_chain.use_tiles, backward_chain.early_halves
-    backward_chain.use_tiles = lambda dims, device: True
+    backward_chain.use_tiles = lambda dims, device, *_: True
     backward_chain.early_halves = lambda dims, device, narrow: (True, True)
     try:
         _ssd(out, g, device, (2, 4 * 128 + 30, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, dt_bias=True,

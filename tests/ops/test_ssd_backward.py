@@ -392,7 +392,7 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
 
     inputs, chunk, tiles_chunk, config = TILES_STATES_CASES[case]
     monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     monkeypatch.setattr(backward_chain, "tiles_chunk", lambda dims, device, *dtypes: tiles_chunk)
     if config is not None:
         real_pick = forward.pick_config
@@ -497,7 +497,7 @@ def test_deterministic_tiles(case, device, monkeypatch):
     from flashssm.ops.ssd import backward_chain, backward_tiles
 
     ran = spy_forms(monkeypatch)
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: case != "few-chunks")
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: case != "few-chunks")
     if case == "head-blocks":
         monkeypatch.setattr(backward_tiles, "PATHS_HEADS", 2)
         monkeypatch.setattr(backward_tiles, "TILE", 32)  # four blocks a chunk: ten tile pairs
@@ -524,13 +524,73 @@ def test_deterministic_mode_skips_fills(form, device, monkeypatch):
     from flashssm.ops.ssd import backward_chain
 
     ran = spy_forms(monkeypatch)
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     kw = ssd_inputs(1, 70, 4, 16, 256 if form == "parallel" else 16, 1, dtype=torch.float32, device=device, D="h",
                     z=True, dt_bias=True, dt_softplus=True, initial_states=True)
     dy = torch.randn_like(kw["x"])
     filled, total = filled_allocations(lambda: gradients(flashssm.ssd_scan, kw, dy, None, chunk_size=32))
     assert not filled and total >= 8, (filled, total)
     assert ran == [form], ran
+
+
+@pytest.mark.parametrize("case", ["blocks forced", "fp32 256 x 128"])
+def test_parallel_form_state_tiles_in_row_blocks(case, device, monkeypatch):
+    """The parallel form's dx launch takes its state tiles in row blocks (`_dx_split`) where whole fp32 tiles of
+    dstate 256 x headdim 128 would need 288 KB of shared memory, past Hopper's 227 KB: Triton's OutOfResources at
+    launch, in the deterministic mode, which runs the parallel form there (fuzz case 3025600353 at model shapes,
+    fifty-ninth session). Forced on a small shape whose tiles fit whole (under the interpreter too): the gradients of
+    whole tiles to fp32's rounding; and at that shape on the GPU, where it raised."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward
+
+    monkeypatch.setattr(_runtime, "PREPARED", False)  # (a replay would repeat the first call's launches)
+    runs, real, real_parallel = [], backward._dx_split, backward.ssd_backward_parallel
+    monkeypatch.setattr(backward, "ssd_backward_parallel",
+                        lambda dims, *a, **k: runs.append(a[2].device.type) or real_parallel(dims, *a, **k))
+    if case == "blocks forced":
+        monkeypatch.setattr(backward, "DEFAULT_FORM", "parallel")
+        monkeypatch.setattr(backward, "_dx_split", lambda *a: 2)
+        kw = ssd_inputs(2, 45, 2, 16, 32, 1, dtype=torch.float32, device=device, D="h", dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=32)
+        dy, dfinal = torch.randn_like(kw["x"]), torch.randn(2, 2, 16, 32, device=device)
+        blocks = gradients(flashssm.ssd_scan, kw, dy, dfinal, chunk_size=32)[2]
+        monkeypatch.setattr(backward, "_dx_split", real)
+        whole = gradients(flashssm.ssd_scan, kw, dy, dfinal, chunk_size=32)[2]
+        for name, b in whole.items():
+            assert torch.allclose(blocks[name], b, rtol=1e-5, atol=1e-5 * float(b.abs().max())), name
+    elif not HAS_GPU:
+        pytest.skip("the shape the shared memory limit concerns, at the GPU's speed")
+    else:
+        assert real(256, 128, 4) == 2
+        kw = ssd_inputs(2, 70, 2, 128, 256, 1, dtype=torch.float32, device=device, D="h", dt_bias=True,
+                        dt_softplus=True, initial_states=True)
+        check_gradients(kw, torch.float32, chunk_size=32, deterministic=True)
+        # the default mode: the tiles (`use_tiles`); the sweeps raised there (fuzz case 1288345749)
+        check_gradients(kw, torch.float32, chunk_size=32)
+    assert torch.device(device).type in runs, runs  # (the backward itself, not only compile-ahead's dry run)
+
+
+def test_fp32_large_state_tiles_take_the_tiles(monkeypatch):
+    """The chain form's sweeps kernel holds whole state tiles: fp32 tiles of dstate 256 x headdim 128 need 256 KB of
+    shared memory there, past Hopper's 227 KB (OutOfResources at launch on a small grid, where the tiles were not
+    chosen: fuzz case 1288345749 at model shapes, fifty-ninth session). `use_tiles` sends those to the tiles at any
+    grid (their launches fit), and leaves every other choice to the grid's size, as on a 132-SM GPU here."""
+    from flashssm import _runtime
+    from flashssm.ops.checks import SSDDims
+    from flashssm.ops.ssd import backward_chain
+
+    monkeypatch.setattr(_runtime, "sm_count", lambda device, on_cpu=0: 132)
+    cpu = torch.device("cpu")
+
+    def dims(headdim, dstate):  # one sequence of 129 tokens, 16 heads: two chunks of 128, far too few for the tiles
+        return SSDDims(1, 129, 16, headdim, 8, dstate, 1, 128, None, (0.0, math.inf))
+
+    assert backward_chain.use_tiles(dims(128, 256), cpu, torch.float32)
+    for headdim, dstate, dtype in ((128, 256, torch.bfloat16), (128, 256, torch.float16), (64, 256, torch.float32),
+                                   (128, 128, torch.float32)):
+        assert not backward_chain.use_tiles(dims(headdim, dstate), cpu, dtype), (headdim, dstate, dtype)
+    assert not backward_chain.use_tiles(dims(128, 256), cpu)  # (no dtype: the grid alone)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="float64 runs the kernels only under the interpreter")
@@ -839,7 +899,7 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
     if case == "deterministic-two-buffers":
         monkeypatch.setattr(backward_chain, "IN_PLACE_STATES", False)
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     monkeypatch.setattr(backward_chain, "TILES_CHUNK", 64)
     monkeypatch.setattr(backward_tiles, "TILE", 32)  # two blocks a tiles chunk: three tile pairs
     chunks = record_calls(monkeypatch, backward_chain, "_tiles_launch", lambda dims, *a, **k: dims.chunk_size)
@@ -870,7 +930,7 @@ def test_states_in_place(case, device, monkeypatch):
     carry. Fails if the carry or the inpath terms are lost (checked: ddt and dA off by 10-90 %)."""
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     calls = record_calls(monkeypatch, backward_chain, "entering_states",
                          lambda *a, **k: (k.get("out") is not None, k.get("carry") is not None))
     deterministic = case.startswith("deterministic")
@@ -907,7 +967,7 @@ def test_cols_from_bracket(case, device, monkeypatch):
     from flashssm import _runtime
     from flashssm.ops.ssd import backward, backward_chain, backward_tiles
 
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     if case == "pair-sums":
         monkeypatch.setattr(backward_tiles, "COLS_FROM_BRACKET", False)
     if case.endswith("-mode"):
@@ -949,7 +1009,7 @@ def test_early_halves(case, device, monkeypatch):
     from flashssm import _runtime
     from flashssm.ops.ssd import backward_chain, forward
 
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)  # (without z the forward would store them)
     if case.endswith("default"):
         monkeypatch.setattr(backward_chain, "HALVES_STATES_CHUNKS", 2)
@@ -983,7 +1043,7 @@ def test_chain_carry(form, device, monkeypatch):
     from flashssm import _runtime
     from flashssm.ops.ssd import backward_chain, backward_tiles
 
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: True)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
     knobs = dict(form="chain", tiles=True)
     if form == "recomputed":
         monkeypatch.setattr(backward_chain, "TILES_STATES_FROM_FORWARD", False)
@@ -1317,7 +1377,7 @@ def test_fp16_with_dt_near_0_keeps_its_digits(tiles, chunk, device, monkeypatch)
     fp32 for fp16 inputs (in fp16, subnormal, dC was 4.1x the rounding's cost)."""
     from flashssm.ops.ssd import backward_chain
 
-    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device: tiles)
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: tiles)
     kw = ssd_inputs(2, 106, 2, 24, 32, 2, dtype=torch.float16, device=device, dt_bias=True, dt_softplus=True)
     kw["dt"] = torch.full_like(kw["dt"], -14.0) + 0.5 * torch.rand_like(kw["dt"])
     leaves = {k: v.clone().requires_grad_() if v.is_floating_point() else v for k, v in kw.items()

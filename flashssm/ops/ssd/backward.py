@@ -96,19 +96,20 @@ def _dx_kernel(
     CHUNK: tl.constexpr, T: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_D: tl.constexpr, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, HAS_INIT: tl.constexpr,
     IS_VARLEN: tl.constexpr, NEED_DX: tl.constexpr, NEED_DA: tl.constexpr,
-    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, N_SPLIT: tl.constexpr = 1,
 ):
+    # N_SPLIT: the [BLOCK_N, BLOCK_P] state tiles (H, dH) taken in that many row blocks, each its own product: fp32
+    # states of 256 x 128 kept whole need 288 KB of shared memory, past Hopper's 227 KB (`_dx_split`)
     pid = tl.program_id(0)
     h = pid % nheads
     rest = pid // nheads
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
     g = h // heads_per_group
+    NH: tl.constexpr = BLOCK_N // N_SPLIT
     offs_p = tl.arange(0, BLOCK_P)
-    offs_n = tl.arange(0, BLOCK_N)
     offs_q = tl.arange(0, CHUNK)
     offs_t = tl.arange(0, T)
     mask_p = offs_p < headdim
-    mask_n = offs_n < dstate
     A = tl.load(A_ptr + h).to(tl.float32)
     dt_bias = 0.0
     if HAS_DT_BIAS:
@@ -123,7 +124,6 @@ def _dx_kernel(
     row_base = ((b64 * seqlen + start) * nheads + h64) * headdim  # dy, dx: contiguous like x
     prog_row = rest.to(tl.int64) * nheads + h64
     scratch = prog_row * CHUNK
-    state_off = prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
 
     # dt after processing and its cumsum over the chunk, for this launch's tiles and the next launch
     mask_q = offs_q < length
@@ -136,23 +136,34 @@ def _dx_kernel(
 
     if NEED_DA:
         # paths from before the chunk to after it, and from before the chunk to each token (these
-        # start the per-token sums that the pairs add to)
-        H = tl.load(states_ptr + state_off).to(tl.float32)
-        if HAS_INIT:
-            if k == 0:  # exact, whatever the states' dtype
-                H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
-                            + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
-                            mask=mask_n[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
-        carry = tl.exp(total) * tl.sum(tl.sum(H * tl.load(dstates_ptr + state_off), axis=1), axis=0)
-        for t0 in range(0, length, T):
-            tt = t0 + offs_t
-            mask_tt = tt < length
-            C_t = _operand(tl.load(C_base + tt[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
-                                   mask=mask_tt[:, None] & mask_n[None, :], other=0.0))
-            dy_t = tl.load(dy_ptr + row_base + tt[:, None] * (nheads * headdim) + offs_p[None, :],
-                           mask=mask_tt[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
-            ch = _mm_cr(C_t, H, tl.zeros((T, BLOCK_P), dtype=tl.float32), MODE, DOT_PRECISION)
-            tl.store(dcs_ptr + scratch + tt, tl.exp(tl.load(cs_ptr + scratch + tt)) * tl.sum(ch * dy_t, axis=1))
+        # start the per-token sums that the pairs add to), a block of N_SPLIT state rows at a time
+        carry = 0.0
+        for part_n in tl.static_range(N_SPLIT):
+            offs_n = part_n * NH + tl.arange(0, NH)
+            mask_n = offs_n < dstate
+            state_off = prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P + offs_p[None, :]
+            H = tl.load(states_ptr + state_off).to(tl.float32)
+            if HAS_INIT:
+                if k == 0:  # exact, whatever the states' dtype
+                    H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
+                                + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
+                                mask=mask_n[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+            carry += tl.sum(tl.sum(H * tl.load(dstates_ptr + state_off), axis=1), axis=0)
+            if part_n > 0:
+                tl.debug_barrier()  # (the previous block's dcs stores, read back below)
+            for t0 in range(0, length, T):
+                tt = t0 + offs_t
+                mask_tt = tt < length
+                C_t = _operand(tl.load(C_base + tt[:, None] * stride_C_t + offs_n[None, :] * stride_C_n,
+                                       mask=mask_tt[:, None] & mask_n[None, :], other=0.0))
+                dy_t = tl.load(dy_ptr + row_base + tt[:, None] * (nheads * headdim) + offs_p[None, :],
+                               mask=mask_tt[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
+                ch = _mm_cr(C_t, H, tl.zeros((T, BLOCK_P), dtype=tl.float32), MODE, DOT_PRECISION)
+                share = tl.exp(tl.load(cs_ptr + scratch + tt)) * tl.sum(ch * dy_t, axis=1)
+                if part_n > 0:
+                    share += tl.load(dcs_ptr + scratch + tt)
+                tl.store(dcs_ptr + scratch + tt, share)
+        carry = tl.exp(total) * carry
         tl.debug_barrier()
 
     if HAS_D:
@@ -164,14 +175,17 @@ def _dx_kernel(
         mask_jp = mask_j[:, None] & mask_p[None, :]
         dt_j = tl.load(dtp_ptr + scratch + tj)
         cs_j = tl.load(cs_ptr + scratch + tj)
-        B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
-                               mask=mask_j[:, None] & mask_n[None, :], other=0.0))
         x_j = _operand(tl.load(x_base + tj[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_jp,
                                other=0.0))
         xf = x_j.to(tl.float32)
         # what dH says about token j: its path out of the chunk (dH reloaded per tile: not held in registers)
-        bracket = _mm_cr(B_j, tl.load(dstates_ptr + state_off), tl.zeros((T, BLOCK_P), dtype=tl.float32),
-                         MODE, DOT_PRECISION)
+        bracket = tl.zeros((T, BLOCK_P), dtype=tl.float32)
+        for part_n in tl.static_range(N_SPLIT):
+            offs_n = part_n * NH + tl.arange(0, NH)
+            B_j = _operand(tl.load(B_base + tj[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
+                                   mask=mask_j[:, None] & (offs_n < dstate)[None, :], other=0.0))
+            bracket = _mm_cr(B_j, tl.load(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + offs_n[:, None] * BLOCK_P
+                                          + offs_p[None, :]), bracket, MODE, DOT_PRECISION)
         bracket *= tl.exp(total - cs_j)[:, None]
         if NEED_DA:  # paths from token j to after the chunk
             tl.store(edge_ptr + scratch + tj, tl.sum(bracket * xf, axis=1) * dt_j)
@@ -335,6 +349,13 @@ def _dbc_kernel(
         tl.debug_barrier()
 
 
+def _dx_split(block_n: int, block_p: int, element_size: int) -> int:
+    """Row blocks `_dx_kernel` takes its state tiles in: two for fp32 tiles past 16K elements (dstate 129-256 with
+    headdim 65-128), whose whole tiles need 288 KB of shared memory on sm_90 (the fifty-ninth session's fuzz at model
+    shapes; `benchmarks/offline_smem.py`), else one."""
+    return 2 if element_size >= 4 and block_n * block_p > 16384 else 1
+
+
 def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:
     """Heads summed in registers by one program of launch 4: as many as keep about two programs per SM."""
     return heads_per_program(dims.nheads // dims.ngroups, n_rows * dims.ngroups, 2, device)
@@ -388,7 +409,7 @@ def deterministic_tiles(dims: SSDDims, x: torch.Tensor) -> bool:
     (gradcheck under the interpreter), and not when DETERMINISTIC_TILES is off."""
     from flashssm.ops.ssd import backward_tiles
 
-    return (DETERMINISTIC_TILES and x.dtype != torch.float64 and backward_chain.use_tiles(dims, x.device)
+    return (DETERMINISTIC_TILES and x.dtype != torch.float64 and backward_chain.use_tiles(dims, x.device, x.dtype)
             and backward_tiles.paths_launch(_block_n(dims.dstate), states_block_p(dims.headdim)))
 
 
@@ -492,7 +513,8 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
             dims.batch, dims.seqlen, h, p, n, h // g, g,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *stride_D, *init_strides,
             dt_lo, dt_hi), x.device, HAS_D=D is not None, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-            NEED_DX=dx is not None, NEED_DA=need_da, num_warps=w_dx, num_stages=s_dx, **common,
+            NEED_DX=dx is not None, NEED_DA=need_da, N_SPLIT=_dx_split(block_n, block_p, x.element_size()),
+            num_warps=w_dx, num_stages=s_dx, **common,
         )
 
     # 4. dB, dC: one fp32 slice per block of heads, summed below

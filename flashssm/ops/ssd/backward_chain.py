@@ -886,7 +886,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if deterministic:
         tiles = True
     if tiles is None:
-        tiles = TILES and use_tiles(dims, device)
+        tiles = TILES and use_tiles(dims, device, x.dtype)
     if x.dtype == torch.float64:  # (gradcheck under the interpreter) fp32 products
         mode = TF32
     elif x.dtype == torch.float32:
@@ -1116,7 +1116,7 @@ def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Ten
         if backward.deterministic_tiles(dims, x) and tiles_chunk(dims, x.device, x.dtype, kept) == dims.chunk_size:
             return tiles_states(dims, x, B, C, z, state_dtype, cfg)
         return None
-    if TILES and use_tiles(dims, x.device):
+    if TILES and use_tiles(dims, x.device, x.dtype):
         return tiles_states(dims, x, B, C, z, state_dtype, cfg)
     if not stores_states(dims, cfg):
         return None
@@ -1162,10 +1162,15 @@ STATES_OVER_X = 0.0
 TILES_STATES_FROM_FORWARD = os.environ.get("FLASHSSM_STORE_STATES", "1") != "0"
 
 
-def use_tiles(dims: SSDDims, device: torch.device) -> bool:
+def use_tiles(dims: SSDDims, device: torch.device, dtype: torch.dtype | None = None) -> bool:
     """The tiles where their launches have enough (chunk, head) programs to fill the GPU several times over: at 1x2K
     (640 of them) they took the sweeps' GPU time but their two extra launches cost more host time than that (backward
-    alone 0.46 -> 0.49 ms, with D 0.89 -> 1.02)."""
+    alone 0.46 -> 0.49 ms, with D 0.89 -> 1.02). And wherever the sweeps' kernel would not fit in shared memory: for
+    inputs of `dtype` fp32 (or wider) with state tiles past 16K elements (dstate 129-256 with headdim 65-128) it needs
+    256 KB, past Hopper's 227 KB (Triton's OutOfResources at launch: fuzz case 1288345749 at model shapes, fifty-ninth
+    session; `benchmarks/launch_smem.py`); the tiles' launches take at most 164 KB there."""
+    if dtype is not None and dtype.itemsize >= 4 and _block_n(dims.dstate) * states_block_p(dims.headdim) > 16384:
+        return True
     return chunk_rows(dims) * dims.nheads >= TILES_MIN_WAVES * _runtime.sm_count(device, on_cpu=0)
 
 

@@ -1,0 +1,99 @@
+"""Replay one fuzz case in detail: every compared output and gradient with its error, the full traceback of an
+exception (the fuzzer's line keeps only the innermost frame), under each setting of the package's switches asked for.
+
+    python -m benchmarks.replay_fuzz_case --op ssd_scan --case 4057396612 --shapes model \
+        --set forward_gluon.ENABLED=False --set backward_chain.TILES_STATES_FROM_FORWARD=False
+
+Each --set (module under flashssm.ops.ssd or flashssm.ops.selective_scan, a global, a Python literal) is one more run
+after the run as the package stands; "a,b" in one --set changes both at once.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import os
+import traceback
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from tests.fuzz import fuzz  # noqa: E402
+
+
+def _module(name: str):
+    for package in ("flashssm.ops.ssd", "flashssm.ops.selective_scan", "flashssm"):
+        try:
+            return importlib.import_module(f"{package}.{name}")
+        except ImportError:
+            continue
+    raise SystemExit(f"--set: no module {name!r} under flashssm.ops.ssd, flashssm.ops.selective_scan or flashssm")
+
+
+def _changes(spec: str) -> list[tuple[object, str, object]]:
+    out = []
+    for part in spec.split(","):
+        target, value = part.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        mod = _module(module)
+        if not hasattr(mod, name):
+            raise SystemExit(f"--set: {module} has no {name}")
+        out.append((mod, name, ast.literal_eval(value)))
+    return out
+
+
+def run(op: str, case: int, device, shapes: str) -> None:
+    real = fuzz.compare
+
+    def logged(out, name, got, want, tol, *args, **kwargs):
+        if torch.is_tensor(got) and torch.is_tensor(want) and got.shape == want.shape:
+            got, want = got.detach(), want.detach()
+            err = fuzz.rel_err(got, want)
+            diff = float((got.double() - want).abs().max())
+            small = f" got {got.double().flatten()[:4].tolist()} want {want.flatten()[:4].tolist()}"
+            print(f"  {name:16s} rel {err:.3e} (tol {tol:.1e}) max|diff| {diff:.3e} |want| {float(want.norm()):.3e}"
+                  + (small if want.numel() <= 8 else ""), flush=True)
+        elif got is None or want is None:
+            print(f"  {name:16s} got {'None' if got is None else 'a tensor'}, "
+                  f"want {'None' if want is None else 'a tensor'}")
+        return real(out, name, got, want, tol, *args, **kwargs)
+
+    fuzz.compare = logged
+    try:
+        args = (case, device) if shapes == "small" else (case, device, shapes)
+        desc, out = fuzz.CASES[op](*args)
+        print(f"  {desc}")
+        print("  failures: " + ("; ".join(out.failures) if out.failures else "none"), flush=True)
+    except Exception:
+        traceback.print_exc()
+    finally:
+        fuzz.compare = real
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--op", required=True, choices=list(fuzz.CASES))
+    parser.add_argument("--case", type=int, required=True)
+    parser.add_argument("--shapes", choices=("small", "model"), default="small")
+    parser.add_argument("--set", action="append", default=[], help="module.NAME=literal[,module.NAME=literal]")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args(argv)
+    device = torch.device(args.device)
+    for spec in [None, *args.set]:
+        changes = _changes(spec) if spec else []
+        before = [(mod, name, getattr(mod, name)) for mod, name, _ in changes]
+        for mod, name, value in changes:
+            setattr(mod, name, value)
+        print(f"== {args.op} case {args.case}, {spec or 'as the package stands'}", flush=True)
+        try:
+            run(args.op, args.case, device, args.shapes)
+        finally:
+            for mod, name, value in before:
+                setattr(mod, name, value)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -350,10 +350,10 @@ def _dbc_kernel(
 
 
 def _dx_split(block_n: int, block_p: int, element_size: int) -> int:
-    """Row blocks `_dx_kernel` takes its state tiles in: two for fp32 tiles past 16K elements (dstate 129-256 with
-    headdim 65-128), whose whole tiles need 288 KB of shared memory on sm_90 (the fifty-ninth session's fuzz at model
-    shapes; `benchmarks/offline_smem.py`), else one."""
-    return 2 if element_size >= 4 and block_n * block_p > 16384 else 1
+    """Row blocks `_dx_kernel` takes its state tiles in: two where they are wide fp32 tiles
+    (`backward_chain.wide_fp32_tiles`), whose whole tiles need 288 KB of shared memory on sm_90 (the fifty-ninth
+    session's fuzz at model shapes), else one."""
+    return 2 if backward_chain.wide_fp32_tiles(block_n, block_p, element_size) else 1
 
 
 def _heads_per_block(dims: SSDDims, n_rows: int, device: torch.device) -> int:

@@ -1169,9 +1169,17 @@ def use_tiles(dims: SSDDims, device: torch.device, dtype: torch.dtype | None = N
     inputs of `dtype` fp32 (or wider) with state tiles past 16K elements (dstate 129-256 with headdim 65-128) it needs
     256 KB, past Hopper's 227 KB (Triton's OutOfResources at launch: fuzz case 1288345749 at model shapes, fifty-ninth
     session; `benchmarks/launch_smem.py`); the tiles' launches take at most 164 KB there."""
-    if dtype is not None and dtype.itemsize >= 4 and _block_n(dims.dstate) * states_block_p(dims.headdim) > 16384:
+    if dtype is not None and wide_fp32_tiles(_block_n(dims.dstate), states_block_p(dims.headdim), dtype.itemsize):
         return True
     return chunk_rows(dims) * dims.nheads >= TILES_MIN_WAVES * _runtime.sm_count(device, on_cpu=0)
+
+
+def wide_fp32_tiles(block_n: int, block_p: int, element_size: int) -> bool:
+    """Whether [block_n, block_p] state tiles of inputs with this element size are fp32 (or wider) past 16K elements
+    (dstate 129-256 with headdim 65-128): a kernel holding two of them whole passes Hopper's 227 KB of shared memory
+    (the parallel form's dx launch 288 KB, the sweeps 256 KB; fifty-ninth session). `use_tiles` and the dx launch's
+    row blocks (`backward._dx_split`) read it."""
+    return element_size >= 4 and block_n * block_p > 16384
 
 
 # `use_tiles`: the (chunk, head) programs a launch of the tiles needs, in programs an SM (A/B)

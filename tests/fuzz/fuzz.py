@@ -150,12 +150,24 @@ def lengths_mix(rng: random.Random, long: int) -> list[int]:
     return pick
 
 
+def packed(lens: list[int]) -> tuple:
+    """(batch, seqlen, lengths, cu_seqlens) of one packed batch of sequences of these lengths."""
+    return 1, sum(lens), lens, torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32)
+
+
+def model_lengths(rng: random.Random, n: int, long: int) -> list[int]:
+    """`n` packed sequence lengths for the model shapes: empty, single-token and up to `long` tokens, the last one
+    never empty."""
+    lens = [rng.choice([0, 1, rng.randint(2, long), rng.randint(2, long)]) for _ in range(n)]
+    lens[-1] = max(lens[-1], 1)
+    return lens
+
+
 def packing(rng: random.Random, long: int, plain):
     """(batch, seqlen, lengths, cu_seqlens): 30 % of cases one packed batch of `lengths_mix`
     sequences, the others plain() -> (batch, seqlen) and no packing."""
     if rng.random() < 0.3:
-        lens = lengths_mix(rng, long)
-        return 1, sum(lens), lens, torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32)
+        return packed(lengths_mix(rng, long))
     batch, seqlen = plain()
     return batch, seqlen, None, None
 
@@ -328,8 +340,10 @@ def input_dtypes(on_gpu: bool):
 
 # ---- ssd_scan ----
 
-# Model shapes (`--shapes model`, GPU only): the pairwise tensors of ssd_scan's dA allowance hold batch x heads x
-# seqlen^2 float64 elements; the draws keep that under this many (a few GB of GPU memory).
+# Model shapes (`--shapes model`, GPU only): bf16 inputs mostly, as models run
+MODEL_DTYPES = [torch.bfloat16] * 3 + [torch.float16, torch.float32]
+# ssd_scan's dA allowance holds pairwise tensors of batch x heads x seqlen^2 float64 elements; the model draws keep
+# that under this many (a few GB of GPU memory).
 PAIRS = 2e8
 
 
@@ -351,7 +365,7 @@ def ssd_shape(rng: random.Random, shapes: str, device) -> tuple:
         return dtype, chunk, ngroups, nheads, headdim, dstate, batch, seqlen, lens, cu
     from flashssm.ops.ssd import forward as ssd_forward
 
-    dtype = rng.choice([torch.bfloat16] * 3 + [torch.float16, torch.float32])
+    dtype = rng.choice(MODEL_DTYPES)
     chunk = rng.choice([64, 128, 256])
     headdim = rng.choice([64, 64, 128])
     dstate = rng.choice([64, 128, 128, 256])
@@ -364,11 +378,7 @@ def ssd_shape(rng: random.Random, shapes: str, device) -> tuple:
         seqs = rng.randint(1, 2) if rng.random() < 0.7 else rng.randint(2, 4)
     longest = max(chunk + 2, min(8192, int((PAIRS / (seqs * nheads)) ** 0.5)))
     if rng.random() < 0.3:  # packed: `seqs` sequences, empty and single-token ones among them
-        lens = [rng.choice([0, 1, rng.randint(2, longest // seqs), rng.randint(2, longest // seqs)])
-                for _ in range(seqs)]
-        lens[-1] = max(lens[-1], 1)
-        return (dtype, chunk, ngroups, nheads, headdim, dstate, 1, sum(lens), lens,
-                torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32))
+        return (dtype, chunk, ngroups, nheads, headdim, dstate, *packed(model_lengths(rng, seqs, longest // seqs)))
     seqlen = rng.choice([1, chunk - 1, chunk + 1, rng.randint(chunk, longest), rng.randint(2 * chunk, longest)])
     return dtype, chunk, ngroups, nheads, headdim, dstate, seqs, seqlen, None, None
 
@@ -510,7 +520,7 @@ def scan_shape(rng: random.Random, shapes: str, device) -> tuple:
         ngroups = rng.choice([d for d in (1, 2, 3) if dim % d == 0]) if grouped else None
         batch, seqlen, lens, cu = packing(rng, 80, lambda: (rng.randint(1, 2), seqlen_near(rng, 32, 100)))
         return dtype, dim, dstate, ngroups, batch, seqlen, lens, cu, False
-    dtype = rng.choice([torch.bfloat16] * 3 + [torch.float16, torch.float32])
+    dtype = rng.choice(MODEL_DTYPES)
     regime = rng.choice(["segments", "late", "wide", "plain"])
     heavy = False
     if regime == "segments":
@@ -527,11 +537,7 @@ def scan_shape(rng: random.Random, shapes: str, device) -> tuple:
         seqlen = rng.choice([1, 7, rng.randint(64, longest)])
     ngroups = rng.choice([d for d in (1, 2, 4) if dim % d == 0]) if rng.random() < 0.3 else None
     if rng.random() < 0.3:  # packed: up to four sequences, empty and single-token ones among them
-        n = rng.randint(2, 4)
-        lens = [rng.choice([0, 1, rng.randint(2, longest), rng.randint(2, longest)]) for _ in range(n)]
-        lens[-1] = max(lens[-1], 1)
-        return (dtype, dim, dstate, ngroups, 1, sum(lens), lens,
-                torch.tensor([0, *itertools.accumulate(lens)], dtype=torch.int32), heavy)
+        return (dtype, dim, dstate, ngroups, *packed(model_lengths(rng, rng.randint(2, 4), longest)), heavy)
     return dtype, dim, dstate, ngroups, batch, seqlen, None, None, heavy
 
 

@@ -5,11 +5,12 @@
 
 `record` runs the case under the interpreter (the local Triton) with `_runtime._launch` spied: each distinct launch's
 kernel, argument types and values, constexprs and options go to FILE. `compile` (the GPU machine's Triton, 3.6, for its
-figures) compiles each for sm_90 as the JIT would specialise it (pointers 16-byte aligned, ints equal to 1 constant,
-multiples of 16 marked) and prints its shared memory against the 227 KB a block may take on Hopper: a launch over it
-fails there with Triton's OutOfResources (the fifty-ninth session's model-shape fuzz found two). Under the interpreter
-the dispatch sees no GPU (`sm_count` 0: the backward always takes its tiles), so choices that depend on the GPU's size
-may differ from the GPU's; patch them before `record` where it matters.
+figures) compiles each for sm_90 as the JIT would specialise it (`offline_ssd_forward.compile_specialised`: pointers
+16-byte aligned, ints equal to 1 constant, multiples of 16 marked) and prints its shared memory against the 227 KB a
+block may take on Hopper: a launch over it fails there with Triton's OutOfResources (the fifty-ninth session's
+model-shape fuzz found two). Under the interpreter the dispatch sees no GPU (`sm_count` 0: the backward always takes
+its tiles), so choices that depend on the GPU's size may differ from the GPU's; patch them before `record` where it
+matters.
 """
 import argparse
 import importlib
@@ -53,39 +54,24 @@ TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int32": "i32
 
 
 def compile_all(path):
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource, compile as tcompile
+    from benchmarks.offline_ssd_forward import compile_specialised
 
     with open(path, "rb") as f:
         launches = pickle.load(f)
     for module, name, sig, meta in launches:
         kernel = getattr(importlib.import_module(module), name)
         meta = dict(meta)
-        options = {k: v for k, v in meta.items() if k in ("num_warps", "num_stages", "maxnreg")}
-        given = {k: v for k, v in meta.items() if k not in options}
+        options = ("num_warps", "num_stages", "maxnreg")
+        consts = {k: v for k, v in meta.items() if k not in options}
         values = dict(sig)
-        signature, consts, attrs = {}, {}, {}
-        for i, arg in enumerate(kernel.arg_names):
-            value = values.get(arg)
-            if arg in given:
-                signature[arg], consts[arg] = "constexpr", given[arg]
-            elif arg not in values:  # a constexpr left to its default
-                signature[arg], consts[arg] = "constexpr", next(p for p in kernel.params if p.name == arg).default
-            elif isinstance(value, str):
-                signature[arg] = "*" + TYPES[value[1:]] if value.startswith("*") else value
-                if value.startswith("*"):
-                    attrs[(i,)] = [["tt.divisibility", 16]]
-            elif value == 1:
-                signature[arg], consts[arg] = "constexpr", 1
-            else:
-                signature[arg] = "i64" if abs(value) >= 2**31 else "i32"
-                if value % 16 == 0:
-                    attrs[(i,)] = [["tt.divisibility", 16]]
+        pointers = {k: "*" + TYPES[v[1:]] for k, v in values.items() if isinstance(v, str) and v.startswith("*")}
+        floats = [k for k, v in values.items() if v == "fp32"]
+        ints = {k: v for k, v in values.items() if not isinstance(v, str)}
         shown = {k: meta[k] for k in ("BLOCK_N", "BLOCK_P", "CHUNK", "SUB", "T", "num_warps", "num_stages")
                  if k in meta}
         try:
-            k = tcompile(ASTSource(kernel, signature, consts, attrs), target=GPUTarget("cuda", 90, 32),
-                         options=options)
+            k = compile_specialised(kernel, consts, ints, pointers.__getitem__, meta.get("num_warps", 4),
+                                    meta.get("num_stages"), meta.get("maxnreg"), floats=floats)
             shared = k.metadata.shared
             print(f"{name:24s} {shared:7d} B{'  OVER' if shared > LIMIT else ''}  {shown}", flush=True)
         except Exception as err:  # a compile failure is a finding too

@@ -4,7 +4,11 @@ fails at launch with Triton's OutOfResources (fifty-ninth session: fuzz case 302
 256). Configurations as `ssd_backward_parallel` picks them; one line a (launch, dtype, headdim block, dstate block,
 chunk).
 
-    env -u TRITON_INTERPRET python -m benchmarks.offline_smem [--dtypes fp32,bf16,fp16] [--chunks 64,128,256]
+    PYTHONPATH=. env -u TRITON_INTERPRET /tmp/t36/bin/python RESULTS/offline_smem.py [--dtypes fp32,bf16] [--chunks 64]
+
+(RESULTS: benchmarks/results/h200-2026-11-30-fiftyninth.) A record of the survey the session ran: its configurations
+are copied from `ssd_backward_parallel` as it stood then; `benchmarks/launch_smem.py` compiles the launches a call
+really makes, and is the tool to use.
 """
 import argparse
 

@@ -27,6 +27,8 @@ def record(op, case, shapes, path):
     from flashssm import _runtime
     from tests.fuzz import fuzz
 
+    if op not in fuzz.CASES:
+        raise SystemExit(f"--op: one of {', '.join(fuzz.CASES)}, not {op!r}")
     seen = {}
     real = _runtime._launch
 
@@ -82,9 +84,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="step", required=True)
     r = sub.add_parser("record")
-    r.add_argument("--op", required=True)
+    r.add_argument("--op", required=True, help="a fuzz op (tests/fuzz/fuzz.py's CASES)")
     r.add_argument("--case", type=int, required=True)
-    r.add_argument("--shapes", default="small")
+    r.add_argument("--shapes", default="small", choices=("small", "model"))
     r.add_argument("file")
     c = sub.add_parser("compile")
     c.add_argument("file")

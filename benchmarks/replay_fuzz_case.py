@@ -35,12 +35,17 @@ def _module(name: str):
 def _changes(spec: str) -> list[tuple[object, str, object]]:
     out = []
     for part in spec.split(","):
-        target, value = part.split("=", 1)
+        target, eq, value = part.partition("=")
+        if not eq or "." not in target:
+            raise SystemExit(f"--set: expected module.NAME=literal, got {part!r}")
         module, name = target.rsplit(".", 1)
         mod = _module(module)
         if not hasattr(mod, name):
             raise SystemExit(f"--set: {module} has no {name}")
-        out.append((mod, name, ast.literal_eval(value)))
+        try:
+            out.append((mod, name, ast.literal_eval(value)))
+        except (ValueError, SyntaxError):
+            raise SystemExit(f"--set: {value!r} is not a Python literal") from None
     return out
 
 

@@ -5,7 +5,9 @@ exception (the fuzzer's line keeps only the innermost frame), under each setting
         --set forward_gluon.ENABLED=False --set backward_chain.TILES_STATES_FROM_FORWARD=False
 
 Each --set (module under flashssm.ops.ssd or flashssm.ops.selective_scan, a global, a Python literal) is one more run
-after the run as the package stands; "a,b" in one --set changes both at once.
+after the run as the package stands; "a,b" in one --set changes both at once. --dtype replaces the input dtype the case
+drew by another, every other draw the same (the dtype lists keep their length), so that one case can be read at fp16
+or fp32 too, or on the CPU where the interpreter's bf16 products are wrong (a case the GPU found: --drawn-on cuda).
 """
 from __future__ import annotations
 
@@ -49,6 +51,14 @@ def _changes(spec: str) -> list[tuple[object, str, object]]:
     return out
 
 
+def _force_dtype(dtype: torch.dtype, drawn_on_gpu: bool) -> None:
+    """Every draw of an input dtype gives `dtype`; the lists keep the lengths they had where the case was drawn (the
+    GPU's lists hold bf16 too), so the draws after them are as there."""
+    drawn = fuzz.input_dtypes
+    fuzz.input_dtypes = lambda on_gpu: [dtype] * len(drawn(drawn_on_gpu))
+    fuzz.MODEL_DTYPES = [dtype] * len(fuzz.MODEL_DTYPES)
+
+
 def run(op: str, case: int, device, shapes: str) -> None:
     real = fuzz.compare
 
@@ -84,8 +94,14 @@ def main(argv=None) -> int:
     parser.add_argument("--shapes", choices=("small", "model"), default="small")
     parser.add_argument("--set", action="append", default=[], help="module.NAME=literal[,module.NAME=literal]")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"),
+                        help="the input dtype in place of the drawn one (the other draws unchanged)")
+    parser.add_argument("--drawn-on", choices=("cpu", "cuda"),
+                        help="with --dtype: where the case was found (its draws differ), if not --device")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
+    if args.dtype:
+        _force_dtype(getattr(torch, args.dtype), (args.drawn_on or device.type) == "cuda")
     for spec in [None, *args.set]:
         changes = _changes(spec) if spec else []
         before = [(mod, name, getattr(mod, name)) for mod, name, _ in changes]

@@ -11,7 +11,7 @@ outputs and gradients must stay finite.
 
     python -m tests.fuzz.fuzz --seed 1 --budget 600           # cases until the budget (seconds) is spent
     python -m tests.fuzz.fuzz --op ssd_scan --case 123456789  # one case again (the reproducer)
-    python -m tests.fuzz.fuzz --shapes model --budget 600     # GPU: ssd_scan and selective_scan at models' shapes
+    python -m tests.fuzz.fuzz --shapes model --budget 600     # GPU: every op at the shapes models run
 
 On the CPU set TRITON_INTERPRET=1 (done here when no GPU is present) before flashssm is imported.
 bf16 inputs are drawn only on a GPU: the interpreter's bf16 tl.dot is wrong (Triton 3.9).
@@ -596,15 +596,33 @@ def case_selective_scan(seed: int, device, shapes: str = "small") -> tuple[dict,
 
 # ---- decoding steps ----
 
-def case_ssd_step(seed: int, device) -> tuple[dict, Outcome]:
+# The decoding steps' model shapes keep the state (and its float64 copies) under this many elements
+STEP_STATE = 5e7
+
+
+def step_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, state_dtype, ngroups, nheads, headdim, dstate, batch) of an ssd_step case. "model": Mamba-2's heads
+    (24-128 of 64 or 128, dstate 64-256, 1 or 8 groups) at decoding batches 1-64, where the program's rows of headdim
+    shrink for small batches (`step.pick_block_p`)."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        state_dtype = rng.choice([torch.float32, torch.float16] + ([torch.bfloat16] if device.type == "cuda" else []))
+        ngroups = rng.choice([1, 2])
+        nheads = ngroups * rng.choice([1, 3])
+        headdim, dstate = rng.choice([4, 16, 33, 64]), rng.choice([1, 16, 17, 64])
+        return dtype, state_dtype, ngroups, nheads, headdim, dstate, rng.randint(1, 5)
+    dtype = rng.choice(MODEL_DTYPES)
+    state_dtype = rng.choice([torch.float32, torch.float32, torch.float16, torch.bfloat16])
+    ngroups, nheads = rng.choice([1, 1, 8]), rng.choice([24, 48, 80, 128])
+    headdim, dstate = rng.choice([64, 64, 128]), rng.choice([64, 128, 128, 256])
+    batch = min(rng.choice([1, 2, 7, 16, 33, 64]), max(1, int(STEP_STATE // (nheads * headdim * dstate))))
+    return dtype, state_dtype, ngroups, nheads, headdim, dstate, batch
+
+
+def case_ssd_step(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    dtype = rng.choice(input_dtypes(device.type == "cuda"))
-    state_dtype = rng.choice([torch.float32, torch.float16] + ([torch.bfloat16] if device.type == "cuda" else []))
-    ngroups = rng.choice([1, 2])
-    nheads = ngroups * rng.choice([1, 3])
-    headdim, dstate = rng.choice([4, 16, 33, 64]), rng.choice([1, 16, 17, 64])
-    batch = rng.randint(1, 5)
+    dtype, state_dtype, ngroups, nheads, headdim, dstate, batch = step_shape(rng, shapes, device)
     indexed = rng.random() < 0.4
     cache = batch + (rng.randint(0, 3) if indexed else 0)
     opts = dict(D=rng.choice([None, "h", "hp"]), z=rng.random() < 0.5, dt_bias=rng.random() < 0.5,
@@ -639,14 +657,28 @@ def case_ssd_step(seed: int, device) -> tuple[dict, Outcome]:
     return desc, out
 
 
-def case_selective_scan_step(seed: int, device) -> tuple[dict, Outcome]:
+def scan_step_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, state_dtype, dim, dstate, batch, ngroups) of a selective_scan_step case. "model": Mamba-1's channels
+    (1536-5120, and one width no block divides) at dstate 16-256 and decoding batches 1-128, where the program's
+    channels shrink for small batches (`step.pick_block_d`)."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        state_dtype = rng.choice([torch.float32, torch.float16])
+        dim, dstate = rng.choice([1, 8, 37, 64]), rng.choice([1, 4, 16, 23])
+        batch = rng.randint(1, 5)
+        return dtype, state_dtype, dim, dstate, batch, rng.choice([None] + [d for d in (1, 2) if dim % d == 0])
+    dtype = rng.choice(MODEL_DTYPES)
+    state_dtype = rng.choice([torch.float32, torch.float32, torch.float16])
+    dim, dstate = rng.choice([1536, 2048, 3072, 5120, 5144]), rng.choice([16, 16, 64, 128, 256])
+    batch = min(rng.choice([1, 2, 7, 16, 64, 128]), max(1, int(STEP_STATE // (dim * dstate))))
+    ngroups = rng.choice([d for d in (1, 2, 4) if dim % d == 0]) if rng.random() < 0.3 else None
+    return dtype, state_dtype, dim, dstate, batch, ngroups
+
+
+def case_selective_scan_step(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    dtype = rng.choice(input_dtypes(device.type == "cuda"))
-    state_dtype = rng.choice([torch.float32, torch.float16])
-    dim, dstate = rng.choice([1, 8, 37, 64]), rng.choice([1, 4, 16, 23])
-    batch = rng.randint(1, 5)
-    ngroups = rng.choice([None] + [d for d in (1, 2) if dim % d == 0])
+    dtype, state_dtype, dim, dstate, batch, ngroups = scan_step_shape(rng, shapes, device)
     opts = dict(D=rng.random() < 0.5, z=rng.random() < 0.5, delta_bias=rng.random() < 0.5,
                 delta_softplus=rng.random() < 0.5)
     desc = dict(op="selective_scan_step", dtype=str(dtype), state_dtype=str(state_dtype), batch=batch, dim=dim,
@@ -671,16 +703,33 @@ def case_selective_scan_step(seed: int, device) -> tuple[dict, Outcome]:
 
 # ---- conv1d and the gated norm ----
 
-def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
+def conv_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, dim, width, batch, seqlen, lens, cu) of a causal_conv1d case. "model": the convolutions of Mamba-2's
+    (d_inner + 2 ngroups dstate: 1792-7168 channels) and Mamba-1's mixers, width 4 mostly, 1 to 4096 tokens, packed
+    batches with empty and single-token sequences: many channel blocks (128 a block where the channels are contiguous,
+    the mixers' layout) and the backward's token splits over the GPU's SMs."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        dim, width = rng.choice([1, 5, 16, 48]), rng.randint(2, 4)
+        return (dtype, dim, width, *packing(rng, 50, lambda: (rng.randint(1, 3),
+                                                                 rng.choice([1, 2, width, rng.randint(1, 90)]))))
+    dtype = rng.choice(MODEL_DTYPES)
+    dim, width = rng.choice([1792, 3072, 5120, 5376, 7168]), rng.choice([4, 4, 4, 2, 3])
+    longest = 4096 if dim < 5000 else 2048
+    if rng.random() < 0.3:
+        return (dtype, dim, width, *packed(model_lengths(rng, rng.randint(2, 4), longest)))
+    return (dtype, dim, width, rng.randint(1, 4), rng.choice([1, width - 1, width, 255, rng.randint(256, longest)]),
+            None, None)
+
+
+def case_causal_conv1d(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    dtype = rng.choice(input_dtypes(device.type == "cuda"))
-    dim, width = rng.choice([1, 5, 16, 48]), rng.randint(2, 4)
-    batch, seqlen, lens, cu = packing(rng, 50,
-                                      lambda: (rng.randint(1, 3), rng.choice([1, 2, width, rng.randint(1, 90)])))
+    dtype, dim, width, batch, seqlen, lens, cu = conv_shape(rng, shapes, device)
     num_seqs = len(lens) if lens else batch
     opts = dict(bias=rng.random() < 0.5, silu=rng.random() < 0.5, init=rng.random() < 0.4,
-                final=rng.random() < 0.4, channels_last=rng.random() < 0.4, grads=rng.random() < 0.6)
+                final=rng.random() < 0.4, channels_last=rng.random() < (0.4 if shapes == "small" else 0.7),
+                grads=rng.random() < 0.6)
     desc = dict(op="causal_conv1d", dtype=str(dtype), batch=batch, dim=dim, seqlen=seqlen, lens=lens, width=width,
                 **{k: str(v) for k, v in opts.items()})
     x = randn(g, batch, dim, seqlen, dtype=dtype)
@@ -704,15 +753,29 @@ def case_causal_conv1d(seed: int, device) -> tuple[dict, Outcome]:
     return desc, out
 
 
-def case_rmsnorm_gated(seed: int, device) -> tuple[dict, Outcome]:
+def norm_shape(rng: random.Random, shapes: str, device) -> tuple:
+    """(dtype, groups, dim, rows) of an rmsnorm_gated case. "model": the mixers' gated norms (d_inner 1536-10240 in 1,
+    2 or 8 groups): groups past `rmsnorm.WIDE_GROUP` (the two-sweep backward) and past 8192 (two rows a program), over
+    a decoding step's rows or up to 4 x 2048 tokens'."""
+    if shapes == "small":
+        dtype = rng.choice(input_dtypes(device.type == "cuda"))
+        groups = rng.choice([1, 1, 2, 4])
+        # (groups of one element are left out: their gradient eps / (x^2 + eps)^1.5 is a cancellation
+        # that fp32 cannot resolve to the tolerance, in any implementation)
+        dim = groups * rng.choice([3, 16, 40, 128])
+        return dtype, groups, dim, rng.choice([(1,), (3,), (2, 5), (rng.randint(1, 40),)])
+    dtype = rng.choice(MODEL_DTYPES)
+    dim, groups = rng.choice([(5120, 1), (5120, 8), (1536, 1), (2560, 1), (4096, 1), (4096, 8), (8192, 1), (10240, 1),
+                              (10240, 2)])
+    rows = rng.choice([(1,), (rng.randint(2, 64), 1), (1, rng.randint(1, 4096)),
+                       (rng.randint(2, 4), rng.randint(100, 2048))])
+    return dtype, groups, dim, rows
+
+
+def case_rmsnorm_gated(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
     rng = random.Random(seed)
     g = _gen(seed)
-    dtype = rng.choice(input_dtypes(device.type == "cuda"))
-    groups = rng.choice([1, 1, 2, 4])
-    # (groups of one element are left out: their gradient eps / (x^2 + eps)^1.5 is a cancellation
-    # that fp32 cannot resolve to the tolerance, in any implementation)
-    dim = groups * rng.choice([3, 16, 40, 128])
-    rows = rng.choice([(1,), (3,), (2, 5), (rng.randint(1, 40),)])
+    dtype, groups, dim, rows = norm_shape(rng, shapes, device)
     opts = dict(z=rng.random() < 0.6, before=rng.random() < 0.5, zero_rows=rng.random() < 0.2,
                 grads=rng.random() < 0.6)
     desc = dict(op="rmsnorm_gated", dtype=str(dtype), rows=rows, dim=dim, groups=groups,
@@ -747,10 +810,6 @@ def case_seed(seed: int, index: int) -> int:
     return random.Random(f"{seed}:{index}").getrandbits(32)
 
 
-# the ops with a "model" shape profile (`--shapes model`: the GPU's fast paths at the shapes models run)
-MODEL_SHAPES = ("ssd_scan", "selective_scan")
-
-
 def reproducer(op: str, seed: int, device, shapes: str = "small") -> str:
     prefix = "" if device.type == "cuda" else "TRITON_INTERPRET=1 "
     profile = "" if shapes == "small" else f" --shapes {shapes}"
@@ -758,9 +817,9 @@ def reproducer(op: str, seed: int, device, shapes: str = "small") -> str:
 
 
 def run_case(op: str, seed: int, device, shapes: str = "small") -> tuple[dict, list[str]]:
-    """One case; its failures (an exception is one). `shapes`: "small" or, for MODEL_SHAPES, "model"."""
+    """One case; its failures (an exception is one). `shapes`: "small" or "model" (every op has both profiles)."""
     try:
-        desc, out = CASES[op](seed, device) if shapes == "small" else CASES[op](seed, device, shapes)
+        desc, out = CASES[op](seed, device, shapes)
     except Exception as err:  # a crash inside the op is a finding, not the end of the run
         return {"op": op}, [f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
                             f" at {traceback.extract_tb(err.__traceback__)[-1].name}"]
@@ -805,7 +864,7 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--shapes", choices=("small", "model"), default="small",
                         help="small: odd shapes (the interpreter's); model: the shapes models run, on the GPU's fast "
-                             "paths (GPU only; " + ", ".join(MODEL_SHAPES) + ")")
+                             "paths (GPU only)")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     if args.shapes == "model" and device.type != "cuda":
@@ -813,20 +872,14 @@ def main(argv=None) -> int:
     if args.case is not None:
         if args.op not in CASES:
             parser.error(f"--case needs --op, one of {', '.join(CASES)} (got {args.op!r})")
-        if args.shapes == "model" and args.op not in MODEL_SHAPES:
-            parser.error(f"--shapes model: only {', '.join(MODEL_SHAPES)}")
         desc, failures = run_case(args.op, args.case, device, args.shapes)
         print(desc)
         print("\n".join(failures) if failures else "ok")
         return 1 if failures else 0
     ops = [o for o in args.ops.split(",") if o]
-    if args.shapes == "model" and args.ops == parser.get_default("ops"):
-        ops = list(MODEL_SHAPES)
     for o in ops:
         if o not in CASES:
             parser.error(f"--ops: unknown op {o!r}; expected some of {', '.join(CASES)}")
-        if args.shapes == "model" and o not in MODEL_SHAPES:
-            parser.error(f"--shapes model: only {', '.join(MODEL_SHAPES)} (got {o!r})")
     print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}, "
           f"shapes {args.shapes}", flush=True)
     report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True),

@@ -89,6 +89,58 @@ def test_model_shapes_reach_the_fast_paths():
     assert plans == {"late segments", "early segments", "wide", "plain"}, plans
 
 
+def test_model_shapes_reach_the_other_ops_launch_plans():
+    """The decoding steps, the convolution and the gated norm at models' shapes (`--shapes model`) take the launch
+    plans the small shapes never reach on a GPU of 132 SMs: the steps' rows of headdim (channels) shrunk for small
+    batches and left whole for large ones, dstate 256; the convolution in several 128-channel blocks (the mixers'
+    channel-contiguous layout) with its backward split over tokens and packed batches; the norm's groups past
+    WIDE_GROUP (the two-sweep backward) and past 8192 (two rows a program) as well as narrower ones."""
+    import random
+
+    from flashssm.ops.conv1d import conv
+    from flashssm.ops.norm import rmsnorm
+    from flashssm.ops.selective_scan import step as scan_step
+    from flashssm.ops.ssd import step as ssd_step
+
+    sms, device, seen = 132, torch.device("cpu"), set()
+    for seed in range(300):
+        rng = random.Random(seed)
+        dtype, state_dtype, ngroups, nheads, headdim, dstate, batch = fuzz.step_shape(rng, "model", device)
+        assert nheads % ngroups == 0 and batch * nheads * headdim * dstate <= fuzz.STEP_STATE
+        whole = min(headdim, 512 // dstate)
+        block_p = ssd_step.pick_block_p(batch, nheads, headdim, dstate, sms)
+        seen.add("ssd step rows shrunk" if block_p < whole else "ssd step rows whole")
+        seen.add(f"ssd step dstate {dstate}")
+
+        dtype, state_dtype, dim, dstate, batch, ngroups = fuzz.scan_step_shape(random.Random(seed), "model", device)
+        assert batch * dim * dstate <= fuzz.STEP_STATE and (ngroups is None or dim % ngroups == 0)
+        block_d = scan_step.pick_block_d(batch, dim, dstate, sms)
+        seen.add("scan step channels shrunk" if block_d < scan_step.pick_block_d(4096, dim, dstate, sms)
+                 else "scan step channels whole")
+
+        dtype, dim, width, batch, seqlen, lens, cu = fuzz.conv_shape(random.Random(seed), "model", device)
+        assert seqlen == (sum(lens) if lens else seqlen) >= 1
+        block_l, block_d, _ = conv.pick_blocks(dim, seqlen, True)
+        if -(-dim // block_d) > 1 and block_d == 128:
+            seen.add("conv channel blocks")
+        _, bwd_d, _, _ = conv.pick_bwd_blocks(dim, dtype.itemsize)
+        tiles = -(-seqlen // 64) * batch
+        if min(tiles, 8 * sms // -(-dim // bwd_d)) > 1:
+            seen.add("conv backward splits")
+        if cu is not None and 0 in lens:
+            seen.add("conv packed with an empty sequence")
+
+        dtype, groups, dim, rows = fuzz.norm_shape(random.Random(seed), "model", device)
+        group = dim // groups
+        seen.add("norm wide backward" if group > rmsnorm.WIDE_GROUP else "norm one-tile backward")
+        if rmsnorm.pick_blocks(group)[1] >= 8192:
+            seen.add("norm two rows a program")
+    assert seen >= {"ssd step rows shrunk", "ssd step rows whole", "ssd step dstate 256", "scan step channels shrunk",
+                    "scan step channels whole", "conv channel blocks", "conv backward splits",
+                    "conv packed with an empty sequence", "norm wide backward", "norm one-tile backward",
+                    "norm two rows a program"}, seen
+
+
 def test_model_shapes_need_a_gpu():
     with pytest.raises(SystemExit):
         fuzz.main(["--shapes", "model", "--device", "cpu", "--budget", "1"])

@@ -60,7 +60,7 @@ def main():
     p.add_argument("--fp16", action="store_true",
                    help="fp16 inputs instead of bf16 (with --tiles, take --wide-states: fp16's tiles keep fp32 states)")
     p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
-                   help="--tiles: a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, ...)")
+                   help="a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, SPLIT3=24, ...)")
     p.add_argument("--chain", action="store_true",
                    help="the chain launch (_dstates_kernel) as 8x4K takes it: late spans of 8 chunks, sub-chunks of "
                         "128, the carry, bf16 states (--const NAME=INT sets a constexpr; --d: D's share, dt_bias and "
@@ -76,6 +76,7 @@ def main():
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=a.split_mask, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
                   NEED_DZ=a.z, NEED_DINIT=False, DH_GIVEN=a.given, DD_IN_KERNEL=a.dd_in_kernel)
+    consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
     half = "*fp16" if a.fp16 else "*bf16"
     ptr_type = lambda name: INT_PTRS.get(name, half if name in BF16_PTRS else "*fp32")  # noqa: E731
     k = compile_specialised(_ssd_bwd_kernel, consts, {**BWD_STRIDES, **SIZES}, ptr_type, a.warps, stages=a.stages,

@@ -97,8 +97,11 @@ def main(argv=None) -> int:
     parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"),
                         help="the input dtype in place of the drawn one (the other draws unchanged)")
     parser.add_argument("--drawn-on", choices=("cpu", "cuda"),
-                        help="with --dtype: where the case was found (its draws differ), if not --device")
+                        help="with --dtype: where the case was found (its draws differ), if not --device (ssd_step "
+                             "cases draw their state dtype by the device too: replay those where they were found)")
     args = parser.parse_args(argv)
+    if args.drawn_on and not args.dtype:
+        parser.error("--drawn-on goes with --dtype (without it the case draws its dtypes as on --device)")
     device = torch.device(args.device)
     if args.dtype:
         _force_dtype(getattr(torch, args.dtype), (args.drawn_on or device.type) == "cuda")

@@ -756,7 +756,7 @@ def case_causal_conv1d(seed: int, device, shapes: str = "small") -> tuple[dict, 
 def norm_shape(rng: random.Random, shapes: str, device) -> tuple:
     """(dtype, groups, dim, rows) of an rmsnorm_gated case. "model": the mixers' gated norms (d_inner 1536-10240 in 1,
     2 or 8 groups): groups past `rmsnorm.WIDE_GROUP` (the two-sweep backward) and past 8192 (two rows a program), over
-    a decoding step's rows or up to 4 x 2048 tokens'."""
+    a decoding step's rows or up to 4 x 2048 tokens."""
     if shapes == "small":
         dtype = rng.choice(input_dtypes(device.type == "cuda"))
         groups = rng.choice([1, 1, 2, 4])

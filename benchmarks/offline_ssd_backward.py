@@ -60,7 +60,7 @@ def main():
     p.add_argument("--fp16", action="store_true",
                    help="fp16 inputs instead of bf16 (with --tiles, take --wide-states: fp16's tiles keep fp32 states)")
     p.add_argument("--const", action="append", default=[], metavar="NAME=INT",
-                   help="a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, SPLIT3=24, ...)")
+                   help="a constexpr of the kernel set to an int (K_HALVES=1, PAIR_MODE=1, COL_SUMS=0, ...)")
     p.add_argument("--chain", action="store_true",
                    help="the chain launch (_dstates_kernel) as 8x4K takes it: late spans of 8 chunks, sub-chunks of "
                         "128, the carry, bf16 states (--const NAME=INT sets a constexpr; --d: D's share, dt_bias and "
@@ -76,7 +76,7 @@ def main():
                   DT_SOFTPLUS=a.softplus, HAS_INIT=False, HAS_DFINAL=False, IS_VARLEN=False, EARLY_PUBLISH=a.early,
                   DOT_PRECISION="tf32", MODE=mode, SPLIT_MASK=a.split_mask, NEED_DX=True, NEED_DDT=True, NEED_DB=True, NEED_DC=True,
                   NEED_DZ=a.z, NEED_DINIT=False, DH_GIVEN=a.given, DD_IN_KERNEL=a.dd_in_kernel)
-    consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
+    consts.update(_const_args(a, _ssd_bwd_kernel))
     half = "*fp16" if a.fp16 else "*bf16"
     ptr_type = lambda name: INT_PTRS.get(name, half if name in BF16_PTRS else "*fp32")  # noqa: E731
     k = compile_specialised(_ssd_bwd_kernel, consts, {**BWD_STRIDES, **SIZES}, ptr_type, a.warps, stages=a.stages,
@@ -95,15 +95,29 @@ OPS = ["HMMA", "HGMMA", "MUFU", "F2F", "FFMA", "FMUL", "SHFL", "REDG", "RED", "L
        "F2FP", "LDL", "STL"]
 
 
+def _const_args(a, kernel) -> dict:
+    """--const NAME=INT, each a constexpr of the kernel compiled (a clear error for any other)."""
+    out = {}
+    for c in a.const:
+        name, eq, value = c.partition("=")
+        if not eq or not value.lstrip("-").isdigit():
+            raise SystemExit(f"--const: expected NAME=INT, got {c!r}")
+        if name not in kernel.arg_names:
+            raise SystemExit(f"--const: {kernel.fn.__name__} has no parameter {name}")
+        out[name] = int(value)
+    return out
+
+
 def chain(a):
     """The chain launch (_dstates_kernel), late form, as the chain backward launches it at 8x4K of the 2.7B shape."""
     mode = MODES[a.mode]
     consts = dict(CHUNK=2048, SUB=a.sub or (64 if a.d else 128), BLOCK_P=64, BLOCK_N=128, HAS_Z=False,
                   HAS_DT_BIAS=False, DT_SOFTPLUS=False, HAS_DFINAL=False, IS_VARLEN=False, NEED_DZ=False,
-                  NEED_DINIT=False, DOT_PRECISION="tf32", MODE=mode, STORE_DY=False, ROUND_DY=True, NEED_DD=False, LATE=True, STATE_CHUNK=128, HALVES=False, CARRY=True)
+                  NEED_DINIT=False, DOT_PRECISION="tf32", MODE=mode, STORE_DY=False, ROUND_DY=True, NEED_DD=False,
+                  LATE=True, STATE_CHUNK=128, HALVES=False, CARRY=True)
     if a.d:  # D's share summed on the way (a Mamba-2 layer's call), dt_bias and softplus as it passes them
         consts.update(NEED_DD=True, HAS_DT_BIAS=True, DT_SOFTPLUS=True)
-    consts.update({k: int(v) for k, v in (c.split("=") for c in a.const)})
+    consts.update(_const_args(a, _dstates_kernel))
     sizes = {**SIZES, "n_rows": 16, "n_programs": 16 * 80}
     strides = {**BWD_STRIDES, "stride_df_s": 80 * 64 * 128, "stride_df_h": 64 * 128, "stride_df_p": 128,
                "stride_df_n": 1}
@@ -151,7 +165,7 @@ def paths(a):
 
 def _tiles_compile(kernel, consts, extra, more_bf16, a):
     """Compile one of backward_tiles' kernels for sm_90 at 8x4K of the 2.7B shape; its resources as a line."""
-    consts = {**consts, **{k: int(v) for k, v in (c.split("=") for c in a.const)}}
+    consts = {**consts, **_const_args(a, kernel)}
     strides = {**BWD_STRIDES, "stride_dy_b": 4096 * 5120, "stride_dy_t": 5120, "stride_dy_h": 64, "stride_dy_p": 1,
                "plane": 128 * 80 * 256, **extra}
     bf16 = {"x_ptr", "B_ptr", "C_ptr", "dy_ptr"} | more_bf16

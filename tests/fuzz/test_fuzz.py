@@ -107,8 +107,8 @@ def test_model_shapes_reach_the_other_ops_launch_plans():
         rng = random.Random(seed)
         dtype, state_dtype, ngroups, nheads, headdim, dstate, batch = fuzz.step_shape(rng, "model", device)
         assert nheads % ngroups == 0 and batch * nheads * headdim * dstate <= fuzz.STEP_STATE
-        whole = min(headdim, 512 // dstate)
         block_p = ssd_step.pick_block_p(batch, nheads, headdim, dstate, sms)
+        whole = ssd_step.pick_block_p(4096, nheads, headdim, dstate, sms)  # (a batch that fills the GPU)
         seen.add("ssd step rows shrunk" if block_p < whole else "ssd step rows whole")
         seen.add(f"ssd step dstate {dstate}")
 
@@ -123,9 +123,8 @@ def test_model_shapes_reach_the_other_ops_launch_plans():
         block_l, block_d, _ = conv.pick_blocks(dim, seqlen, True)
         if -(-dim // block_d) > 1 and block_d == 128:
             seen.add("conv channel blocks")
-        _, bwd_d, _, _ = conv.pick_bwd_blocks(dim, dtype.itemsize)
-        tiles = -(-seqlen // 64) * batch
-        if min(tiles, 8 * sms // -(-dim // bwd_d)) > 1:
+        bwd_l, bwd_d, _, _ = conv.pick_bwd_blocks(dim, dtype.itemsize)
+        if conv.backward_splits(-(-seqlen // bwd_l) * batch, -(-dim // bwd_d), sms) > 1:
             seen.add("conv backward splits")
         if cu is not None and 0 in lens:
             seen.add("conv packed with an empty sequence")

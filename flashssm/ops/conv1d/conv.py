@@ -433,6 +433,12 @@ def pick_bwd_blocks(dim: int, elem_size: int) -> tuple[int, int, int, int]:
     return 64, min(128, max(32, _runtime.next_power_of_2(dim))), t, 4
 
 
+def backward_splits(n_tiles: int, n_dblocks: int, num_sms: int) -> int:
+    """Programs of the backward along the token tiles, for each block of channels: about 8 programs an SM in all, at
+    most one a tile."""
+    return max(1, min(n_tiles, (8 * num_sms) // n_dblocks))
+
+
 def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool, blocks=None):
     """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation.
     blocks: (BLOCK_L, BLOCK_D, T, num_warps) instead of the table's (for tuning)."""
@@ -440,7 +446,7 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, x.element_size())
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     n_dblocks = _runtime.cdiv(dims.dim, block_d)
-    n_splits = max(1, min(n_tiles, (8 * _runtime.sm_count(x.device, on_cpu=1)) // n_dblocks))
+    n_splits = backward_splits(n_tiles, n_dblocks, _runtime.sm_count(x.device, on_cpu=1))
     dx = _runtime.empty_like(x)
     _check_tile_offsets({"x": x, "the gradient of y": dy}, block_d, block_l + 2 * t)  # (dx keeps x's layout)
     dw_part = _runtime.buffer((n_splits, dims.dim, _MAX_W), torch.float32, x.device)

@@ -1,6 +1,7 @@
 """A/B of the SSD forward: the Gluon kernel (forward_gluon.py) against the Triton kernel, in one process.
 
     PYTHONPATH=. python3 benchmarks/ab_gluon_forward.py [--workload 2.7b-8x4K ...] [--rounds 5] [--groups 2,4]
+        [--dtype fp16]
 
 Both through `forward.launch` with the package's configuration for the shape (`LaunchConfig.gluon` False forces the
 Triton kernel), alternating, medians of `rounds` do_bench medians; y's largest difference between the two is printed
@@ -13,7 +14,8 @@ epilogue that moves y to the stores' layout in fp32 (the kernel before the thirt
 `--graph`: each call timed as replays of a CUDA graph (do_bench_cudagraph), without the host's launch time, which
 sets a 1x2K call's time and moves it by 2x between runs. `--before FILE`: the Gluon kernel also from another version of forward_gluon.py (e.g. `git show
 REV:flashssm/ops/ssd/forward_gluon.py > before.py`), launched through Triton's own launcher with the constexprs it
-does not know left out.
+does not know left out. `--dtype fp16`: the workload's bf16 tensors (x, B, C, z) cast to fp16 (the kernels' fp16 forms,
+which scale their computed operands: ssd_forward.md, sixty-first session).
 """
 
 import argparse
@@ -24,6 +26,7 @@ import torch
 
 from triton.testing import do_bench, do_bench_cudagraph
 
+from benchmarks.train_harness import DTYPES, add_dtype_argument
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.checks import check_ssd_scan
 from flashssm.ops.ssd import forward
@@ -40,10 +43,12 @@ def main():
                         help="time each call replayed from a CUDA graph (no host time: for launch-bound shapes)")
     parser.add_argument("--before", action="append", default=[],
                         help="also time the Gluon kernel of this forward_gluon.py (repeatable)")
+    add_dtype_argument(parser)
     args = parser.parse_args()
     for name in args.workload or ["2.7b-8x4K", "2.7b-32x2K"]:
         w = WORKLOADS[name]
-        inp = w.make_inputs("cuda")
+        inp = {k: v.to(DTYPES[args.dtype]) if torch.is_tensor(v) and v.dtype == torch.bfloat16 else v
+               for k, v in w.make_inputs("cuda").items()}
         dims = check_ssd_scan(**inp, chunk_size=w.chunk_size)
         cfg = forward.pick_config(dims, inp["x"].dtype, inp["x"].device)
         why = forward.gluon_blocker(dims, inp["x"], inp["B"], inp["C"], inp.get("z"))

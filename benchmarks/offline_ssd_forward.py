@@ -53,9 +53,10 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
 
 
-def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra=None, sizes=None):
+def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra=None, sizes=None, in_type="*bf16"):
     """The Gluon forward (forward_gluon.py) compiled for sm_90 as the 2.7B bench shape specialises it (`extra`: more
-    constexprs, e.g. EARLY; `sizes`: other run-time values, e.g. n_pblocks 2, which is then no constant)."""
+    constexprs, e.g. EARLY; `sizes`: other run-time values, e.g. n_pblocks 2, which is then no constant; `in_type`
+    x, B, C and y's, e.g. "*fp16")."""
     from triton.experimental.gluon._runtime import GluonASTSource
 
     from flashssm.ops.ssd.forward_gluon import _ssd_fwd_gluon_kernel
@@ -65,7 +66,7 @@ def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra
     values = {**STRIDES, **SIZES, "span": chunk, "stride_init_s": 80 * 64 * 128, "stride_init_h": 64 * 128,
               "stride_init_p": 128, "stride_init_n": 1, "stride_final_s": 80 * 64 * 128, "stride_final_h": 64 * 128,
               "stride_final_p": 128, "stride_final_n": 1, **(sizes or {})}
-    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else "*bf16")  # noqa: E731
+    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else in_type)  # noqa: E731
     return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource)
 
 

@@ -613,9 +613,13 @@ def test_gluon_blocker():
     assert "capability" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "capability": None})
     assert "output" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "output": False})
     assert "states" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "stores_states": True})
-    for dtype in (torch.float16, torch.float32):
-        kw16, dims16 = _gluon_case(dtype=dtype)
-        assert "bf16" in fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok)
+    kw16, dims16 = _gluon_case(dtype=torch.float16)
+    assert fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok) is None  # the scaled fp16 form
+    assert "fp16" in fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok, sweeps_states=True)
+    assert fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **ok, sweeps_states=True) is None  # bf16 stores them
+    kw32, dims32 = _gluon_case(dtype=torch.float32)
+    assert "bf16" in fg.blocker(dims32, kw32["x"], kw32["B"], kw32["C"], None, **ok)
+    assert "bf16" in fg.blocker(dims, kw["x"], kw16["B"], kw["C"], None, **ok)  # mixed 16-bit dtypes
     for shape in ((32, 128), (96, 128), (64, 16), (64, 256)):
         kws, dimss = _gluon_case(headdim=shape[0], dstate=shape[1])
         assert "headdim" in fg.blocker(dimss, kws["x"], kws["B"], kws["C"], None, **ok)
@@ -672,6 +676,14 @@ for early, span_given, varlen in ((False, False, False), (True, False, False), (
         # two programs an SM on an H100 (228 KB, 1 KB of it reserved a program): one program alone would halve the
         # resident warps
         assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory"
+# fp16 (its scaled operands: more registers and a reduction across the warps for H), late and early, both moves of y
+for early in (False, True):
+    for z, d, d_head in ((True, True, False), (False, True, True)):
+        k = compile_gluon_forward(z, d, 128, extra={"EARLY": early, "D_HEAD": d_head}, in_type="*fp16")
+        assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.asm["ptx"], "no fp16 wgmma"
+        assert "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
+        assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the fp16 wgmmas (early {early})"
+        assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (fp16)"
 print("compiled")
 """
 
@@ -720,7 +732,8 @@ def _gluon_against_triton(dims, kw, early, group, state_dtype, limit, cu_seqlens
     states)."""
     from flashssm.ops.ssd.forward import gluon_blocker
 
-    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    dtype = kw["x"].dtype
+    base = pick_config(dims, dtype, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=group, prefetch=not early,
                        pre_decays=True)
     assert gluon_blocker(dims, kw["x"], kw["B"], kw["C"], kw.get("z")) is None
@@ -732,10 +745,12 @@ def _gluon_against_triton(dims, kw, early, group, state_dtype, limit, cu_seqlens
     assert not _on_gluon(compiled_t)
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=dims.chunk_size, dt_limit=limit,
                                         cu_seqlens=cu_seqlens)
-    assert_close(y, y_ref, torch.bfloat16, "y")
-    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+    assert_close(y, y_ref, dtype, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[dtype], TOLERANCES[state_dtype]), "final_states"
     assert (y.float() - y_t.float()).abs().max() <= 1e-2 * y_t.float().abs().max()
-    assert (h.float() - h_t.float()).abs().max() <= (1e-2 if early else 1e-3) * h_t.float().abs().max()
+    # (fp16: the two kernels scale their 16-bit operands by other units, so the late form's states round apart too)
+    close = 1e-2 if early or dtype == torch.float16 else 1e-3
+    assert (h.float() - h_t.float()).abs().max() <= close * h_t.float().abs().max()
     if "z" in kw:
         assert (ypre.float() - ypre_t.float()).abs().max() <= 1e-2 * ypre_t.float().abs().max()
     return cfg, y, h
@@ -761,6 +776,59 @@ def test_gpu_gluon_forward(case, opts, state_dtype, early):
     cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit)
     y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
     assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", ["none", "all"])
+@pytest.mark.parametrize("case", GLUON_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-G{c[7]}" for c in GLUON_CASES])
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+def test_gpu_gluon_forward_fp16(case, opts, early):
+    """The Gluon kernel's fp16 form (H, w x and m go into their products over powers of two at or above their largest
+    values: `_pow2_at_least`), late and early publish, against float64 and against the Triton kernel's fp16 form on the
+    same launch (which scales by other units: equal within a rounding of the largest values); two runs, the same
+    bits."""
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
+    extra = {} if opts == "none" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
+    state_dtype = torch.float32 if opts == "none" else torch.float16
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.float16, device="cuda", **extra)
+    limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
+    dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
+    cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit)
+    y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
+    assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+@pytest.mark.parametrize("regime", ["dt-near-0", "large-states"])
+def test_gpu_gluon_fp16_keeps_its_digits(regime, early):
+    """The Gluon kernel's fp16 form at the two ends of fp16's range. dt near 0 (softplus(-14), ~1e-6): H, w x and m
+    would be fp16 subnormals unscaled (y 6x the cost of its own rounding in the Triton kernel before its scaling);
+    states past fp16's largest value (x ~ 1000, dt ~ 1, slow decays: |H| up to ~4e5, C small so that y stays in
+    range): H would round to inf unscaled. Either way y within twice the cost of rounding the float64 result to fp16, and the
+    final states close to float64."""
+    kw = ssd_inputs(2, 700, 4, 64, 128, 1, dtype=torch.float16, device="cuda", D="h", dt_bias=True, dt_softplus=True,
+                    initial_states=True)
+    if regime == "dt-near-0":
+        kw["dt"] = torch.full_like(kw["dt"], -14.0) + 0.5 * torch.rand_like(kw["dt"])
+    else:
+        kw["x"] = (kw["x"].float() * 1000).half()
+        kw["C"] = (kw["C"].float() * 0.001).half()
+        kw["dt"] = torch.randn_like(kw["dt"]) * 0.3 + 0.5
+        kw["A"] = -torch.rand_like(kw["A"]) * 1e-3
+        kw["initial_states"] = kw["initial_states"] * 1e5  # (a third or more of the states past 65504)
+    dims = check_ssd_scan(**kw, chunk_size=256)
+    base = pick_config(dims, torch.float16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=2, prefetch=not early,
+                       pre_decays=True)
+    y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg)
+    assert _on_gluon(compiled)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
+    if regime == "large-states":
+        assert h_ref.abs().max() > 65504 and y_ref.abs().max() < 65504 / 4, "the case no longer exercises it"
+    floor = rel_err(y_ref.half(), y_ref)
+    assert 0 < floor and rel_err(y, y_ref) <= 2 * floor, (rel_err(y, y_ref), floor)
+    assert rel_err(h, h_ref) <= 2e-3, rel_err(h, h_ref)
 
 
 GLUON_SPAN_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, gluon_group (chunks a program)

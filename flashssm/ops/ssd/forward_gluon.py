@@ -21,12 +21,16 @@ where y moves in 16 bits: x and B by cp.async, one product a sub-chunk, accumula
 on H e^total + S at once, then the sweep. The math, the ticket
 order, the hand-over (one slot and one counted flag per chain) and the roundings are those of the Triton kernel's,
 so the late sweep gives its bits; the early own state weights each token to the span's end at once (other roundings
-of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16) x, B and C with unit inner
-strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens; D, z (and y before the gate),
-dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype; packed sequences
-(`cu_seqlens`: a program's span from the Triton kernel's table, `IS_VARLEN`) unless one of them is empty.
-Everything else (fp16 inputs, an empty packed sequence, the states a backward in sweeps takes), and any GPU without
-wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
+of w x, the same math). It covers what the usual calls need on Hopper: 16-bit (bf16 or fp16) x, B and C with unit
+inner strides, headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens; D, z (and y before the
+gate), dt_bias / softplus / limits (in the preparation launch), initial and final states in any state dtype; packed
+sequences (`cu_seqlens`: a program's span from the Triton kernel's table, `IS_VARLEN`) unless one of them is empty.
+fp16 has 5 exponent bits: with dt near 0 the computed operands (H, w x, m) would be subnormals and lose their digits,
+and large states would round to inf, so its form takes each over a power of two at or above its largest value
+(`_pow2_at_least`; m row by row, w x and H a sub-chunk at a time, the own state's unit only growing) and multiplies
+the product back; bf16 takes the plain products (the same SASS as before the fp16 form). Everything else (fp32
+inputs, an empty packed sequence, the states a backward in sweeps takes, fp16 with the tiles' states stored on the
+way), and any GPU without wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
 chunk of the tiles backward (`forward.sweep_states`; packed: at the rows `forward.varlen_state_rows` gives), which
 that backward then need not recompute. The interpreter cannot
 run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
@@ -55,9 +59,10 @@ BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 
 
-def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
+def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability, sweeps_states: bool = False
+            ) -> str | None:
     """None when a forward launch can take the Gluon kernel, else why not. `capability`: the GPU's compute capability
-    (None off the GPU)."""
+    (None off the GPU); `sweeps_states`: the launch also stores the tiles backward's states on the way."""
     if gluon is None:
         return "this Triton has no Gluon"
     if not ENABLED:
@@ -70,8 +75,11 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
         return "no output, or the states entering each chunk stored before its sweep: the Triton kernel's forms"
     if dims.cu_seqlens is not None and any(e == s for s, e in zip(dims.cu_seqlens, dims.cu_seqlens[1:])):
         return "packed sequences with an empty one (its one empty span hands the initial state on)"
-    if not (x.dtype == B.dtype == C.dtype == torch.bfloat16):
-        return "x, B and C must all be bf16"
+    if not (x.dtype == B.dtype == C.dtype and x.dtype in (torch.bfloat16, torch.float16)):
+        return "x, B and C must all be bf16 or all fp16"
+    if x.dtype == torch.float16 and sweeps_states:
+        return ("fp16 with the tiles' states stored on the way: the Triton kernel stores them from its fp32 registers "
+                "(here they would come from the scaled 16-bit copy in shared memory)")
     if dims.headdim % BLOCK_P or dims.dstate not in (64, 128) or dims.chunk_size % SUB or dims.seqlen < 1:
         return "headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, seqlen >= 1"
     for name, t in (("x", x), ("B", B), ("C", C)):  # cp.async moves 16-byte pieces
@@ -137,14 +145,16 @@ if gluon is not None:
         # the last sub-chunk, from a zero state; then the others, each product accumulating on the previous one
         async_copy.wait_group(0)
         _barrier()
-        S, after = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1, 0, length, 0.0,
-                             gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
-                             BLOCK_P, BLOCK_N, True)
+        S, after, unit = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1, 0, length,
+                                   0.0, gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), 1.0, stride_x_t, stride_B_t,
+                                   CHUNK, SUB, BLOCK_P, BLOCK_N, True)
         for it in range(1, n_sub):
             S = _own_wait(S, 0)
-            S, after = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it, it % 2,
-                                 length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
-        return _own_wait(S, 0), after  # every thread is done with the stages before the output sweep loads into them
+            S, after, unit = _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, n_sub - 1 - it,
+                                       it % 2, length, after, S, unit, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P,
+                                       BLOCK_N, False)
+        # every thread is done with the stages before the output sweep loads into them
+        return _own_wait(S, 0) * unit, after
 
     @gluon.jit
     def _own_wait(S, PENDING: gl.constexpr):
@@ -156,12 +166,13 @@ if gluon is not None:
         return S
 
     @gluon.jit
-    def _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, stride_x_t,
-                  stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
-                  FIRST: gl.constexpr):
+    def _own_step(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, sub, st, length, after, S, unit,
+                  stride_x_t, stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr,
+                  BLOCK_N: gl.constexpr, FIRST: gl.constexpr):
         """One sub-chunk of `_own_state` (its rows in stage st, landed; the stage's other one and xw free): the
-        previous sub-chunk's rows into the other stage, then S + B^T (w x) issued. Returns the product in flight and
-        the decay sum from the sub-chunk's start to the span's end."""
+        previous sub-chunk's rows into the other stage, then S + B^T (w x) issued. Returns the product in flight, the
+        decay sum from the sub-chunk's start to the span's end and the unit S is counted in (1 but with fp16:
+        `_own_scale`)."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         rows: gl.constexpr = gl.SliceLayout(1, acc)
@@ -173,11 +184,16 @@ if gluon is not None:
         dt_r = dt_sm.index(st).load(rows)
         cs_r = cs_sm.index(st).load(rows)
         x_r = x_sm.index(st).load(acc).to(gl.float32)
-        xw_sm.store((x_r * (gl.exp(after + last - cs_r) * dt_r)[:, None]).to(dtype))
+        w = gl.exp(after + last - cs_r) * dt_r
+        if dtype == gl.float16:
+            cols: gl.constexpr = gl.SliceLayout(0, acc)
+            w_c = gl.exp(after + last - cs_sm.index(st).load(cols)) * dt_sm.index(st).load(cols)
+            S, w, unit = _own_scale(S, w, w_c, unit, FIRST)
+        xw_sm.store((x_r * w[:, None]).to(dtype))
         hopper.fence_async_shared()
         _barrier()
         S = hopper.warpgroup_mma(B_sm.index(st).permute((1, 0)), xw_sm, S, use_acc=not FIRST, is_async=True)
-        return S, after + last
+        return S, after + last, unit
 
     @gluon.jit
     def _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, length, stride_x_t,
@@ -196,28 +212,30 @@ if gluon is not None:
                    gl.maximum(n_sub - 2, 0) * SUB, length, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         async_copy.wait_group(1)
         _barrier()
-        S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, 0, length,
-                              0.0, gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), stride_x_t, stride_B_t, CHUNK, SUB,
-                              BLOCK_P, BLOCK_N, 0, True)
+        S, after, unit = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, 0,
+                                    length, 0.0, gl.zeros([BLOCK_N, BLOCK_P], gl.float32, acc), 1.0, stride_x_t,
+                                    stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 0, True)
         for i0 in range(1, n_sub, 3):  # (the next step's rows may still be in flight at each wait)
             S = _own_wait(S, 1)
-            S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i0,
-                                  length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 1, False)
+            S, after, unit = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
+                                        i0, length, after, S, unit, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P,
+                                        BLOCK_N, 1, False)
             if i0 + 1 < n_sub:
                 S = _own_wait(S, 1)
-                S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
-                                      i0 + 1, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 2,
-                                      False)
+                S, after, unit = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays,
+                                            n_sub, i0 + 1, length, after, S, unit, stride_x_t, stride_B_t, CHUNK, SUB,
+                                            BLOCK_P, BLOCK_N, 2, False)
             if i0 + 2 < n_sub:
                 S = _own_wait(S, 1)
-                S, after = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub,
-                                      i0 + 2, length, after, S, stride_x_t, stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, 0,
-                                      False)
-        return _own_wait(S, 0), after  # every thread is done with the stages before the output sweep loads into them
+                S, after, unit = _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays,
+                                            n_sub, i0 + 2, length, after, S, unit, stride_x_t, stride_B_t, CHUNK, SUB,
+                                            BLOCK_P, BLOCK_N, 0, False)
+        # every thread is done with the stages before the output sweep loads into them
+        return _own_wait(S, 0) * unit, after
 
     @gluon.jit
     def _own_step3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, wx_sm, x_base, B_base, decays, n_sub, i, length, after, S,
-                   stride_x_t, stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr,
+                   unit, stride_x_t, stride_B_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr,
                    BLOCK_N: gl.constexpr, ST: gl.constexpr, FIRST: gl.constexpr):
         """Step i of `_own_state3` (stage ST = i % 3, its rows landed; the stage of step i - 1 and wx free): the rows
         of step i + 2 into that free stage, then S + B^T (w x) issued."""
@@ -240,14 +258,42 @@ if gluon is not None:
             x_r = xw_sm.load(acc).to(gl.float32)
         else:
             x_r = x_sm.index(ST).load(acc).to(gl.float32)
-        wx_sm.store((x_r * (gl.exp(after + last - cs_r) * dt_r)[:, None]).to(dtype))
+        w = gl.exp(after + last - cs_r) * dt_r
+        if dtype == gl.float16:
+            cols: gl.constexpr = gl.SliceLayout(0, acc)
+            w_c = gl.exp(after + last - cs_sm.index(ST).load(cols)) * dt_sm.index(ST).load(cols)
+            S, w, unit = _own_scale(S, w, w_c, unit, FIRST)
+        wx_sm.store((x_r * w[:, None]).to(dtype))
         hopper.fence_async_shared()
         _barrier()
         if ST == 2:
             S = hopper.warpgroup_mma(C_sm.index(0).permute((1, 0)), wx_sm, S, use_acc=not FIRST, is_async=True)
         else:
             S = hopper.warpgroup_mma(B_sm.index(ST).permute((1, 0)), wx_sm, S, use_acc=not FIRST, is_async=True)
-        return S, after + last
+        return S, after + last, unit
+
+    @gluon.jit
+    def _pow2_at_least(v):
+        """The power of two at or above v (fp32, v >= 0), held within [2^-60, 2^60] (a ratio of two stays finite): the
+        scale a computed operand is divided by before its fp16 rounding (its largest magnitude then in (1/2, 1]) and
+        its product multiplied by after; a power of two, so both are exact in fp32."""
+        v = gl.minimum(gl.maximum(v, 8.673617379884035e-19), 1.152921504606847e18)
+        return ((v.to(gl.int32, bitcast=True) + 0x007FFFFF) & 0x7F800000).to(gl.float32, bitcast=True)
+
+    @gluon.jit
+    def _own_scale(S, w, w_c, unit, FIRST: gl.constexpr):
+        """fp16's own-state step: with dt near 0 (~1e-6) the weights w x would be fp16 subnormals and lose their digits
+        (benchmarks/notes/ssd_forward.md, fifty-second session), so w is divided by the power of two at or above its
+        largest value (w_c: the same weights in the columns' layout, which every warp holds whole, so the largest is a
+        reduction within each warp, no shared memory), and S, which the product accumulates on, is recounted in that
+        unit (it is waited for: no product in flight reads it). Returns S, w and the new unit."""
+        scale = _pow2_at_least(gl.max(w_c, axis=0))
+        if not FIRST:
+            # the unit only grows (S's terms stay within fp16's reach of its largest), and S is recounted only then
+            scale = gl.maximum(scale, unit)
+            if scale != unit:
+                S = S * (unit / scale)
+        return S, w * (1.0 / scale), scale
 
     @gluon.jit
     def _last_cumsum(cs_sm, st, SUB: gl.constexpr):
@@ -288,6 +334,11 @@ if gluon is not None:
         sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
         sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
         sl_h: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_P], dtype)
+        # fp16: the computed operands (H for C.H, w x for the update, m for m x) go into the products divided by a
+        # power of two at or above their largest values, and the products come out multiplied by it (with dt near 0
+        # they would be fp16 subnormals; bf16 has fp32's exponents: `_pow2_at_least`)
+        FP16: gl.constexpr = dtype == gl.float16
+        gl.static_assert(not (FP16 and STORE_STATES), "fp16 leaves the tiles' states to the Triton kernel")
 
         # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
         # (relaxed: a ticket carries no data, and an acquire here would invalidate the SM's L1 at every program's
@@ -376,7 +427,12 @@ if gluon is not None:
         if EARLY:  # hand the next span its state at once: the chain between programs stays short
             _publish(H * gl.exp(total) + S, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p,
                      stride_final_n, seq, h, p0, n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
-        H_sm.store(H.to(dtype))
+        if FP16:  # H_sm holds H / h_unit; the registers hold H / h_reg (each sub-chunk's w_unit, see below)
+            h_reg = 1.0
+            h_unit = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
+            H_sm.store((H * (1.0 / h_unit)).to(dtype))
+        else:
+            H_sm.store(H.to(dtype))
 
         i_r = gl.arange(0, SUB, layout=rows)
         j_c = gl.arange(0, SUB, layout=cols)
@@ -418,7 +474,14 @@ if gluon is not None:
             # ptxas (Triton 3.6's and 3.9's) serialises every wgmma of the kernel when a wait leaves two groups in
             # flight here and the kernel has the early publish's own-state products too
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
-            H = H * gl.exp(last)
+            if FP16:  # the update's w x over w_unit, and H, which it accumulates on, recounted in it
+                dt_c = dt_sm.index(st).load(cols)
+                cs_c = cs_sm.index(st).load(cols)
+                w_unit = _pow2_at_least(gl.max(gl.exp(last - cs_c) * dt_c, axis=0))
+                H = H * (gl.exp(last) * (h_reg / w_unit))
+                h_reg = w_unit
+            else:
+                H = H * gl.exp(last)
             y0 = hopper.warpgroup_mma(C_sm.index(st), H_sm, zero, use_acc=False, is_async=True)
             # the state entering the sub-chunk, at the start of each of the backward's chunks (spans start at multiples
             # of STATE_CHUNK), while C.H runs: at 1x32K the forward +4 % against +12 % at the iteration's top (H100;
@@ -431,26 +494,38 @@ if gluon is not None:
                     else:
                         state_row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
                     _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
-            dt_c = dt_sm.index(st).load(cols)
-            cs_c = cs_sm.index(st).load(cols)
+            if not FP16:
+                dt_c = dt_sm.index(st).load(cols)
+                cs_c = cs_sm.index(st).load(cols)
             dt_r = dt_sm.index(st).load(rows)
             cs_r = cs_sm.index(st).load(rows)
             # the state update's operand w x, and the update (it needs only H and the loads)
             x_r = x_s.load(acc).to(gl.float32)
-            xw_sm.store((x_r * (gl.exp(last - cs_r) * dt_r)[:, None]).to(dtype))
+            w = gl.exp(last - cs_r) * dt_r
+            if FP16:
+                w = w * (1.0 / w_unit)
+            xw_sm.store((x_r * w[:, None]).to(dtype))
             hopper.fence_async_shared()
             _barrier()
             upd = hopper.warpgroup_mma(B_s.permute((1, 0)), xw_sm, H, is_async=True)
 
             m = cb * gl.exp(gl.where(causal, cs_r[:, None] - cs_c[None, :], -float("inf"))) * dt_c[None, :]
+            if FP16:  # each row of m over its own unit (a reduction within a warp), and y's row with it
+                m_unit = _pow2_at_least(gl.max(gl.abs(m), axis=1))
+                m = m * (1.0 / m_unit)[:, None]
             # rounding m to 16 bits was the largest error of the Triton kernel's first version: two 16-bit parts
             m_hi = m.to(dtype)
             m_lo = (m - m_hi.to(gl.float32)).to(dtype)
             y0 = hopper.warpgroup_mma_wait(num_outstanding=1, deps=[y0])
-            y = y0 * gl.exp(cs_r)[:, None]
+            if FP16:
+                y = y0 * (gl.exp(cs_r) * (h_unit / m_unit))[:, None]
+            else:
+                y = y0 * gl.exp(cs_r)[:, None]
             y = hopper.warpgroup_mma(gl.convert_layout(m_hi, op_a), x_s, y, is_async=True)
             y = hopper.warpgroup_mma(gl.convert_layout(m_lo, op_a), x_s, y, is_async=True)
             y, H = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[y, upd])
+            if FP16:
+                y = y * m_unit[:, None]
             if MOVE_16:  # y, rounded, into w x's buffer (the update that read it is done), read back after the barrier
                 if HAS_D:
                     y += x_s.load(acc).to(gl.float32) * D
@@ -461,7 +536,12 @@ if gluon is not None:
             hopper.fence_async_shared()
             cb_next = hopper.warpgroup_mma(C_sm.index(1 - st), B_sm.index(1 - st).permute((1, 0)), zero,
                                            use_acc=False, is_async=True)
-            H_sm.store(H.to(dtype))
+            if FP16:
+                h_pow = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
+                H_sm.store((H * (1.0 / h_pow)).to(dtype))
+                h_unit = h_pow * h_reg
+            else:
+                H_sm.store(H.to(dtype))
             t = s0 + t_o
             mask_t = (t < length)[:, None]
             offs = t[:, None] * stride_y_t + p_o[None, :]
@@ -479,6 +559,8 @@ if gluon is not None:
                 gl.store(y_ptr + y_off + offs, y.to(dtype), mask=mask_t)
         async_copy.wait_group(0)
         hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
+        if FP16:
+            H = H * h_reg
         if EARLY:
             # the running state is not needed after the sweep here, and with it dead ptxas (Triton 3.6's) miscompiled
             # the loop: misaligned and illegal addresses on an H100 at headdim 128 / dstate 64, where the PTX was the

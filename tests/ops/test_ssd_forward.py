@@ -615,8 +615,6 @@ def test_gluon_blocker():
     assert "states" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **{**ok, "stores_states": True})
     kw16, dims16 = _gluon_case(dtype=torch.float16)
     assert fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok) is None  # the scaled fp16 form
-    assert "fp16" in fg.blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, **ok, sweeps_states=True)
-    assert fg.blocker(dims, kw["x"], kw["B"], kw["C"], None, **ok, sweeps_states=True) is None  # bf16 stores them
     kw32, dims32 = _gluon_case(dtype=torch.float32)
     assert "bf16" in fg.blocker(dims32, kw32["x"], kw32["B"], kw32["C"], None, **ok)
     assert "bf16" in fg.blocker(dims, kw["x"], kw16["B"], kw["C"], None, **ok)  # mixed 16-bit dtypes
@@ -677,9 +675,11 @@ for early, span_given, varlen in ((False, False, False), (True, False, False), (
         # resident warps
         assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory"
 # fp16 (its scaled operands: more registers and a reduction across the warps for H), late and early, both moves of y
+# (without z: storing the tiles' fp32 states from its registers)
 for early in (False, True):
     for z, d, d_head in ((True, True, False), (False, True, True)):
-        k = compile_gluon_forward(z, d, 128, extra={"EARLY": early, "D_HEAD": d_head}, in_type="*fp16")
+        k = compile_gluon_forward(z, d, 128, extra={"EARLY": early, "D_HEAD": d_head, "STORE_STATES": not z,
+                                                    "STATE_CHUNK": 128}, in_type="*fp16")
         assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.asm["ptx"], "no fp16 wgmma"
         assert "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the fp16 wgmmas (early {early})"
@@ -880,20 +880,22 @@ GLUON_STATES_CASES = [  # batch, seqlen, nheads, headdim, dstate, chunk, chunks 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("case", GLUON_STATES_CASES, ids=["late-spans", "early-run-time-span", "early-a-chunk"])
-def test_gpu_gluon_sweep_states(case):
-    """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it, 16
-    bits): every row written, within bf16 rounding of the recompute's, and y the same bits as without storing."""
+def test_gpu_gluon_sweep_states(case, dtype):
+    """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it;
+    bf16: 16 bits, from shared memory; fp16: fp32, as its tiles keep them, from the registers): every row written,
+    within rounding of the recompute's, and y the same bits as without storing."""
     batch, seqlen, nheads, headdim, dstate, chunk, group, given, early, state_chunk = case
-    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=torch.bfloat16, device="cuda", D="h",
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=dtype, device="cuda", D="h",
                     dt_softplus=True, initial_states=True)
     dims = check_ssd_scan(**kw, chunk_size=chunk)
-    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    base = pick_config(dims, dtype, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True,
                        group=1 if given else group, gluon_group=group if given else None, prefetch=not early)
-    _check_swept_states(dims, kw, cfg, state_chunk, torch.bfloat16,
-                        dict(dt_softplus=True, initial_states=kw["initial_states"]), TOLERANCES[torch.bfloat16],
-                        gluon=True)
+    store = torch.bfloat16 if dtype == torch.bfloat16 else torch.float32
+    _check_swept_states(dims, kw, cfg, state_chunk, store, dict(dt_softplus=True, initial_states=kw["initial_states"]),
+                        TOLERANCES[dtype], gluon=True)
 
 
 GLUON_PACKED_CASES = [  # sequence lengths, nheads, headdim, dstate, ngroups, chunk, group (chunks a program)

@@ -724,7 +724,7 @@ def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int)
     at the rows `varlen_state_rows` gives)."""
     if dims.chunk_size % state_chunk or state_chunk % cfg.sub:
         return False
-    if cfg.gluon and _runtime.gpu_code(x) and gluon_blocker(dims, x, B, C, z, sweep=True) is None:
+    if cfg.gluon and _runtime.gpu_code(x) and gluon_blocker(dims, x, B, C, z) is None:
         return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
                 and dims.headdim == states_block_p(dims.headdim))
     return cfg.block_p == states_block_p(dims.headdim)
@@ -834,7 +834,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     device = x.device
     # the Gluon kernel where it covers the call (the cheap tests first: a 1x2K call is host-bound)
     if (cfg.gluon and y is not None and _runtime.gpu_code(x) and (states is None or state_chunk is not None)
-            and gluon_blocker(dims, x, B, C, z, sweep=states is not None) is None):
+            and gluon_blocker(dims, x, B, C, z) is None):
         return _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype, y, ypre,
                           final, states, state_chunk)
     block_n = _block_n(dims.dstate)
@@ -896,13 +896,12 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
         )
 
 
-def gluon_blocker(dims: SSDDims, x, B, C, z, states=None, sweep: bool = False) -> str | None:
+def gluon_blocker(dims: SSDDims, x, B, C, z, states=None) -> str | None:
     """None when a forward launch with output (and `states`, if given) takes the Gluon kernel (forward_gluon.py), else
-    why not; `sweep`: it also stores the tiles' states as its sweep runs (`sweep_states`). A launch's configuration
-    only says whether to ask (`LaunchConfig.gluon`)."""
+    why not; a launch's configuration only says whether to ask (`LaunchConfig.gluon`)."""
     capability = _capability(_runtime.cuda_index(x)) if _runtime.gpu_code(x) else None
-    return forward_gluon.blocker(dims, x, B, C, z, output=True, stores_states=states is not None,
-                                 capability=capability, sweeps_states=sweep)
+    return forward_gluon.blocker(dims, x, B, C, z, output=True,
+                                 stores_states=states is not None, capability=capability)
 
 
 def gluon_span(dims: SSDDims, cfg: LaunchConfig, *tensors) -> tuple[int, int]:

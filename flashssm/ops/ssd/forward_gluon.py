@@ -29,10 +29,11 @@ fp16 has 5 exponent bits: with dt near 0 the computed operands (H, w x, m) would
 and large states would round to inf, so its form takes each over a power of two at or above its largest value
 (`_pow2_at_least`; m row by row, w x and H a sub-chunk at a time, the own state's unit only growing) and multiplies
 the product back; bf16 takes the plain products (the same SASS as before the fp16 form). Everything else (fp32
-inputs, an empty packed sequence, the states a backward in sweeps takes, fp16 with the tiles' states stored on the
-way), and any GPU without wgmma, takes the Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
+inputs, an empty packed sequence, the states a backward in sweeps takes), and any GPU without wgmma, takes the
+Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
 chunk of the tiles backward (`forward.sweep_states`; packed: at the rows `forward.varlen_state_rows` gives), which
-that backward then need not recompute. The interpreter cannot
+that backward then need not recompute (bf16: from the 16-bit copy in shared memory; fp16, whose copy is scaled and
+whose tiles keep fp32 states: from the fp32 registers). The interpreter cannot
 run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
 compare this kernel with the Triton one and with float64.
 """
@@ -59,10 +60,9 @@ BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 
 
-def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability, sweeps_states: bool = False
-            ) -> str | None:
+def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
     """None when a forward launch can take the Gluon kernel, else why not. `capability`: the GPU's compute capability
-    (None off the GPU); `sweeps_states`: the launch also stores the tiles backward's states on the way."""
+    (None off the GPU)."""
     if gluon is None:
         return "this Triton has no Gluon"
     if not ENABLED:
@@ -77,9 +77,6 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability, 
         return "packed sequences with an empty one (its one empty span hands the initial state on)"
     if not (x.dtype == B.dtype == C.dtype and x.dtype in (torch.bfloat16, torch.float16)):
         return "x, B and C must all be bf16 or all fp16"
-    if x.dtype == torch.float16 and sweeps_states:
-        return ("fp16 with the tiles' states stored on the way: the Triton kernel stores them from its fp32 registers "
-                "(here they would come from the scaled 16-bit copy in shared memory)")
     if dims.headdim % BLOCK_P or dims.dstate not in (64, 128) or dims.chunk_size % SUB or dims.seqlen < 1:
         return "headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, seqlen >= 1"
     for name, t in (("x", x), ("B", B), ("C", C)):  # cp.async moves 16-byte pieces
@@ -338,7 +335,6 @@ if gluon is not None:
         # power of two at or above their largest values, and the products come out multiplied by it (with dt near 0
         # they would be fp16 subnormals; bf16 has fp32's exponents: `_pow2_at_least`)
         FP16: gl.constexpr = dtype == gl.float16
-        gl.static_assert(not (FP16 and STORE_STATES), "fp16 leaves the tiles' states to the Triton kernel")
 
         # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
         # (relaxed: a ticket carries no data, and an acquire here would invalidate the SM's L1 at every program's
@@ -474,6 +470,16 @@ if gluon is not None:
             # ptxas (Triton 3.6's and 3.9's) serialises every wgmma of the kernel when a wait leaves two groups in
             # flight here and the kernel has the early publish's own-state products too
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
+            if FP16 and STORE_STATES:  # fp16: the state entering the sub-chunk from the registers, fp32 (H_sm is scaled)
+                if s0 % STATE_CHUNK == 0:
+                    if IS_VARLEN:
+                        state_row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK)
+                                            + s0 // STATE_CHUNK)
+                    else:
+                        state_row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
+                    width = n_pblocks * BLOCK_P
+                    gl.store(states_ptr + (state_row * nheads + h) * (BLOCK_N * width) + p0 + n_r[:, None] * width
+                             + p_c[None, :], (H * h_reg).to(states_ptr.dtype.element_ty))
             if FP16:  # the update's w x over w_unit, and H, which it accumulates on, recounted in it
                 dt_c = dt_sm.index(st).load(cols)
                 cs_c = cs_sm.index(st).load(cols)
@@ -486,7 +492,7 @@ if gluon is not None:
             # the state entering the sub-chunk, at the start of each of the backward's chunks (spans start at multiples
             # of STATE_CHUNK), while C.H runs: at 1x32K the forward +4 % against +12 % at the iteration's top (H100;
             # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
-            if STORE_STATES:
+            if STORE_STATES and not FP16:
                 if s0 % STATE_CHUNK == 0:
                     if IS_VARLEN:  # this chunk's row of the backward's chunk table (`varlen_state_rows`)
                         state_row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK)

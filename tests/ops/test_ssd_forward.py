@@ -805,8 +805,8 @@ def test_gpu_gluon_fp16_keeps_its_digits(regime, early):
     """The Gluon kernel's fp16 form at the two ends of fp16's range. dt near 0 (softplus(-14), ~1e-6): H, w x and m
     would be fp16 subnormals unscaled (y 6x the cost of its own rounding in the Triton kernel before its scaling);
     states past fp16's largest value (x ~ 1000, dt ~ 1, slow decays: |H| up to ~4e5, C small so that y stays in
-    range): H would round to inf unscaled. Either way y within twice the cost of rounding the float64 result to fp16, and the
-    final states close to float64."""
+    range): H would round to inf unscaled. Either way y within twice the cost of rounding the float64 result to fp16,
+    and the final states close to float64."""
     kw = ssd_inputs(2, 700, 4, 64, 128, 1, dtype=torch.float16, device="cuda", D="h", dt_bias=True, dt_softplus=True,
                     initial_states=True)
     if regime == "dt-near-0":

@@ -470,13 +470,10 @@ if gluon is not None:
             # ptxas (Triton 3.6's and 3.9's) serialises every wgmma of the kernel when a wait leaves two groups in
             # flight here and the kernel has the early publish's own-state products too
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
-            if FP16 and STORE_STATES:  # fp16: the state entering the sub-chunk from the registers, fp32 (H_sm is scaled)
+            if FP16 and STORE_STATES:  # fp16: the entering state from the registers in fp32 (H_sm is scaled)
                 if s0 % STATE_CHUNK == 0:
-                    if IS_VARLEN:
-                        state_row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK)
-                                            + s0 // STATE_CHUNK)
-                    else:
-                        state_row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
+                    state_row = _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK, STATE_CHUNK,
+                                              IS_VARLEN)
                     width = n_pblocks * BLOCK_P
                     gl.store(states_ptr + (state_row * nheads + h) * (BLOCK_N * width) + p0 + n_r[:, None] * width
                              + p_c[None, :], (H * h_reg).to(states_ptr.dtype.element_ty))
@@ -494,11 +491,8 @@ if gluon is not None:
             # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
             if STORE_STATES and not FP16:
                 if s0 % STATE_CHUNK == 0:
-                    if IS_VARLEN:  # this chunk's row of the backward's chunk table (`varlen_state_rows`)
-                        state_row = gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK)
-                                            + s0 // STATE_CHUNK)
-                    else:
-                        state_row = (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
+                    state_row = _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK, STATE_CHUNK,
+                                              IS_VARLEN)
                     _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
             if not FP16:
                 dt_c = dt_sm.index(st).load(cols)
@@ -577,6 +571,16 @@ if gluon is not None:
         else:
             _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, seq, h, p0,
                      n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
+
+    @gluon.jit
+    def _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK: gl.constexpr, STATE_CHUNK: gl.constexpr,
+                      IS_VARLEN: gl.constexpr):
+        """The backward's chunk row (position-major) of the chunk that starts s0 tokens into span row `rest`: packed,
+        from the chunk table (`forward.varlen_state_rows`); else from the span's first token."""
+        if IS_VARLEN:
+            return gl.load(state_rows_ptr + rest.to(gl.int64) * (CHUNK // STATE_CHUNK) + s0 // STATE_CHUNK)
+        else:
+            return (start // STATE_CHUNK + s0 // STATE_CHUNK) * batch + b
 
     @gluon.jit
     def _store_entering(H_sm, states_ptr, row, nheads, n_pblocks, h, p0, BLOCK_N: gl.constexpr, BLOCK_P: gl.constexpr):

@@ -767,10 +767,16 @@ def test_gpu_gluon_forward(case, opts, state_dtype, early):
     blocks, dstate 64, grouped B/C, every option and state dtype. Late: the Triton kernel's arithmetic (a few rounding
     flips); early: its own state weights every token to the span's end at once, where the Triton kernel rescales
     sub-chunk by sub-chunk (the same math, other roundings of w x)."""
+    _gluon_forward_case(case, opts, torch.bfloat16, state_dtype, early)
+
+
+def _gluon_forward_case(case, opts, dtype, state_dtype, early):
+    """A GLUON_CASES case with the options `opts` (none, D-h, all) in `dtype`: `_gluon_against_triton`, then the same
+    launch again, the same bits."""
     batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
     extra = dict(none={}, **{"D-h": dict(D="h")}, all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True,
                                                               initial_states=True))[opts]
-    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=dtype, device="cuda", **extra)
     limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
     dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
     cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit)
@@ -787,15 +793,7 @@ def test_gpu_gluon_forward_fp16(case, opts, early):
     values: `_pow2_at_least`), late and early publish, against float64 and against the Triton kernel's fp16 form on the
     same launch (which scales by other units: equal within a rounding of the largest values); two runs, the same
     bits."""
-    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group = case
-    extra = {} if opts == "none" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
-    state_dtype = torch.float32 if opts == "none" else torch.float16
-    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.float16, device="cuda", **extra)
-    limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
-    dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
-    cfg, y, h = _gluon_against_triton(dims, kw, early, group, state_dtype, limit)
-    y2, h2, _, _ = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype, store_ypre=True)
-    assert torch.equal(y, y2) and torch.equal(h, h2), "two runs differ"
+    _gluon_forward_case(case, opts, torch.float16, torch.float32 if opts == "none" else torch.float16, early)
 
 
 @pytest.mark.gpu

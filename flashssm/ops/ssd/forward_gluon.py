@@ -169,7 +169,7 @@ if gluon is not None:
         """One sub-chunk of `_own_state` (its rows in stage st, landed; the stage's other one and xw free): the
         previous sub-chunk's rows into the other stage, then S + B^T (w x) issued. Returns the product in flight, the
         decay sum from the sub-chunk's start to the span's end and the unit S is counted in (1 but with fp16:
-        `_own_scale`)."""
+        `_own_weights`)."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         rows: gl.constexpr = gl.SliceLayout(1, acc)
@@ -181,11 +181,8 @@ if gluon is not None:
         dt_r = dt_sm.index(st).load(rows)
         cs_r = cs_sm.index(st).load(rows)
         x_r = x_sm.index(st).load(acc).to(gl.float32)
-        w = gl.exp(after + last - cs_r) * dt_r
-        if dtype == gl.float16:
-            cols: gl.constexpr = gl.SliceLayout(0, acc)
-            w_c = gl.exp(after + last - cs_sm.index(st).load(cols)) * dt_sm.index(st).load(cols)
-            S, w, unit = _own_scale(S, w, w_c, unit, FIRST)
+        S, w, unit = _own_weights(S, dt_r, cs_r, dt_sm.index(st), cs_sm.index(st), after + last, unit, FIRST,
+                                  dtype == gl.float16, BLOCK_P)
         xw_sm.store((x_r * w[:, None]).to(dtype))
         hopper.fence_async_shared()
         _barrier()
@@ -255,11 +252,8 @@ if gluon is not None:
             x_r = xw_sm.load(acc).to(gl.float32)
         else:
             x_r = x_sm.index(ST).load(acc).to(gl.float32)
-        w = gl.exp(after + last - cs_r) * dt_r
-        if dtype == gl.float16:
-            cols: gl.constexpr = gl.SliceLayout(0, acc)
-            w_c = gl.exp(after + last - cs_sm.index(ST).load(cols)) * dt_sm.index(ST).load(cols)
-            S, w, unit = _own_scale(S, w, w_c, unit, FIRST)
+        S, w, unit = _own_weights(S, dt_r, cs_r, dt_sm.index(ST), cs_sm.index(ST), after + last, unit, FIRST,
+                                  dtype == gl.float16, BLOCK_P)
         wx_sm.store((x_r * w[:, None]).to(dtype))
         hopper.fence_async_shared()
         _barrier()
@@ -278,19 +272,28 @@ if gluon is not None:
         return ((v.to(gl.int32, bitcast=True) + 0x007FFFFF) & 0x7F800000).to(gl.float32, bitcast=True)
 
     @gluon.jit
-    def _own_scale(S, w, w_c, unit, FIRST: gl.constexpr):
-        """fp16's own-state step: with dt near 0 (~1e-6) the weights w x would be fp16 subnormals and lose their digits
-        (benchmarks/notes/ssd_forward.md, fifty-second session), so w is divided by the power of two at or above its
-        largest value (w_c: the same weights in the columns' layout, which every warp holds whole, so the largest is a
+    def _own_weights(S, dt_r, cs_r, dt_st, cs_st, to_end, unit, FIRST: gl.constexpr, FP16: gl.constexpr,
+                     BLOCK_P: gl.constexpr):
+        """An own-state step's weights w (rows' layout) of its tokens to the span's end, exp(to_end - cs) dt, and S and
+        the unit it is counted in. With fp16 inputs and dt near 0 (~1e-6) w x would be fp16 subnormals and lose its
+        digits (benchmarks/notes/ssd_forward.md, fifty-second session), so there w is divided by the power of two at
+        or above its largest value (from the same weights in the columns' layout, which every warp holds whole: a
         reduction within each warp, no shared memory), and S, which the product accumulates on, is recounted in that
-        unit (it is waited for: no product in flight reads it). Returns S, w and the new unit."""
-        scale = _pow2_at_least(gl.max(w_c, axis=0))
-        if not FIRST:
-            # the unit only grows (S's terms stay within fp16's reach of its largest), and S is recounted only then
-            scale = gl.maximum(scale, unit)
-            if scale != unit:
-                S = S * (unit / scale)
-        return S, w * (1.0 / scale), scale
+        unit (it is waited for: no product in flight reads it)."""
+        w = gl.exp(to_end - cs_r) * dt_r
+        if FP16:
+            acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                          instr_shape=[16, BLOCK_P, 16])
+            cols: gl.constexpr = gl.SliceLayout(0, acc)
+            scale = _pow2_at_least(gl.max(gl.exp(to_end - cs_st.load(cols)) * dt_st.load(cols), axis=0))
+            if not FIRST:
+                # the unit only grows (S's terms stay within fp16's reach of its largest), and S is recounted only then
+                scale = gl.maximum(scale, unit)
+                if scale != unit:
+                    S = S * (unit / scale)
+            w = w * (1.0 / scale)
+            unit = scale
+        return S, w, unit
 
     @gluon.jit
     def _last_cumsum(cs_sm, st, SUB: gl.constexpr):

@@ -296,6 +296,14 @@ if gluon is not None:
         return S, w, unit
 
     @gluon.jit
+    def _h_rows_max(hmax_sm, BLOCK_N: gl.constexpr):
+        """The largest of the BLOCK_N rows' maxima in hmax_sm (written before a barrier), in every thread: each warp
+        reads all of them (BLOCK_N // 32 a lane), so the reduction stays within the warp (Gluon's own reduction of H
+        across the warps took two more barriers a sub-chunk)."""
+        whole: gl.constexpr = gl.BlockedLayout([BLOCK_N // 32], [32], [4], [0])  # (the warps hold copies)
+        return gl.max(hmax_sm.load(whole), axis=0)
+
+    @gluon.jit
     def _last_cumsum(cs_sm, st, SUB: gl.constexpr):
         """The last cumsum of stage st's sub-chunk, a scalar: its entry SUB - 1 (`_issue_loads` repeats the last one
         past the span's end), read by every thread. (A load from global memory here shared a scoreboard with the
@@ -399,6 +407,12 @@ if gluon is not None:
         OWN_STAGES: gl.constexpr = 3 if (MOVE_16 and OWN3) else 2
         dt_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
         cs_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        # fp16: the rows' largest |H| through the loop's own barrier (`_h_rows_max`), where y moves in 16 bits (with
+        # the fp32 move's scratch these 512 bytes would pass H100's most for two programs an SM: Gluon's own reduction
+        # across the warps there, two more barriers a sub-chunk)
+        H_ROWS: gl.constexpr = FP16 and MOVE_16
+        if H_ROWS:
+            hmax_sm = gl.allocate_shared_memory(gl.float32, [BLOCK_N], gl.SwizzledSharedLayout(1, 1, 1, [0]))
         if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
             if OWN_STAGES == 3:
                 S, total = _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, H_sm.slice(0, SUB), x_base, B_base,
@@ -533,6 +547,8 @@ if gluon is not None:
                 if HAS_D:
                     y += x_s.load(acc).to(gl.float32) * D
                 xw_sm.store(y.to(dtype))
+            if H_ROWS:  # each row's largest |H| (within its warp) to shared memory, read whole after the barrier
+                hmax_sm.store(gl.max(gl.abs(H), axis=1))
             # the next sub-chunk's C.B^T runs while this one's state and output are written
             async_copy.wait_group(0)
             _barrier()
@@ -540,7 +556,10 @@ if gluon is not None:
             cb_next = hopper.warpgroup_mma(C_sm.index(1 - st), B_sm.index(1 - st).permute((1, 0)), zero,
                                            use_acc=False, is_async=True)
             if FP16:
-                h_pow = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
+                if H_ROWS:
+                    h_pow = _pow2_at_least(_h_rows_max(hmax_sm, BLOCK_N))
+                else:
+                    h_pow = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
                 H_sm.store((H * (1.0 / h_pow)).to(dtype))
                 h_unit = h_pow * h_reg
             else:

@@ -493,6 +493,10 @@ WORKLOADS: dict[str, Workload] = {
         SSDTrainWorkload("train-2.7b-1x8K", 1, 8192),
         SSDTrainWorkload("train-2.7b-1x32K", 1, 32768),
         SSDTrainWorkload("train-2.7b-8x4K", 8, 4096),
+        # fp16 inputs (mamba_ssm's generation scripts default to fp16): the Gluon kernel's scaled fp16 form on Hopper
+        SSDWorkload("2.7b-1x32K-fp16", 1, 32768, dtype="float16"),
+        SSDWorkload("2.7b-8x4K-fp16", 8, 4096, dtype="float16"),
+        SSDTrainWorkload("train-2.7b-8x4K-fp16", 8, 4096, dtype="float16"),
         SSDTrainWorkload("cpu-train", 1, 100, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
                          dtype="float32", needs_gpu=False),
         # packed sequences (cu_seqlens), the same tokens as 8x4K; training too

@@ -31,6 +31,20 @@ def test_floors_match_anchors(name, floor_ms):
     assert kind == "compute"  # at chunk 256 the intra-chunk products outweigh the bytes
 
 
+def test_fp16_workloads():
+    """The fp16 workloads: their bf16 twins' shapes, bytes and FLOPs (both 16-bit), fp16 x, B, C (and dy), fp32 dt."""
+    from flashssm.bench.workloads import SSDTrainWorkload
+
+    for name, twin in (("2.7b-1x32K-fp16", "2.7b-1x32K"), ("2.7b-8x4K-fp16", "2.7b-8x4K"),
+                       ("train-2.7b-8x4K-fp16", "train-2.7b-8x4K")):
+        w, t = WORKLOADS[name], WORKLOADS[twin]
+        assert w.dtype == "float16" and t.dtype == "bfloat16" and w.op == t.op and w.needs_gpu
+        assert (w.batch, w.seqlen, w.nheads, w.headdim, w.dstate) == (t.batch, t.seqlen, t.nheads, t.headdim, t.dstate)
+        assert w.bytes() == t.bytes() and w.flops() == t.flops() and "float16" in w.shape
+    small = SSDTrainWorkload("s", 1, 8, nheads=2, headdim=4, dstate=4, dtype="float16").make_inputs("cpu")
+    assert all(small[k].dtype == torch.float16 for k in ("x", "B", "C", "dy")) and small["dt"].dtype == torch.float32
+
+
 def test_packed_workloads():
     """The packed workloads: ragged lengths summing to the tokens of their dense twin, ending inside chunks; their
     cu_seqlens, and each peer's form of them (mamba_ssm's per-token seq_idx, fla's int64 offsets with a host copy);

@@ -1026,19 +1026,21 @@ def test_gpu_gluon_public_path_early():
 
 
 @pytest.mark.gpu
-def test_gpu_gluon_public_path_and_nan():
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_gpu_gluon_public_path_and_nan(dtype):
     """flashssm.ssd_scan takes the Gluon kernel where chains are many (8 x 80 heads), and a NaN in one element of x
     makes NaN of that head's headdim column from the token on, in the same places as the Triton kernel, and nowhere
-    before the token's sub-chunk of 64 (inside it the masked product's 0 * NaN reaches the earlier tokens too)."""
+    before the token's sub-chunk of 64 (inside it the masked product's 0 * NaN reaches the earlier tokens too). fp16
+    too: its units come from the largest magnitudes, which pass over a NaN, so the NaN stays where it is."""
     from flashssm.ops.ssd import forward
 
-    kw = ssd_inputs(8, 700, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h", dt_softplus=True)
+    kw = ssd_inputs(8, 700, 80, 64, 128, 1, dtype=dtype, device="cuda", D="h", dt_softplus=True)
     dims = check_ssd_scan(**kw, chunk_size=256)
-    cfg = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = pick_config(dims, dtype, kw["x"].device)
     assert not cfg.early_publish and forward.gluon_blocker(dims, kw["x"], kw["B"], kw["C"], None) is None
     y = flashssm.ssd_scan(**kw, chunk_size=256)
     y_ref, _ = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
-    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert_close(y, y_ref, dtype, "y")
     kw["x"][3, 400, 7, 5] = float("nan")
     y = flashssm.ssd_scan(**kw, chunk_size=256)
     y_t = launch(dims, **kw, config=dataclasses.replace(cfg, gluon=False))[0]

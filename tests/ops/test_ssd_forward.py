@@ -451,6 +451,27 @@ def test_fp16_with_dt_near_0_keeps_its_digits(early_publish, device):
     assert 0 < floor and rel_err(y, y_ref) <= 2 * floor, (rel_err(y, y_ref), floor)
 
 
+@pytest.mark.parametrize("early_publish", [False, True], ids=["late", "early"])
+def test_fp16_with_a_negative_dt_keeps_its_range(early_publish, device):
+    """fp16 inputs with dt_limit below 0 (allowed: dt then keeps its sign): one token's dt of -1 among dt ~ 1e-6, at a
+    sub-chunk's start with slow decays, so its weight w = e^(...) dt is ~-1 where the others' are ~1e-6. The update's
+    w x goes into fp16 over its largest |w|; over the largest w (a positive 1e-6) it was ~1e6 x x and rounded to inf:
+    y NaN and the final states inf before. y within twice the cost of rounding float64 to fp16, and the states close."""
+    kw = ssd_inputs(1, 130, 2, 32, 16, 1, dtype=torch.float16, device=device)
+    kw["dt"] = torch.rand_like(kw["dt"]) * 1e-6 + 1e-6
+    kw["dt"][0, 64, :] = -1.0
+    kw["A"] = -torch.rand_like(kw["A"]) * 0.01
+    limit = (-math.inf, math.inf)
+    dims = check_ssd_scan(**kw, chunk_size=64, dt_limit=limit)
+    base = pick_config(dims, torch.float16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early_publish, group=1)
+    y, h, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=64, dt_limit=limit)
+    floor = rel_err(y_ref.half(), y_ref)
+    assert 0 < floor and rel_err(y, y_ref) <= 2 * floor, (rel_err(y, y_ref), floor)
+    assert rel_err(h, h_ref) <= 1e-3, rel_err(h, h_ref)
+
+
 _COMPILE_FOR_HOPPER = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -798,30 +819,38 @@ def test_gpu_gluon_forward_fp16(case, opts, early):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
-@pytest.mark.parametrize("regime", ["dt-near-0", "large-states"])
+@pytest.mark.parametrize("regime", ["dt-near-0", "large-states", "negative-dt"])
 def test_gpu_gluon_fp16_keeps_its_digits(regime, early):
     """The Gluon kernel's fp16 form at the two ends of fp16's range. dt near 0 (softplus(-14), ~1e-6): H, w x and m
     would be fp16 subnormals unscaled (y 6x the cost of its own rounding in the Triton kernel before its scaling);
     states past fp16's largest value (x ~ 1000, dt ~ 1, slow decays: |H| up to ~4e5, C small so that y stays in
-    range): H would round to inf unscaled. Either way y within twice the cost of rounding the float64 result to fp16,
-    and the final states close to float64."""
+    range): H would round to inf unscaled; a dt of -1 among dt ~ 1e-6 (dt_limit below 0), whose w x a unit from the
+    largest w rather than |w| rounded to inf (`test_fp16_with_a_negative_dt_keeps_its_range`, the Triton kernel's).
+    Each way y within twice the cost of rounding the float64 result to fp16, and the final states close to float64."""
     kw = ssd_inputs(2, 700, 4, 64, 128, 1, dtype=torch.float16, device="cuda", D="h", dt_bias=True, dt_softplus=True,
                     initial_states=True)
+    limit = (0.0, math.inf)
     if regime == "dt-near-0":
         kw["dt"] = torch.full_like(kw["dt"], -14.0) + 0.5 * torch.rand_like(kw["dt"])
+    elif regime == "negative-dt":  # tokens 64 and 256 start sub-chunks (and 256 a chunk), slow decays
+        del kw["dt_bias"], kw["dt_softplus"]
+        kw["dt"] = torch.rand_like(kw["dt"]) * 1e-6 + 1e-6
+        kw["dt"][:, [64, 256]] = -1.0
+        kw["A"] = -torch.rand_like(kw["A"]) * 0.01
+        limit = (-math.inf, math.inf)
     else:
         kw["x"] = (kw["x"].float() * 1000).half()
         kw["C"] = (kw["C"].float() * 0.001).half()
         kw["dt"] = torch.randn_like(kw["dt"]) * 0.3 + 0.5
         kw["A"] = -torch.rand_like(kw["A"]) * 1e-3
         kw["initial_states"] = kw["initial_states"] * 1e5  # (a third or more of the states past 65504)
-    dims = check_ssd_scan(**kw, chunk_size=256)
+    dims = check_ssd_scan(**kw, chunk_size=256, dt_limit=limit)
     base = pick_config(dims, torch.float16, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, group=2, prefetch=not early,
                        pre_decays=True)
     y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg)
     assert _on_gluon(compiled)
-    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=256, dt_limit=limit)
     if regime == "large-states":
         assert h_ref.abs().max() > 65504 and y_ref.abs().max() < 65504 / 4, "the case no longer exercises it"
     floor = rel_err(y_ref.half(), y_ref)

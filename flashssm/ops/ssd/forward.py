@@ -420,7 +420,7 @@ def _state_update(H, B_s, x_s, w, decay, DOT_PRECISION: tl.constexpr):
     scaled by its largest value before the rounding and the product by it after."""
     in_dtype = x_s.dtype
     if in_dtype == tl.float16:
-        w_max = tl.maximum(tl.max(w, axis=0), 1e-30)
+        w_max = tl.maximum(tl.max(tl.abs(w), axis=0), 1e-30)  # (|w|: dt_limit may let dt below 0)
         xw = (x_s.to(tl.float32) * (w / w_max)[:, None]).to(in_dtype)
         return H * decay + w_max * tl.dot(tl.trans(B_s), xw, input_precision=DOT_PRECISION)
     xw = (x_s.to(tl.float32) * w[:, None]).to(in_dtype)

@@ -285,7 +285,8 @@ if gluon is not None:
             acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                           instr_shape=[16, BLOCK_P, 16])
             cols: gl.constexpr = gl.SliceLayout(0, acc)
-            scale = _pow2_at_least(gl.max(gl.exp(to_end - cs_st.load(cols)) * dt_st.load(cols), axis=0))
+            # (|w|: a dt_limit below 0 lets dt, and w, below 0)
+            scale = _pow2_at_least(gl.max(gl.abs(gl.exp(to_end - cs_st.load(cols)) * dt_st.load(cols)), axis=0))
             if not FIRST:
                 # the unit only grows (S's terms stay within fp16's reach of its largest), and S is recounted only then
                 scale = gl.maximum(scale, unit)
@@ -497,7 +498,7 @@ if gluon is not None:
             if FP16:  # the update's w x over w_unit, and H, which it accumulates on, recounted in it
                 dt_c = dt_sm.index(st).load(cols)
                 cs_c = cs_sm.index(st).load(cols)
-                w_unit = _pow2_at_least(gl.max(gl.exp(last - cs_c) * dt_c, axis=0))
+                w_unit = _pow2_at_least(gl.max(gl.abs(gl.exp(last - cs_c) * dt_c), axis=0))  # (dt may be < 0)
                 H = H * (gl.exp(last) * (h_reg / w_unit))
                 h_reg = w_unit
             else:

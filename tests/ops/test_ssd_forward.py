@@ -451,16 +451,25 @@ def test_fp16_with_dt_near_0_keeps_its_digits(early_publish, device):
     assert 0 < floor and rel_err(y, y_ref) <= 2 * floor, (rel_err(y, y_ref), floor)
 
 
+def _with_a_negative_dt(kw: dict, tokens: list[int]) -> dict:
+    """kw with dt ~ 1e-6 but -1 at `tokens` (every sequence and head), no dt_bias or softplus, and slow decays (A in
+    (-0.01, 0)): those tokens' weights w ~ -1 stand ~1e6 times the others' in magnitude (run it with a dt_limit below
+    0, which lets dt keep its sign)."""
+    for name in ("dt_bias", "dt_softplus"):
+        kw.pop(name, None)
+    kw["dt"] = torch.rand_like(kw["dt"]) * 1e-6 + 1e-6
+    kw["dt"][:, tokens] = -1.0
+    kw["A"] = -torch.rand_like(kw["A"]) * 0.01
+    return kw
+
+
 @pytest.mark.parametrize("early_publish", [False, True], ids=["late", "early"])
 def test_fp16_with_a_negative_dt_keeps_its_range(early_publish, device):
     """fp16 inputs with dt_limit below 0 (allowed: dt then keeps its sign): one token's dt of -1 among dt ~ 1e-6, at a
     sub-chunk's start with slow decays, so its weight w = e^(...) dt is ~-1 where the others' are ~1e-6. The update's
     w x goes into fp16 over its largest |w|; over the largest w (a positive 1e-6) it was ~1e6 x x and rounded to inf:
     y NaN and the final states inf before. y within twice the cost of rounding float64 to fp16, and the states close."""
-    kw = ssd_inputs(1, 130, 2, 32, 16, 1, dtype=torch.float16, device=device)
-    kw["dt"] = torch.rand_like(kw["dt"]) * 1e-6 + 1e-6
-    kw["dt"][0, 64, :] = -1.0
-    kw["A"] = -torch.rand_like(kw["A"]) * 0.01
+    kw = _with_a_negative_dt(ssd_inputs(1, 130, 2, 32, 16, 1, dtype=torch.float16, device=device), [64])
     limit = (-math.inf, math.inf)
     dims = check_ssd_scan(**kw, chunk_size=64, dt_limit=limit)
     base = pick_config(dims, torch.float16, kw["x"].device)
@@ -832,11 +841,8 @@ def test_gpu_gluon_fp16_keeps_its_digits(regime, early):
     limit = (0.0, math.inf)
     if regime == "dt-near-0":
         kw["dt"] = torch.full_like(kw["dt"], -14.0) + 0.5 * torch.rand_like(kw["dt"])
-    elif regime == "negative-dt":  # tokens 64 and 256 start sub-chunks (and 256 a chunk), slow decays
-        del kw["dt_bias"], kw["dt_softplus"]
-        kw["dt"] = torch.rand_like(kw["dt"]) * 1e-6 + 1e-6
-        kw["dt"][:, [64, 256]] = -1.0
-        kw["A"] = -torch.rand_like(kw["A"]) * 0.01
+    elif regime == "negative-dt":  # tokens 64 and 256 start sub-chunks (and 256 a chunk)
+        kw = _with_a_negative_dt(kw, [64, 256])
         limit = (-math.inf, math.inf)
     else:
         kw["x"] = (kw["x"].float() * 1000).half()
@@ -920,7 +926,10 @@ def test_gpu_gluon_sweep_states(case, dtype):
     base = pick_config(dims, dtype, kw["x"].device)
     cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, early, pre_decays=True,
                        group=1 if given else group, gluon_group=group if given else None, prefetch=not early)
-    store = torch.bfloat16 if dtype == torch.bfloat16 else torch.float32
+    from flashssm.ops.ssd import backward_chain
+
+    store = backward_chain.tiles_states_dtype(dtype, None, backward_chain.TILES_MODE)  # what the training call asks
+    assert store == (torch.bfloat16 if dtype == torch.bfloat16 else torch.float32)
     _check_swept_states(dims, kw, cfg, state_chunk, store, dict(dt_softplus=True, initial_states=kw["initial_states"]),
                         TOLERANCES[dtype], gluon=True)
 

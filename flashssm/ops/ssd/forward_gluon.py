@@ -277,7 +277,7 @@ if gluon is not None:
         """An own-state step's weights w (rows' layout) of its tokens to the span's end, exp(to_end - cs) dt, and S and
         the unit it is counted in. With fp16 inputs and dt near 0 (~1e-6) w x would be fp16 subnormals and lose its
         digits (benchmarks/notes/ssd_forward.md, fifty-second session), so there w is divided by the power of two at
-        or above its largest value (from the same weights in the columns' layout, which every warp holds whole: a
+        or above its largest magnitude (from the same weights in the columns' layout, which every warp holds whole: a
         reduction within each warp, no shared memory), and S, which the product accumulates on, is recounted in that
         unit (it is waited for: no product in flight reads it)."""
         w = gl.exp(to_end - cs_r) * dt_r

@@ -36,7 +36,8 @@ STRIDES = {
 }
 SIZES = {"batch": 8, "seqlen": 4096, "nheads": 80, "headdim": 64, "dstate": 128, "heads_per_group": 80,
          "n_pblocks": 1, "n_programs": 8 * 16 * 80}
-FP32_PTRS = {"decays_ptr", "dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr"}
+FP32_PTRS = {"decays_ptr", "dt_ptr", "A_ptr", "D_ptr", "dt_bias_ptr", "init_ptr", "final_ptr", "states_ptr", "slot_ptr",
+             "scale_ptr"}
 INT_PTRS = {"counter_ptr": "*i32", "flag_ptr": "*i32", "table_ptr": "*i64", "state_rows_ptr": "*i64"}
 
 
@@ -53,10 +54,11 @@ def compile_forward(sub, block_p, warps, stages, late, has_z, has_d, maxnreg=Non
                                maxnreg=maxnreg, floats=("dt_lo", "dt_hi"))
 
 
-def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra=None, sizes=None, in_type="*bf16"):
+def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra=None, sizes=None, in_type="*bf16",
+                          states_type="*fp32"):
     """The Gluon forward (forward_gluon.py) compiled for sm_90 as the 2.7B bench shape specialises it (`extra`: more
     constexprs, e.g. EARLY; `sizes`: other run-time values, e.g. n_pblocks 2, which is then no constant; `in_type`
-    x, B, C and y's, e.g. "*fp16")."""
+    x, B, C and y's, e.g. "*fp16"; `states_type` the stored states', e.g. "*fp16" for fp16's scaled ones)."""
     from triton.experimental.gluon._runtime import GluonASTSource
 
     from flashssm.ops.ssd.forward_gluon import _ssd_fwd_gluon_kernel
@@ -66,7 +68,8 @@ def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra
     values = {**STRIDES, **SIZES, "span": chunk, "stride_init_s": 80 * 64 * 128, "stride_init_h": 64 * 128,
               "stride_init_p": 128, "stride_init_n": 1, "stride_final_s": 80 * 64 * 128, "stride_final_h": 64 * 128,
               "stride_final_p": 128, "stride_final_n": 1, **(sizes or {})}
-    ptr_type = lambda name: INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else in_type)  # noqa: E731
+    ptr_type = lambda name: (states_type if name == "states_ptr"  # noqa: E731
+                             else INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else in_type))
     return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource)
 
 

@@ -48,6 +48,23 @@ def fp16_scale(c):
 
 
 @triton.jit
+def pow2_at_least(v):
+    """The power of two at or above v (fp32, v >= 0), held within [2^-100, 2^100]: the unit a stored 16-bit tile is
+    counted in (`tile_unit`); a power of two, so dividing by it and multiplying back are exact in fp32."""
+    v = tl.minimum(tl.maximum(v, 7.888609052210118e-31), 1.2676506002282294e30)
+    return ((v.to(tl.int32, bitcast=True) + 0x007FFFFF) & 0x7F800000).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def tile_unit(c):
+    """The power of two at or above the largest finite |c| of a 2-D fp32 tile: c over it fits fp16 with its largest
+    value in (1/2, 1], and a NaN or inf stays where it is (they do not set the unit, so the tile's other values keep
+    their digits)."""
+    a = tl.abs(c)
+    return pow2_at_least(tl.max(tl.max(tl.where(a < float("inf"), a, 0.0), axis=1), axis=0))
+
+
+@triton.jit
 def silu(v):
     return v * tl.sigmoid(v)
 

@@ -385,11 +385,10 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
     """The tiles backward takes the states that the forward's output sweep stored at the tiles' chunks (no recompute
     launch; `backward_chain.tiles_states`), late and early publish, spans of chunks, tiles' chunks smaller than the
     forward's, initial states, a final-state gradient: gradients against float64. With z, or states larger than x, the
-    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them: so with
-    fp16 inputs, whose states the tiles keep in fp32 (twice x's bytes here; in fp16 they lose digits to subnormals).
-    The
-    deterministic mode takes them where its tiles run in the forward's chunks (two buffers, no recompute in place),
-    and recomputes them over their gradients where it runs in smaller ones."""
+    forward stores none (it would hold more memory than mamba_ssm's autograd) and the backward recomputes them. fp16
+    inputs: the forward stores their scaled fp16 states (`forward.new_states`). The deterministic mode takes them
+    where its tiles run in the forward's chunks (two buffers, no recompute in place), and recomputes them over their
+    gradients where it runs in smaller ones."""
     from flashssm.ops.ssd import backward, backward_chain, forward
 
     inputs, chunk, tiles_chunk, config = TILES_STATES_CASES[case]
@@ -408,7 +407,7 @@ def test_tiles_states_from_forward(case, device, monkeypatch):
                     device=device, **inputs)
     deterministic = case.startswith("deterministic")
     check_gradients(kw, kw["x"].dtype, chunk_size=chunk, deterministic=deterministic)
-    expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks", "fp16")
+    expect = case not in ("with-z", "states-above-x", "deterministic-smaller-chunks")
     assert stored == [tiles_chunk if expect else None], f"forward launches' state chunks: {stored}"
     assert bool(recomputed) != expect, f"recompute launches: {len(recomputed)}"
     # fp32: the recompute's gradients, to a few units of roundoff
@@ -902,10 +901,10 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
     sequences (an empty one, a one-token one, ragged ends: their chain launch sweeps spans too) where their extra chunk
     rows are allowed (PACKED_ROWS_OVER), while by default such a packing keeps the forward's chunk (more rows than its
     tokens need: memory), and so does the deterministic mode with two buffers of states (its memory; with one, the
-    default, it takes the smaller chunks). fp16 inputs, whose tiles keep fp32 states: the smaller chunks where those
-    states take no more bytes than x at them (dstate 16), the forward's where they would (dstate 64: 64 fp32 values a
-    (chunk, head, headdim column) against 64 fp16 ones of x; memory again). Fails if the chunks' states or tile pairs
-    are misplaced."""
+    default, it takes the smaller chunks). fp16 inputs, whose tiles keep scaled fp16 states: the smaller chunks where
+    those states take no more bytes than x at them (dstate 16), the forward's where they would (dstate 128: 128 values
+    a (chunk, head, headdim column) against 64 of x; memory again). Fails if the chunks' states or tile pairs are
+    misplaced."""
     from flashssm.ops.ssd import backward_chain, backward_tiles, forward
 
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 1)
@@ -921,7 +920,7 @@ def test_tiles_in_smaller_chunks(case, device, monkeypatch):
         kw, cu = packed_inputs([150, 0, 1, 130], 3, 1, device, D="h", z=True, dt_softplus=True, initial_states=True)
         check_gradients(kw, torch.float32, chunk_size=128, cu_seqlens=cu, what=case)
     elif case.startswith("fp16"):
-        kw = ssd_inputs(2, 300, 3, 32, 64 if case == "fp16-wide-states" else 16, 1, dtype=torch.float16,
+        kw = ssd_inputs(2, 300, 3, 32, 128 if case == "fp16-wide-states" else 16, 1, dtype=torch.float16,
                         device=device, D="h", dt_softplus=True)
         check_gradients(kw, torch.float16, chunk_size=128, what=case)
     else:

@@ -291,23 +291,26 @@ def test_sweep_states(case, device):
             launch(dims, **kw, config=cfg, **bad)
 
 
-def _check_swept_states(dims, kw, cfg, state_chunk, store_dtype, recompute, tolerance, gluon=False):
+def _check_swept_states(dims, kw, cfg, state_chunk, store_dtype, recompute, tolerance, gluon=False, scaled=False):
     """A forward launch of `cfg` storing the state entering every chunk of state_chunk tokens as its sweep runs
     (`launch(states=, state_chunk=)`; `gluon`: checked to run on the Gluon kernel): every row written (the buffer
     starts as NaN), within `tolerance` of the recompute's (`entering_states(**recompute)` at those chunks, in
-    store_dtype), and y and the final states the same bits as without storing."""
-    from flashssm.ops.ssd.forward import entering_states, states_shape, sweep_states
+    store_dtype; `scaled`: both fp16 over a unit a tile, compared as values), and y and the final states the same
+    bits as without storing."""
+    from flashssm.ops.ssd.forward import entering_states, new_states, states_shape, sweep_states, unscaled_states
 
     assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
     sdims = dataclasses.replace(dims, chunk_size=state_chunk)
-    states = torch.full(states_shape(sdims), float("nan"), device=kw["x"].device, dtype=store_dtype)
+    shape = states_shape(sdims)
+    states = new_states(shape, store_dtype, kw["x"].device, scaled).fill_(float("nan"))
     y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, states=states,
                                state_chunk=state_chunk)
     if gluon:
         assert _on_gluon(compiled)
-    assert not states.isnan().any(), "a state not stored"
-    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], store_dtype=store_dtype, **recompute)
-    assert rel_err(states.float(), want.float()) < tolerance, "stored states"
+    assert not states.isnan().any(), "a state (or a scaled tile's unit) not stored"
+    want = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], store_dtype=store_dtype, scaled=scaled,
+                           **recompute)
+    assert rel_err(unscaled_states(states, shape), unscaled_states(want, shape)) < tolerance, "stored states"
     y_plain, h_plain, _, _ = launch(dims, **kw, return_final_states=True, config=cfg)
     assert torch.equal(y, y_plain) and torch.equal(h, h_plain), "storing the states changed the outputs"
 
@@ -705,11 +708,11 @@ for early, span_given, varlen in ((False, False, False), (True, False, False), (
         # resident warps
         assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory"
 # fp16 (its scaled operands: more registers and a reduction across the warps for H), late and early, both moves of y
-# (without z: storing the tiles' fp32 states from its registers)
+# (without z: storing the tiles' scaled fp16 states from shared memory, their units beside)
 for early in (False, True):
     for z, d, d_head in ((True, True, False), (False, True, True)):
         k = compile_gluon_forward(z, d, 128, extra={"EARLY": early, "D_HEAD": d_head, "STORE_STATES": not z,
-                                                    "STATE_CHUNK": 128}, in_type="*fp16")
+                                                    "STATE_CHUNK": 128}, in_type="*fp16", states_type="*fp16")
         assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.asm["ptx"], "no fp16 wgmma"
         assert "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the fp16 wgmmas (early {early})"
@@ -912,13 +915,89 @@ GLUON_STATES_CASES = [  # batch, seqlen, nheads, headdim, dstate, chunk, chunks 
 ]
 
 
+@pytest.mark.parametrize("form", ["sweep-late", "sweep-early", "recompute-late", "recompute-early",
+                                  "recompute-carry"])
+def test_scaled_states(form, device):
+    """fp16 inputs' states for the tiles backward, scaled (`forward.new_states`: fp16 over a power of two a (chunk,
+    head) tile, the units at the buffer's tail), stored by the Triton kernel's output sweep (late and early publish)
+    and by the recompute (late, early, and in place over scaled gradients with the carry <dH, H>): against the fp32
+    recompute, within a few of fp16's roundings of each tile's largest value (the kernels' 16-bit products round
+    differently), with every dt near 0 (the states ~1e-7, fp16 subnormals, which a plain fp16 copy keeps to a bit or
+    two: checked to fail that bound). A NaN and an inf in the initial state stay in their elements
+    (they do not set the tile's unit), the rest of that tile keeping its digits. The launch refuses a scaled buffer
+    of the wrong size, for non-fp16 inputs, and without an output sweep's state_chunk."""
+    from flashssm.ops.ssd.forward import entering_states, new_states, states_shape, states_units, unscaled_states
+
+    batch, seqlen, chunk, state_chunk = 2, 150, 64, 32
+    kw = ssd_inputs(batch, seqlen, 3, 32, 16, 1, dtype=torch.float16, device=device, dt_softplus=True,
+                    initial_states=True)
+    kw["dt"] = torch.full_like(kw["dt"], -16.0) + torch.rand_like(kw["dt"])  # softplus: dt ~ 1e-7
+    init = kw["initial_states"]
+    init.mul_(1e-7)
+    init[0, 1, 3, 5], init[1, 2, 7, 0] = float("nan"), float("inf")
+    dims = check_ssd_scan(**{k: v for k, v in kw.items() if k != "dt_softplus"}, chunk_size=chunk)
+    sdims = dataclasses.replace(dims, chunk_size=state_chunk)
+    shape = states_shape(sdims)
+    common = dict(dt_softplus=True, initial_states=init)
+    want = unscaled_states(entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=False,
+                                           **common), shape)
+    if form.startswith("sweep"):
+        early = form == "sweep-early"
+        cfg = dataclasses.replace(pick_config(dims, torch.float16, kw["x"].device), early_publish=early,
+                                  group=1 if early else 2, sub=16, gluon_group=None, gluon=False)
+        states = new_states(shape, torch.float16, device, scaled=True).fill_(float("nan"))
+        launch(dims, **kw, config=cfg, states=states, state_chunk=state_chunk)
+        for bad, match in ((states[:-2], "contiguous"), (states.float(), "contiguous")):
+            with pytest.raises(ValueError, match=match):
+                launch(dims, **kw, config=cfg, states=bad, state_chunk=state_chunk)
+        with pytest.raises(ValueError, match="output sweep"):
+            launch(dims, **kw, config=cfg, states=states)
+        with pytest.raises(ValueError, match="fp16 inputs"):
+            launch(dims, **{**kw, "x": kw["x"].float(), "B": kw["B"].float(), "C": kw["C"].float()}, config=cfg,
+                   states=states, state_chunk=state_chunk)
+    else:
+        late = form != "recompute-early"
+        out = carry = None
+        if form == "recompute-carry":  # scaled gradients in the buffer first, as the chain launch leaves them
+            dH = torch.randn(shape, device=device) * 1e-3
+            out = new_states(shape, torch.float16, device, scaled=True)
+            units = states_units(out, shape[2] * shape[3]).view(shape[:2])
+            units.copy_(2.0 ** torch.randint(-12, -8, shape[:2], device=device).float())
+            out[:math.prod(shape)].view(shape).copy_((dH / units[:, :, None, None]).half())
+            dH = unscaled_states(out, shape)
+            carry = torch.full(shape[:2], float("nan"), device=device)
+        states = entering_states(sdims, kw["x"], kw["dt"], kw["A"], kw["B"], late_states=late,
+                                 group=3 if late else None, store_dtype=torch.float16, scaled=True, out=out,
+                                 carry=carry, **common)
+        if carry is not None:
+            finite = want.isfinite().all(3).all(2)
+            assert rel_err(carry[finite], (dH * want).sum((2, 3))[finite]) < 2e-3, "carry"
+    got = unscaled_states(states, shape)
+    assert not states[:math.prod(shape)].isnan().all(), "nothing stored"
+    assert got[0, 1, 5, 3].isnan() and got[batch + 1, 2, 0, 7].isinf(), "a NaN or an inf moved or vanished"
+    finite = want.isfinite()
+    assert torch.equal(finite, got.isfinite()), "non-finite states elsewhere"
+    tiles = want.isfinite().all(3).all(2)  # (the tiles with a NaN or an inf: their other elements)
+    for r, hh in [(0, 1), (batch + 1, 2)] + [tuple(i) for i in tiles.nonzero().tolist()[:40]]:
+        w, g = want[r, hh], got[r, hh]
+        ok = w.isfinite()
+        # each element within four of fp16's half units of the tile's largest finite value
+        assert ((g[ok] - w[ok]).abs() <= w[ok].abs().max() * 2.0 ** -9 + 1e-30).all(), (r, hh)
+    if form == "sweep-late":  # a plain fp16 copy of the same states: subnormal, off by more than that bound
+        plain = want.half().float()
+        worst = max((plain[r, hh] - want[r, hh]).abs().max() / want[r, hh].abs().max()
+                    for r, hh in tiles.nonzero().tolist())
+        assert worst > 2.0 ** -7, worst
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("case", GLUON_STATES_CASES, ids=["late-spans", "early-run-time-span", "early-a-chunk"])
 def test_gpu_gluon_sweep_states(case, dtype):
-    """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it;
-    bf16: 16 bits, from shared memory; fp16: fp32, as its tiles keep them, from the registers): every row written,
-    within rounding of the recompute's, and y the same bits as without storing."""
+    """The Gluon kernel's stored states (`launch(states=, state_chunk=)`: the running state as the sweep holds it in
+    shared memory, 16 bits; fp16: over its unit there, which is stored beside it, a scaled buffer as the tiles keep
+    it): every row written, within rounding of the recompute's, and y the same bits as without storing. fp16 with two
+    headdim blocks cannot store them (one unit a tile)."""
     batch, seqlen, nheads, headdim, dstate, chunk, group, given, early, state_chunk = case
     kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, 1, dtype=dtype, device="cuda", D="h",
                     dt_softplus=True, initial_states=True)
@@ -928,10 +1007,16 @@ def test_gpu_gluon_sweep_states(case, dtype):
                        group=1 if given else group, gluon_group=group if given else None, prefetch=not early)
     from flashssm.ops.ssd import backward_chain
 
+    from flashssm.ops.ssd.forward import sweep_states
+
     store = backward_chain.tiles_states_dtype(dtype, None, backward_chain.TILES_MODE)  # what the training call asks
-    assert store == (torch.bfloat16 if dtype == torch.bfloat16 else torch.float32)
+    scaled = backward_chain.scaled_states(dtype, backward_chain.TILES_MODE)
+    assert store == dtype and scaled == (dtype == torch.float16)
+    if scaled and headdim > 64:
+        assert not sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
+        return
     _check_swept_states(dims, kw, cfg, state_chunk, store, dict(dt_softplus=True, initial_states=kw["initial_states"]),
-                        TOLERANCES[dtype], gluon=True)
+                        TOLERANCES[dtype], gluon=True, scaled=scaled)
 
 
 GLUON_PACKED_CASES = [  # sequence lengths, nheads, headdim, dstate, ngroups, chunk, group (chunks a program)

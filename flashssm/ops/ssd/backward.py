@@ -481,7 +481,7 @@ def ssd_backward_parallel(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None
         compiled["dstates"] = _runtime.launch(_dstates_kernel, (n_rows * h,), (
             dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
             dy, _or(dz, dy), dstates, _or(dinit, dstates), counter, flags, slots, table, x, dstates, dstates, dstates,
-            table, dims.batch, dims.seqlen, h, p, n, h // g, n_rows, n_rows * h,
+            table, dstates, dstates, dims.batch, dims.seqlen, h, p, n, h // g, n_rows, n_rows * h,
             *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
             dt_lo, dt_hi), dt.device,
             CHUNK=q, SUB=sub, BLOCK_P=block_p, BLOCK_N=block_n, HAS_Z=z is not None,

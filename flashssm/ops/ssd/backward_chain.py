@@ -62,11 +62,13 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
-from flashssm.ops.triton_common import fp16_scale, process_dt, process_dt_grad, silu_grad, take_ticket
+from flashssm.ops.triton_common import (fp16_scale, process_dt, process_dt_grad, silu_grad, take_ticket,
+                                        tile_unit)
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, _state_row, chunk_of, chunk_rows, d_operand,
-                                      entering_states, init_operand, many_chains, states_block_p, states_shape,
-                                      stores_states, sweep_states, varlen_state_rows, varlen_table)
+                                      entering_states, init_operand, many_chains, new_states, states_block_p,
+                                      states_fit, states_shape, states_units, stores_states, sweep_states,
+                                      varlen_state_rows, varlen_table)
 
 
 # How products with a computed operand (decays, weights, states, their gradients) treat it when the
@@ -108,9 +110,12 @@ def _mm_cl(c, v, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THI
 
 @triton.jit
 def _mm_cr(v, c, acc, MODE: tl.constexpr, DOT_PRECISION: tl.constexpr, SPLIT_THIS: tl.constexpr = 1):
-    """acc + v @ c, with v an operand in the input dtype and c computed (fp32) (SPLIT_THIS as _mm_cl's)."""
+    """acc + v @ c, with v an operand in the input dtype and c computed (fp32) (SPLIT_THIS as _mm_cl's), or c a
+    stored fp16 tile over its unit (scaled states: exact in fp16, the caller multiplies by the unit)."""
     if MODE == 2:
         acc = tl.dot(v.to(tl.float32), c.to(tl.float32), acc=acc, input_precision=DOT_PRECISION)
+    elif c.dtype == tl.float16:
+        acc = tl.dot(v, c, acc=acc, input_precision=DOT_PRECISION)
     elif v.dtype == tl.float16:
         scale = fp16_scale(c)
         c = c * (1.0 / scale)
@@ -410,7 +415,7 @@ def _operand(v):
 def _dstates_kernel(
     dt_ptr, A_ptr, C_ptr, z_ptr, dt_bias_ptr, dout_ptr, ypre_ptr, dfinal_ptr,
     dy_ptr, dz_ptr, dstates_ptr, dinit_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, x_ptr, dd_ptr,
-    states_ptr, carry_ptr, state_rows_ptr,
+    states_ptr, carry_ptr, state_rows_ptr, dunit_ptr, sunit_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, n_rows, n_programs,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_C_b, stride_C_t, stride_C_g, stride_C_n,
@@ -425,7 +430,7 @@ def _dstates_kernel(
     IS_VARLEN: tl.constexpr, NEED_DZ: tl.constexpr, NEED_DINIT: tl.constexpr,
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
     NEED_DD: tl.constexpr = False, LATE: tl.constexpr = False, STATE_CHUNK: tl.constexpr = 1,
-    HALVES: tl.constexpr = False, CARRY: tl.constexpr = False,
+    HALVES: tl.constexpr = False, CARRY: tl.constexpr = False, SCALED: tl.constexpr = False,
 ):
     """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
     Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
@@ -442,7 +447,9 @@ def _dstates_kernel(
     BLOCK_P). CARRY (the states already in memory, `states_ptr`, in dH's rows): with each dH stored, the decay
     gradient's carry <dH, H> of its row (dH as stored, unscaled: the tiles' dA launch scales it by exp(cs_L)), which
     the paths launch would otherwise compute, reading dH a second time; the state is loaded before the sub-chunk's
-    products that the store follows (the late form) or after the hand-over (the others)."""
+    products that the store follows (the late form) or after the hand-over (the others). SCALED (fp16 inputs'
+    tiles, `scaled_states`): dH stored over its tile's unit, which goes to dunit_ptr (rows, nheads); the states, read
+    for the carry, likewise (their units at sunit_ptr)."""
     h, rest, b, seq, k, start, length, n_chunks, chain, g = _reverse_program(
         counter_ptr, n_programs, table_ptr, batch, seqlen, nheads, heads_per_group, n_rows, CHUNK, IS_VARLEN)
 
@@ -521,10 +528,9 @@ def _dstates_kernel(
             dy = dy.to(dy_ptr.dtype.element_ty).to(tl.float32)
         if LATE:
             if stores:  # the last sub-chunk of a chunk: dH after that chunk
-                dH_st = run.to(dstates_ptr.dtype.element_ty)
-                tl.store(dstates_ptr + store_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                dH_st, unit = _store_dh(dstates_ptr, dunit_ptr, store_row, tile, run, BLOCK_N * BLOCK_P, SCALED)
                 if CARRY:
-                    _store_carry(carry_ptr + store_row, H_c, dH_st)
+                    _store_carry(carry_ptr + store_row, H_c, dH_st, unit, sunit_ptr + store_row, SCALED)
             run = _mm_cr(tl.trans(C_s), dy * tl.exp(cs)[:, None], run * tl.exp(last), MODE, DOT_PRECISION)
         else:
             if HALVES:
@@ -551,33 +557,53 @@ def _dstates_kernel(
             _hand_back(dH_mid * tl.exp(total1) + run1, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks,
                        NEED_DINIT)
             row = (2 * k * batch + b).to(tl.int64) * nheads + h64
-            dH_st = dH_mid.to(dstates_ptr.dtype.element_ty)
-            tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+            dH_st, unit = _store_dh(dstates_ptr, dunit_ptr, row, tile, dH_mid, BLOCK_N * BLOCK_P, SCALED)
             if CARRY:
-                _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st, unit,
+                             sunit_ptr + row, SCALED)
             if length > STATE_CHUNK:
                 row += batch * nheads
-                dH_st = dH.to(dstates_ptr.dtype.element_ty)
-                tl.store(dstates_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                dH_st, unit = _store_dh(dstates_ptr, dunit_ptr, row, tile, dH, BLOCK_N * BLOCK_P, SCALED)
                 if CARRY:
-                    _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                    _store_carry(carry_ptr + row, states_ptr + row * (BLOCK_N * BLOCK_P) + tile, dH_st, unit,
+                                 sunit_ptr + row, SCALED)
         else:
             _hand_back(dH * tl.exp(total) + run, slot, dinit, mask_np, flag_ptr + chain, k, n_chunks, NEED_DINIT)
-            dH_st = dH.to(dstates_ptr.dtype.element_ty)
-            tl.store(dstates_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+            dH_st, unit = _store_dh(dstates_ptr, dunit_ptr, prog_row, tile, dH, BLOCK_N * BLOCK_P, SCALED)
             if CARRY:
-                _store_carry(carry_ptr + prog_row, states_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st)
+                _store_carry(carry_ptr + prog_row, states_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st, unit,
+                             sunit_ptr + prog_row, SCALED)
     if NEED_DD:
         tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
 
 @triton.jit
-def _store_carry(carry_at, H, dH):
+def _store_dh(dstates_ptr, dunit_ptr, row, tile, dH, TILE: tl.constexpr, SCALED: tl.constexpr):
+    """dH (fp32) as the gradient of the state after chunk row `row` (rows x nheads + head): in dstates' dtype, or
+    (SCALED) fp16 over its unit (`tile_unit`), which goes to dunit_ptr[row]. Returns (the tile as stored, its
+    unit)."""
+    if SCALED:
+        unit = tile_unit(dH)
+        tl.store(dunit_ptr + row, unit)
+        dH_st = (dH * (1.0 / unit)).to(dstates_ptr.dtype.element_ty)
+    else:
+        unit = 1.0
+        dH_st = dH.to(dstates_ptr.dtype.element_ty)
+    tl.store(dstates_ptr + row * TILE + tile, dH_st)
+    return dH_st, unit
+
+
+@triton.jit
+def _store_carry(carry_at, H, dH, dH_unit, H_unit_at, SCALED: tl.constexpr):
     """The decay gradient's carry of a (chunk, head), <dH, H> in fp32, to carry_at; H the state, or where to load it
-    (the forms that hand over before they store: loaded after the hand-over, off the chain's path)."""
+    (the forms that hand over before they store: loaded after the hand-over, off the chain's path). SCALED: both
+    tiles are stored over their units (dH's given, H's at H_unit_at)."""
     if H.dtype.is_ptr():
         H = tl.load(H)
-    tl.store(carry_at, tl.sum(tl.sum(H.to(tl.float32) * dH.to(tl.float32), axis=1), axis=0))
+    carry = tl.sum(tl.sum(H.to(tl.float32) * dH.to(tl.float32), axis=1), axis=0)
+    if SCALED:
+        carry = carry * (dH_unit * tl.load(H_unit_at))
+    tl.store(carry_at, carry)
 
 
 @triton.jit
@@ -654,12 +680,21 @@ DSTATES_SUB_WIDE = 128
 
 def narrow_states(dtype: torch.dtype, mode: int) -> bool:
     """Whether the tiles keep the states and their gradients in memory in the input dtype (`dtype`), not fp32: where
-    their products round them to it anyway (ROUND), with bf16 inputs (half the bytes to write and read, no conversions
-    in the tiles kernel). Not with fp16: where dt is small the states are fp16 subnormals (H ~ dt B x: 1e-5 at dt
-    1e-6), which a stored copy rounds to a few bits; in fp32 the products scale them into fp16's normal range before
-    rounding (`_mm_cl`, `_mm_cr`). fp16, dt ~ 1e-6, chunks of 32: dC 4.1x the cost of rounding the float64 gradient
-    to fp16 -> 1.2x (fifty-sixth session)."""
-    return mode == ROUND and dtype == torch.bfloat16
+    their products round them to it anyway (ROUND), with 16-bit inputs (half the bytes to write and read, no
+    conversions in the tiles kernel). fp16's are scaled (`scaled_states`)."""
+    return mode == ROUND and dtype in (torch.bfloat16, torch.float16)
+
+
+def scaled_states(dtype: torch.dtype, mode: int) -> bool:
+    """Whether the tiles' 16-bit states and state gradients are fp16 stored over a power of two per (chunk row, head)
+    tile (`forward.new_states`). Where dt is small the states are fp16 subnormals (H ~ dt B x: 1e-5 at dt 1e-6), which
+    a plain fp16 copy rounds to a few bits (fp16, dt ~ 1e-6, chunks of 32: dC 4.1x the cost of rounding the float64
+    gradient to fp16, against 1.2x with fp32 states; fifty-sixth session); over the tile's unit every value within
+    2^14 of the tile's largest keeps fp16's 11 bits, and the readers take the stored tile as their product's fp16
+    operand as it is, multiplying the product by the unit (the fp32 states were scaled to fp16 by the products
+    anyway, `_mm_cl`, `_mm_cr`). Half of fp32's bytes: the tiles' smaller chunks and the forward's stored states
+    again at bf16's memory (sixty-second session)."""
+    return narrow_states(dtype, mode) and dtype == torch.float16
 
 
 def tiles_states_dtype(dtype: torch.dtype, state_dtype: torch.dtype | None, mode: int) -> torch.dtype:
@@ -894,6 +929,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     elif mode is None:
         mode = TILES_MODE if tiles else DEFAULT_MODE
     narrow = tiles and narrow_states(x.dtype, mode)
+    scaled = tiles and scaled_states(x.dtype, mode)  # (fp16: the states and dH over a unit a tile)
     states_dtype = tiles_states_dtype(x.dtype, state_dtype, mode) if tiles else (state_dtype or torch.float32)
     dH_dtype = x.dtype if narrow else torch.float32  # (the chain launch's buffer)
     if tiles and paths is None:  # (whether the tiles' state paths run as a launch of their own, decided once here)
@@ -929,15 +965,17 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if prepared:
         dt, dt_bias, dt_softplus = processed_dt(dims, dt, dt_bias, dt_softplus), None, False
         dims = dataclasses.replace(dims, dt_limit=(-math.inf, math.inf))
-    if tiles and states is not None and (in_place or tuple(states.shape) != states_shape(dims)
-                                         or states.dtype != states_dtype):
+    if tiles and states is not None and (in_place or not states_fit(states, states_shape(dims), states_dtype,
+                                                                     scaled)):
         states = None  # (stored by the forward for a backward in sweeps, or for the tiles' other chunks or mode)
+    dH_store = None  # (the chain launch's dH; scaled: the flat buffer with its units, `forward.new_states`)
 
     def recompute(carry=None, out=None):
         return entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
-                               store_dtype=states_dtype, out=out, carry=carry,
-                               late_states=False if halves_states else None, halves=halves_states)
+                               store_dtype=states_dtype, out=dH_store if out is not None and scaled else out,
+                               carry=carry, late_states=False if halves_states else None, halves=halves_states,
+                               scaled=scaled)
 
     if states is None and not in_place:
         states = recompute()
@@ -986,7 +1024,11 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         if dstates:
             # the gradient chain as a launch of its own: dH after every chunk, dz, and with z the gated dy, which
             # the gradient kernel then reads in place of dout and z
-            dH_buf = _runtime.buffer((n_rows, h, block_n, block_p), dH_dtype, device)
+            dH_shape = (n_rows, h, block_n, block_p)
+            dH_store = new_states(dH_shape, dH_dtype, device, scaled)
+            dH_buf = dH_store[:math.prod(dH_shape)].view(dH_shape) if scaled else dH_store
+            dH_units = states_units(dH_store, block_n * block_p) if scaled else None
+            s_units = states_units(states, block_n * block_p) if scaled and states is not None else None
             dy_buf = _runtime.empty(x.shape, x.dtype, device) if z is not None else None
             fused_dd = need["D"] and not dd_in_kernel and x.dtype != torch.float64  # (float64: _dD_kernel's sums)
             span = chain_span(dims, device) if dstates_span is None else dstates_span
@@ -1003,6 +1045,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
                 _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, chain_table, x,
                 dd_part if fused_dd else dH_buf, _or(states, dH_buf), _or(carry, dH_buf), state_rows,
+                _or(dH_units, dH_buf), _or(s_units, dH_buf),
                 dims.batch, dims.seqlen, h, p, n, r, chain_rows, chain_rows * h,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
@@ -1014,7 +1057,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
                 NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size, HALVES=halves_chain, CARRY=chain_carry,
-                num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
+                SCALED=scaled, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
             dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),
@@ -1023,7 +1066,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     bc_maxnreg, paths, paths_heads, paths_warps, paths_maxnreg, paths_stages,
                                     paths_tile, bc_stages, deterministic,
                                     recompute=recompute if in_place else None, k_halves=k_halves,
-                                    cols_from_bracket=cols_from_bracket, carry=carry)
+                                    cols_from_bracket=cols_from_bracket, carry=carry,
+                                    units=(s_units, dH_units) if scaled else None)
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1049,6 +1093,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 num_warps=num_warps, num_stages=num_stages or STAGES,
             )
         del dH_buf, dy_buf  # (freed before the sums and casts below allocate)
+        dH_store = None
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
     sums = None if tiles else part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
@@ -1130,7 +1175,8 @@ def forward_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Ten
 def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tensor, z: torch.Tensor | None,
                  state_dtype: torch.dtype | None, cfg) -> tuple[torch.Tensor, int] | None:
     """The buffer of `forward_states` for the tiles backward (the atomic mode), with the tiles' chunk (`tiles_chunk`),
-    in the dtype and layout the tiles read (the input dtype with bf16 inputs: TILES_MODE rounds them to it anyway).
+    in the dtype and layout the tiles read (the input dtype with 16-bit inputs: TILES_MODE rounds them to it anyway;
+    fp16's scaled, `scaled_states`).
     The forward's output sweep holds the state entering each of those chunks, so storing it costs the forward a write
     of the states and spares the backward the recompute launch, which reads x, B and dt again (benchmarks/notes/
     ssd_backward.md, thirty-fourth session). Only where it holds no more memory than mamba_ssm's autograd does: that
@@ -1147,7 +1193,8 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
         return None
     if not sweep_states(dims, cfg, x, B, C, z, chunk):
         return None
-    return _runtime.empty(shape, dtype, x.device), chunk  # (NaN-filled when the tests poison outputs)
+    scaled = scaled_states(x.dtype, TILES_MODE)  # (NaN-filled when the tests poison outputs)
+    return new_states(shape, dtype, x.device, scaled, poison=True), chunk
 
 
 # The forward stores the entering states for a backward in sweeps, up to this size, and for the tiles where
@@ -1193,9 +1240,10 @@ def tiles_chunk(dims: SSDDims, device: torch.device, dtype: torch.dtype, states_
     tile pairs a token (3 a 128-token chunk against 10 a 256-token one, at 64-token tiles), for twice the stored states
     and state gradients (at the 2.7B shape as many bytes as mamba_ssm's fp32 chunk states take). With few chains the
     recompute and the chain hand over once a chunk, and twice the hand-overs cost more than the pairs save. Not where
-    the states (in `states_dtype`, the inputs' `dtype`) would take more bytes than x at TILES_CHUNK: fp16's fp32 states
-    and state gradients took the 2.7B shape's 8x4K training call to 2024 MiB at its peak, mamba_ssm's being 1403 (the
-    forward's chunks: 1392; fifty-seventh session)."""
+    the states (in `states_dtype`, the inputs' `dtype`) would take more bytes than x at TILES_CHUNK (dstate past it, or
+    fp32 states of 16-bit inputs): fp16's fp32 states and state gradients took the 2.7B shape's 8x4K training call to
+    2024 MiB at its peak, mamba_ssm's being 1403 (the forward's chunks: 1392; fifty-seventh session; fp16's are scaled
+    16-bit ones now, `scaled_states`)."""
     if not TILES_CHUNK or dims.chunk_size <= TILES_CHUNK or not chain_span(dims, device):
         return dims.chunk_size
     if _block_n(dims.dstate) * states_dtype.itemsize > TILES_CHUNK * dtype.itemsize:
@@ -1266,7 +1314,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None):
+                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None, units=None):
     """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
     the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
@@ -1274,7 +1322,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     initial_states' kernel arguments (d_operand, init_operand), bc_strides: the dB/dC buffers' (contiguous).
     deterministic: no float atomics (needs the paths launch): the paths and pair launches store every sum in a slot of
     its own, and the slots are summed in a fixed order (dB and dC into their buffers, which need not be zeroed; the
-    pair sums by the dA launch)."""
+    pair sums by the dA launch). units: scaled states (fp16, `scaled_states`), the (states', dH's) units (the
+    states' None where they are not in memory yet: the recompute stores them over dH, units too)."""
     global last_compiled
     from flashssm.ops.ssd import backward_tiles as bt
 
@@ -1303,6 +1352,8 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         carry = _runtime.buffer((n_rows, h), torch.float32, device) if need_da else None
     D_arg, stride_D, init_arg, init_strides = placeholders
     filler = _or(scratch, dH)
+    scaled = units is not None
+    s_units, d_units = (_or(units[0], units[1]), units[1]) if scaled else (filler, filler)
     precision = _dot_precision(x.dtype)
     mask = bt.TILES_SPLIT_DEFAULT if split_mask is None else split_mask
     is_varlen = dims.cu_seqlens is not None
@@ -1320,13 +1371,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         _decays(dims, q, q, n_rows, table, dt, A, None, False, out=scratch[3])
     last_compiled = _runtime.launch(bt._tiles_kernel, (n_rows * h * n_blk,), (
         x, dt, A, B, C, D_arg, init_arg, dy, _or(states, dH), dH, _or(dx, x), _or(dB_buf, filler), _or(dC_buf, filler),
-        filler, _or(carry, filler), table, s_buf, dims.batch, dims.seqlen, h, p, n, h // g, plane,
+        filler, _or(carry, filler), table, s_buf, s_units, d_units, dims.batch, dims.seqlen, h, p, n, h // g, plane,
         *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *dy.stride(), *bc_strides, *stride_D, *init_strides),
         device, CHUNK=q, T=t, BLOCK_P=block_p, BLOCK_N=block_n, HAS_D=D is not None,
         HAS_INIT=initial_states is not None, IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode,
         SPLIT_MASK=mask, NEED_DX=dx is not None, NEED_DA=need_da, NEED_DB=dB_buf is not None,
         NEED_DC=dC_buf is not None, PATHS=not paths, PRE_CS=scratch is not None and bt.PRE_CS,
-        K_HALVES=bt.TILES_K_HALVES if k_halves is None else k_halves, PAIR_MODE=pair_mode,
+        K_HALVES=bt.TILES_K_HALVES if k_halves is None else k_halves, PAIR_MODE=pair_mode, SCALED=scaled,
         num_warps=warps or bt.TILES_WARPS,
         num_stages=stages or bt.TILES_STAGES, **_cap(maxnreg or caps[0]))
     r = h // g
@@ -1363,12 +1414,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             for o in (dB_out, dC_out))
         _runtime.launch(bt._tiles_paths_kernel, (paths_programs // (1 if sides == 2 else 2) * paths_hb,), (
             x, dt, C, init_arg, dy, _or(states, dH), dH, _or(dB_arg, filler), _or(dC_arg, filler), scratch,
-            _or(carry, filler), table, dims.batch, dims.seqlen, h, p, n, r, g, paths_hpp, paths_hb, plane, slot_elems,
+            _or(carry, filler), table, s_units, d_units, dims.batch, dims.seqlen, h, p, n, r, g, paths_hpp, paths_hb,
+            plane, slot_elems,
             *x.stride(), *dt.stride(), *C.stride(), *dy.stride(), *bc_strides, *init_strides),
             device, CHUNK=q, T=pt, BLOCK_P=block_p, BLOCK_N=block_n, HAS_INIT=initial_states is not None,
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
             NEED_DB=dB_arg is not None, NEED_DC=dC_arg is not None, DET=deterministic, SIDES=sides,
-            CARRY=carry_here, AHEAD=bt.PATHS_AHEAD, num_warps=paths_warps or bt.PATHS_WARPS,
+            CARRY=carry_here, AHEAD=bt.PATHS_AHEAD, SCALED=scaled, num_warps=paths_warps or bt.PATHS_WARPS,
             num_stages=paths_stages or (bt.PATHS_STAGES if x.element_size() <= 2 else bt.PATHS_STAGES_FP32),
             **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
         if deterministic:

@@ -76,7 +76,7 @@ def _block_decays(dt_base, stride_dt_t, a_chunk, offs_q, t0, offs_t, length, A):
 @triton.jit
 def _tiles_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr,
-    dx_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr, table_ptr, s_ptr,
+    dx_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr, table_ptr, s_ptr, sunit_ptr, dunit_ptr,
     batch, seqlen, nheads, headdim, dstate, heads_per_group, plane,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -91,7 +91,7 @@ def _tiles_kernel(
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, SPLIT_MASK: tl.constexpr,
     NEED_DX: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
     PATHS: tl.constexpr = True, PRE_CS: tl.constexpr = False, K_HALVES: tl.constexpr = False,
-    PAIR_MODE: tl.constexpr = -1,
+    PAIR_MODE: tl.constexpr = -1, SCALED: tl.constexpr = False,
 ):
     """Program (chunk row, head, block b): the pairs whose earlier end j is in block b (bracket, dx, the direct part
     of ddt), the edge term, and (PATHS) the block's paths out of the chunk and into it from before (dB's and dC's
@@ -99,7 +99,9 @@ def _tiles_kernel(
     The pairs' shares of dB, dC and of the decay gradient are _tiles_bc_kernel's.
     dy is the gradient reaching y before the gate (gated, in the input dtype), dt the processed dt. K_HALVES (with
     PRE_CS, T >= 32): the pair products (S^T L) dy_i in two halves of the later block's tokens. PAIR_MODE: those
-    products' mode where it is not MODE (SPLIT where bracket . x gives the decay gradient's column sums)."""
+    products' mode where it is not MODE (SPLIT where bracket . x gives the decay gradient's column sums). SCALED: the
+    states and dH are fp16 tiles over their units (sunit_ptr, dunit_ptr: (rows, nheads)), taken as the products'
+    operands as they are, the products multiplied by the units."""
     N_BLK: tl.constexpr = CHUNK // T
     NS: tl.constexpr = min(BLOCK_N, 64)
     pid = tl.program_id(0)
@@ -186,10 +188,13 @@ def _tiles_kernel(
             state = _mm_cr(B_s, dH, state, MODE, DOT_PRECISION, SPLIT_MASK & 1)
             if NEED_DB and PATHS:
                 dB_state = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
-                                  SPLIT_MASK & 2) * (out_b * dt_b)[:, None]
+                                  SPLIT_MASK & 2) * (out_b * dt_b * _unit(dunit_ptr, prog64, SCALED))[:, None]
                 tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
                               mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
-        state *= out_b[:, None]
+        if SCALED:
+            state *= (out_b * tl.load(dunit_ptr + prog64))[:, None]
+        else:
+            state *= out_b[:, None]
         edge = tl.sum(state * xf, axis=1) * dt_b
         bracket += state
         dy_b = _operand(tl.load(dy_base + tb[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p, mask=mask_bp,
@@ -212,15 +217,15 @@ def _tiles_kernel(
             for n0 in tl.static_range(0, BLOCK_N, NS):
                 offs_s = n0 + tl.arange(0, NS)
                 mask_s = offs_s < dstate
-                H = tl.load(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
-                            + offs_p[None, :]).to(tl.float32)
-                if HAS_INIT:
+                H = _stored_state(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
+                                  + offs_p[None, :], SCALED)
+                if HAS_INIT and not SCALED:  # (scaled: the stored state is the initial one over its unit)
                     if k == 0:  # exact, whatever the states' dtype
                         H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
                                     + offs_p[None, :] * stride_init_p + offs_s[:, None] * stride_init_n,
                                     mask=mask_s[:, None] & mask_p[None, :], other=0.0).to(tl.float32)
                 dC_state = _mm_cr(dy_b, tl.trans(H), tl.zeros((T, NS), dtype=tl.float32), MODE, DOT_PRECISION,
-                                  SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
+                                  SPLIT_MASK & 16) * (tl.exp(cs_b) * _unit(sunit_ptr, prog64, SCALED))[:, None]
                 if NEED_DC:
                     tl.atomic_add(dC_base + tb[:, None] * stride_dB_t + offs_s[None, :], dC_state,
                                   mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
@@ -231,7 +236,7 @@ def _tiles_kernel(
                     if blk == 0:  # the paths from before the chunk to after it
                         dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + offs_s[:, None] * BLOCK_P
                                      + offs_p[None, :])
-                        carry += tl.sum(tl.sum(dH.to(tl.float32) * H, axis=1), axis=0)
+                        carry += tl.sum(tl.sum(dH.to(tl.float32) * H.to(tl.float32), axis=1), axis=0)
         if NEED_DA:
             tl.store(scratch + 2 * plane + tb, edge, mask=mask_b)  # plane 2: prefix-summed
             # plane 1: inpath, suffix-summed (with the pair sums, which the pair launch adds); zero here where the paths
@@ -239,9 +244,32 @@ def _tiles_kernel(
             if PATHS:
                 tl.store(scratch + plane + tb, inpath, mask=mask_b)
                 if blk == 0:  # (unscaled: the dA launch scales it by exp(cs_L))
+                    if SCALED:
+                        carry = carry * (tl.load(sunit_ptr + prog64) * tl.load(dunit_ptr + prog64))
                     tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
             else:
                 tl.store(scratch + plane + tb, tl.zeros((T,), dtype=tl.float32), mask=mask_b)
+
+
+@triton.jit
+def _unit(unit_ptr, row, SCALED: tl.constexpr):
+    """A stored tile's unit (scaled states: unit_ptr[row]), else 1."""
+    if SCALED:
+        unit = tl.load(unit_ptr + row)
+    else:
+        unit = 1.0
+    return unit
+
+
+@triton.jit
+def _stored_state(at, SCALED: tl.constexpr):
+    """A stored state tile as a product operand: as stored where it is scaled (fp16 over its unit, which the caller
+    multiplies the product by), else widened to fp32."""
+    if SCALED:
+        H = tl.load(at)
+    else:
+        H = tl.load(at).to(tl.float32)
+    return H
 
 
 @triton.jit
@@ -258,7 +286,8 @@ def _sum_into(at, value, mask, slot, slot_elems, DET: tl.constexpr):
 @triton.jit
 def _tiles_paths_kernel(
     x_ptr, dt_ptr, C_ptr, init_ptr, dy_ptr, states_ptr, dstates_ptr, dB_ptr, dC_ptr, scratch_ptr, carry_ptr,
-    table_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups, heads_per_prog, n_hblocks, plane,
+    table_ptr, sunit_ptr, dunit_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, ngroups,
+    heads_per_prog, n_hblocks, plane,
     slot_elems,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
@@ -270,6 +299,7 @@ def _tiles_paths_kernel(
     HAS_INIT: tl.constexpr, IS_VARLEN: tl.constexpr, DOT_PRECISION: tl.constexpr, MODE: tl.constexpr,
     SPLIT_MASK: tl.constexpr, NEED_DA: tl.constexpr, NEED_DB: tl.constexpr, NEED_DC: tl.constexpr,
     DET: tl.constexpr = False, SIDES: tl.constexpr = 2, CARRY: tl.constexpr = True, AHEAD: tl.constexpr = True,
+    SCALED: tl.constexpr = False,
 ):
     """Program (chunk row, group, block b, block of heads, side): the block's paths out of the chunk (side 0) or into
     it from before (side 1), for each of the heads: dB's state part dt_j exp(cs_L - cs_j) x_j dH^T, or dC's
@@ -284,7 +314,7 @@ def _tiles_paths_kernel(
     kernel left it in the scratch (no chunk-long reductions a head). DET (the deterministic mode): no atomics; the
     block of heads hb stores its sums into slot hb of dB's and dC's partial buffers (slots `slot_elems` apart), which
     the caller sums in a fixed order. AHEAD: each head's dt and cs are loaded during the head before it (plain loads,
-    which the pipeline's stages do not cover)."""
+    which the pipeline's stages do not cover). SCALED: the states and dH as _tiles_kernel's."""
     N_BLK: tl.constexpr = CHUNK // T
     pid = tl.program_id(0)
     if SIDES == 2:
@@ -335,7 +365,7 @@ def _tiles_paths_kernel(
                     dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile)
                     part = _mm_cr(x_b, tl.trans(dH), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
                                   SPLIT_MASK & 2)
-                    acc += part * (tl.exp(total - cs_b) * dt_b)[:, None]
+                    acc += part * (tl.exp(total - cs_b) * dt_b * _unit(dunit_ptr, prog64, SCALED))[:, None]
                 _sum_into(dB_ptr + bc, acc, mask_bn, hb, slot_elems, DET)
         else:
             if NEED_DC or NEED_DA:
@@ -353,8 +383,8 @@ def _tiles_paths_kernel(
                     dt_b, cs_b, total, dt_n, cs_n, total_n = _paths_decays_next(
                         dt_ptr, scratch_ptr, b64, h_first, hh, n_h, rest, nheads, start, stride_dt_b, stride_dt_t,
                         stride_dt_h, tb, mask_b, length, plane, dt_n, cs_n, total_n, CHUNK, AHEAD)
-                    H = tl.load(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
-                    if HAS_INIT:
+                    H = _stored_state(states_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile, SCALED)
+                    if HAS_INIT and not SCALED:  # (scaled: the stored state is the initial one over its unit)
                         if k == 0:  # exact, whatever the states' dtype
                             H = tl.load(init_ptr + seq.to(tl.int64) * stride_init_s + h64 * stride_init_h
                                         + offs_p[None, :] * stride_init_p + offs_n[:, None] * stride_init_n,
@@ -362,13 +392,15 @@ def _tiles_paths_kernel(
                     if NEED_DA and CARRY:
                         if blk == 0:  # the paths from before the chunk to after it
                             dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
-                            carry = tl.sum(tl.sum(dH * H, axis=1), axis=0)
+                            carry = tl.sum(tl.sum(dH * H.to(tl.float32), axis=1), axis=0)
+                            if SCALED:
+                                carry = carry * (tl.load(sunit_ptr + prog64) * tl.load(dunit_ptr + prog64))
                             tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
                     dy_b = _operand(tl.load(dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h
                                             + (start + tb[:, None]) * stride_dy_t + offs_p[None, :] * stride_dy_p,
                                             mask=mask_bp, other=0.0))
                     part = _mm_cr(dy_b, tl.trans(H), tl.zeros((T, BLOCK_N), dtype=tl.float32), MODE, DOT_PRECISION,
-                                  SPLIT_MASK & 16) * tl.exp(cs_b)[:, None]
+                                  SPLIT_MASK & 16) * (tl.exp(cs_b) * _unit(sunit_ptr, prog64, SCALED))[:, None]
                     acc += part
                     if NEED_DA:  # plane 1: inpath, suffix-summed (the pair launch adds its pair sums)
                         inpath = tl.sum(part * C_b.to(tl.float32), axis=1)

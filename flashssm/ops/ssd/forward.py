@@ -49,7 +49,7 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
 from flashssm.ops.ssd import forward_gluon
-from flashssm.ops.triton_common import fp16_scale, prefetch, process_dt, take_ticket
+from flashssm.ops.triton_common import fp16_scale, prefetch, process_dt, take_ticket, tile_unit
 
 
 @triton.jit
@@ -163,7 +163,7 @@ def _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK: tl.constexpr, STATE
 def _ssd_fwd_kernel(
     x_ptr, dt_ptr, A_ptr, B_ptr, C_ptr, D_ptr, z_ptr, dt_bias_ptr, init_ptr, y_ptr, final_ptr,
     ypre_ptr, states_ptr, counter_ptr, flag_ptr, slot_ptr, table_ptr, decays_ptr, carry_ptr, state_rows_ptr,
-    batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
+    scale_ptr, batch, seqlen, nheads, headdim, dstate, heads_per_group, n_pblocks, n_programs,
     stride_x_b, stride_x_t, stride_x_h, stride_x_p,
     stride_dt_b, stride_dt_t, stride_dt_h,
     stride_B_b, stride_B_t, stride_B_g, stride_B_n,
@@ -181,7 +181,7 @@ def _ssd_fwd_kernel(
     OUTPUT: tl.constexpr, STORE_YPRE: tl.constexpr, STORE_STATES: tl.constexpr, PREFETCH: tl.constexpr,
     STATE_CHUNK: tl.constexpr = 1, SUB_A: tl.constexpr = 64, PRE_DECAYS: tl.constexpr = False,
     PRE_SUB: tl.constexpr = 64, CARRY: tl.constexpr = False, HALVES: tl.constexpr = False,
-    SWEEP_STATES: tl.constexpr = False,
+    SWEEP_STATES: tl.constexpr = False, SCALED_STATES: tl.constexpr = False,
 ):
     ticket = take_ticket(counter_ptr, n_programs)  # launch order, not blockIdx order
     pb = ticket % n_pblocks
@@ -246,14 +246,16 @@ def _ssd_fwd_kernel(
     if HALVES:  # hand on the state after both halves, then store the states entering them (rows of the halves)
         H_mid = H * tl.exp(total) + S
         _publish(H_mid * tl.exp(total2) + S2, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
-        _store_state(states_ptr, carry_ptr, 2 * k * batch + b, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+        _store_state(states_ptr, carry_ptr, scale_ptr, 2 * k * batch + b, nheads, h, n_pblocks, pb, H, BLOCK_N,
+                     BLOCK_P, CARRY, SCALED_STATES)
         if length > STATE_CHUNK:  # (a last span of one chunk has no second row)
-            _store_state(states_ptr, carry_ptr, (2 * k + 1) * batch + b, nheads, h, n_pblocks, pb, H_mid, BLOCK_N,
-                         BLOCK_P, CARRY)
+            _store_state(states_ptr, carry_ptr, scale_ptr, (2 * k + 1) * batch + b, nheads, h, n_pblocks, pb, H_mid,
+                         BLOCK_N, BLOCK_P, CARRY, SCALED_STATES)
     else:
         if STORE_STATES and EARLY_PUBLISH and not SWEEP_STATES:  # for the backward in sweeps: the state entering
             # every chunk, [BLOCK_N, BLOCK_P]
-            _store_state(states_ptr, carry_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+            _store_state(states_ptr, carry_ptr, scale_ptr, rest, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P,
+                         CARRY, SCALED_STATES)
         if EARLY_PUBLISH:  # hand the next chunk its state now: the serial chain stays short
             _publish(H * tl.exp(total) + S, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -268,7 +270,8 @@ def _ssd_fwd_kernel(
         if SWEEP_STATES and IS_VARLEN:
             if length == 0:  # an empty sequence's chunk, which the sweep below never enters: its (initial) state
                 empty_row = _state_row(state_rows_ptr, rest, k, b, batch, 0, CHUNK, STATE_CHUNK, IS_VARLEN)
-                _store_state(states_ptr, carry_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, False)
+                _store_state(states_ptr, carry_ptr, scale_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N,
+                             BLOCK_P, False, SCALED_STATES)
         for s0 in range(0, length, SUB):
             t = s0 + offs_s
             mask_t = t < length
@@ -278,7 +281,8 @@ def _ssd_fwd_kernel(
                 # divisor of CHUNK), as this sweep runs it
                 if s0 % STATE_CHUNK == 0:
                     row = _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK, STATE_CHUNK, IS_VARLEN)
-                    _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, False)
+                    _store_state(states_ptr, carry_ptr, scale_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N,
+                                 BLOCK_P, False, SCALED_STATES)
             if PREFETCH:  # the next sub-chunk's rows into L2: its loads, issued at the end of this
                 # iteration and waited for at the top of the next, then come from L2, not DRAM
                 _prefetch_rows(tl.minimum(t + SUB, length - 1), pb * BLOCK_P, headdim, dstate,
@@ -338,13 +342,15 @@ def _ssd_fwd_kernel(
         if IS_VARLEN:
             if length == 0:  # an empty sequence's chunk, which the sweep below never enters: its (initial) state
                 empty_row = _state_row(state_rows_ptr, rest, k, b, batch, 0, CHUNK, STATE_CHUNK, IS_VARLEN)
-                _store_state(states_ptr, carry_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+                _store_state(states_ptr, carry_ptr, scale_ptr, empty_row, nheads, h, n_pblocks, pb, H, BLOCK_N,
+                             BLOCK_P, CARRY, SCALED_STATES)
         for s0 in range(0, length, SUB_A):
             t = s0 + offs_a
             mask_t = t < length
             if s0 % STATE_CHUNK == 0:
                 row = _state_row(state_rows_ptr, rest, k, b, batch, s0, CHUNK, STATE_CHUNK, IS_VARLEN)
-                _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P, CARRY)
+                _store_state(states_ptr, carry_ptr, scale_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N, BLOCK_P,
+                             CARRY, SCALED_STATES)
             dt, cs, last = _sub_decays(decays, s0, length, dt_base, stride_dt_t, t, mask_t, A, dt_bias, dt_lo,
                                        dt_hi, HAS_DT_BIAS, DT_SOFTPLUS, PRE_DECAYS and PRE_SUB == SUB_A, CHUNK, SUB_A)
             x_s = tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p,
@@ -398,18 +404,29 @@ def _prefetch_rows(t, p0, headdim, dstate, x_base, stride_x_t, stride_x_p, z_bas
 
 
 @triton.jit
-def _store_state(states_ptr, carry_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N: tl.constexpr,
-                 BLOCK_P: tl.constexpr, CARRY: tl.constexpr):
+def _store_state(states_ptr, carry_ptr, scale_ptr, row, nheads, h, n_pblocks, pb, H, BLOCK_N: tl.constexpr,
+                 BLOCK_P: tl.constexpr, CARRY: tl.constexpr, SCALED: tl.constexpr):
     """H as the state entering chunk row `row` (position-major), head h, headdim block pb: the backward's
     (rows, nheads, n_pblocks, BLOCK_N, BLOCK_P) buffer. CARRY (one headdim block): the buffer holds the gradient of
     the state after that chunk (the backward's chain wrote it there), which H replaces; <that gradient, H> goes to
-    carry (rows, nheads) first, the decay gradient's term for the paths over the whole chunk (unscaled)."""
+    carry (rows, nheads) first, the decay gradient's term for the paths over the whole chunk (unscaled). SCALED (fp16,
+    one headdim block: `scaled_states`): the tile is stored over its unit (`tile_unit`), which goes to
+    scale_ptr[row, h] (with CARRY the gradient's unit is read from there first)."""
     offs = tl.arange(0, BLOCK_N)[:, None] * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]
     at = states_ptr + ((row.to(tl.int64) * nheads + h) * n_pblocks + pb) * (BLOCK_N * BLOCK_P) + offs
+    unit_at = scale_ptr + row.to(tl.int64) * nheads + h
     if CARRY:
         dH = tl.load(at).to(tl.float32)
-        tl.store(carry_ptr + row.to(tl.int64) * nheads + h, tl.sum(tl.sum(dH * H, axis=1), axis=0))
-    tl.store(at, H.to(states_ptr.dtype.element_ty))
+        carry = tl.sum(tl.sum(dH * H, axis=1), axis=0)
+        if SCALED:
+            carry = carry * tl.load(unit_at)
+        tl.store(carry_ptr + row.to(tl.int64) * nheads + h, carry)
+    if SCALED:
+        unit = tile_unit(H)
+        tl.store(unit_at, unit)
+        tl.store(at, (H * (1.0 / unit)).to(states_ptr.dtype.element_ty))
+    else:
+        tl.store(at, H.to(states_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -707,8 +724,13 @@ def launch(dims: SSDDims, x, dt, A, B, C, *, D=None, z=None, dt_bias=None, dt_so
         shape = states_shape(dataclasses.replace(dims, chunk_size=state_chunk))
         if not sweep_states(dims, cfg, x, B, C, z, state_chunk):
             raise ValueError(f"forward.launch: this launch cannot store the states entering chunks of {state_chunk}")
-        if tuple(states.shape) != shape or not states.is_contiguous():
-            raise ValueError(f"forward.launch: states must be a contiguous {shape} tensor, got {tuple(states.shape)}")
+        if not states_fit(states, shape, states.dtype, is_scaled(states)):
+            want = f"({scaled_size(shape)},) fp16 (scaled)" if is_scaled(states) else f"{shape}"
+            raise ValueError(f"forward.launch: states must be a contiguous {want} tensor, got {tuple(states.shape)}")
+        if is_scaled(states) and x.dtype != torch.float16:
+            raise ValueError("forward.launch: scaled states are for fp16 inputs")
+    elif is_scaled(states):
+        raise ValueError("forward.launch: scaled states are stored by an output sweep (state_chunk)")
     elif states is not None and not stores_states(dims, cfg):
         raise ValueError("forward.launch: this launch configuration cannot store the entering states")
     compiled = _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, state_dtype,
@@ -725,8 +747,10 @@ def sweep_states(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, state_chunk: int)
     if dims.chunk_size % state_chunk or state_chunk % cfg.sub:
         return False
     if cfg.gluon and _runtime.gpu_code(x) and gluon_blocker(dims, x, B, C, z) is None:
+        # (fp16's scaled states, a unit a tile: one headdim block a tile)
         return (state_chunk % forward_gluon.SUB == 0 and dims.dstate == _block_n(dims.dstate)
-                and dims.headdim == states_block_p(dims.headdim))
+                and dims.headdim == states_block_p(dims.headdim)
+                and (x.dtype != torch.float16 or dims.headdim == forward_gluon.BLOCK_P))
     return cfg.block_p == states_block_p(dims.headdim)
 
 
@@ -748,9 +772,56 @@ def states_shape(dims: SSDDims) -> tuple[int, int, int, int]:
     return chunk_rows(dims), dims.nheads, _block_n(dims.dstate), states_block_p(dims.headdim)
 
 
+def scaled_size(shape: tuple[int, ...]) -> int:
+    """fp16 elements of a scaled states buffer of `shape` ((rows, nheads, BLOCK_N, BLOCK_P)): the tiles, then one fp32
+    unit a (row, head) in two fp16 slots."""
+    return math.prod(shape) + 2 * shape[0] * shape[1]
+
+
+def new_states(shape: tuple[int, ...], dtype: torch.dtype, device, scaled: bool = False,
+               poison: bool = False) -> torch.Tensor:
+    """A states buffer of `shape` in `dtype`, or scaled (fp16 inputs' tiles, `backward_chain.scaled_states`): one
+    flat fp16 tensor of `scaled_size(shape)` elements, each (row, head) tile stored over a power of two at or above
+    its largest |value| (`triton_common.tile_unit`), those units (fp32) at its tail (`states_units`). One tensor, so
+    that whatever keeps the buffer between the forward and the backward (autograd's saved tensors, their hooks) keeps
+    the units with it. poison: NaN-filled where the tests ask (`_runtime.empty`)."""
+    make = _runtime.empty if poison else _runtime.buffer
+    if scaled:
+        return make((scaled_size(shape),), torch.float16, device)
+    return make(shape, dtype, device)
+
+
+def is_scaled(states: torch.Tensor | None) -> bool:
+    """Whether a states buffer is a scaled one (`new_states`: flat)."""
+    return states is not None and states.dim() == 1
+
+
+def states_units(states: torch.Tensor, tile: int) -> torch.Tensor:
+    """The (rows x nheads,) fp32 units at the tail of a scaled states buffer of `tile`-element tiles."""
+    rows = states.numel() // (tile + 2)
+    return states[rows * tile:].view(torch.float32)
+
+
+def unscaled_states(states: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """A states buffer of `shape` as fp32 values: a scaled one's tiles times their units (tests, tools)."""
+    if not is_scaled(states):
+        return states.float()
+    tiles = states[:math.prod(shape)].view(shape).float()
+    return tiles * states_units(states, shape[2] * shape[3]).view(*shape[:2], 1, 1)
+
+
+def states_fit(states: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype, scaled: bool) -> bool:
+    """Whether `states` is a buffer `new_states(shape, dtype, scaled=scaled)` could have made, contiguous."""
+    if scaled:
+        return (is_scaled(states) and states.dtype == torch.float16 and states.numel() == scaled_size(shape)
+                and states.is_contiguous())
+    return tuple(states.shape) == tuple(shape) and states.dtype == dtype and states.is_contiguous()
+
+
 def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=False, initial_states=None,
                     state_dtype=None, varlen=None, late_states=None, group=None, sub_a=None,
-                    store_dtype=None, pre_decays=False, out=None, carry=None, halves=False) -> torch.Tensor:
+                    store_dtype=None, pre_decays=False, out=None, carry=None, halves=False,
+                    scaled=False) -> torch.Tensor:
     """The state entering every chunk, for the backward: (chunk rows, nheads, BLOCK_N, BLOCK_P) in
     store_dtype (default state_dtype: the dtype of the hand-overs between programs, which is what changes the
     states' values), rows in the launch's chunk order (position-major), zero-padded past dstate/headdim.
@@ -767,7 +838,8 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
     fp32), `out` holds the gradient of the state after each chunk, which each program reads, dotted with the state
     entering the chunk into carry, before it stores the state over it (the backward's one buffer for both).
     halves (few chains, not varlen): an early-publish program sweeps two chunks, their own states apart, and hands
-    over once for both, storing the two entering states after the wait (half the programs and hand-overs)."""
+    over once for both, storing the two entering states after the wait (half the programs and hand-overs).
+    scaled: a scaled fp16 buffer (`new_states`; store_dtype fp16), `out` too."""
     state_dtype = state_dtype or torch.float32
     shape = states_shape(dims)
     block_n, block_p = shape[2:]
@@ -786,10 +858,13 @@ def entering_states(dims: SSDDims, x, dt, A, B, *, dt_bias=None, dt_softplus=Fal
         # store at the rows `varlen_state_rows` gives
         cfg = dataclasses.replace(cfg, early_publish=False, group=group or _group(dims, _resident_programs(x.device)),
                                   sub_a=sub_a or _states_step(block_n, block_p, x.dtype.itemsize, base.sub))
+    if scaled and (store_dtype or state_dtype) != torch.float16:
+        raise ValueError(f"entering_states: scaled states are fp16, not {store_dtype or state_dtype}")
     if out is None:
-        states = _runtime.buffer(shape, store_dtype or state_dtype, x.device)
-    elif tuple(out.shape) != shape or out.dtype != (store_dtype or state_dtype) or not out.is_contiguous():
-        raise ValueError(f"entering_states: out must be a contiguous {tuple(shape)} tensor of "
+        states = new_states(shape, store_dtype or state_dtype, x.device, scaled)
+    elif not states_fit(out, shape, store_dtype or state_dtype, scaled):
+        want = f"({scaled_size(shape)},) scaled" if scaled else f"{tuple(shape)}"
+        raise ValueError(f"entering_states: out must be a contiguous {want} tensor of "
                          f"{store_dtype or state_dtype}, got {tuple(out.shape)} {out.dtype}")
     else:
         states = out
@@ -865,6 +940,10 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
     decays = _decays(dims, pre_sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus) if cfg.pre_decays else A
     precision = _dot_precision(x.dtype)
     any_out = y if y is not None else states
+    scaled = is_scaled(states)
+    if scaled and (n_pblocks != 1 or cfg.block_p != states_block_p(dims.headdim)):
+        raise ValueError("scaled states are stored by launches of one headdim block as wide as the states'")
+    units = states_units(states, block_n * cfg.block_p) if scaled else any_out
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
     y_arg = y if y is not None else x
@@ -876,7 +955,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             init_arg, y_arg,
             final if final is not None else any_out, ypre if ypre is not None else any_out,
             states if states is not None else any_out, counter, flags, slots, table, decays,
-            carry if carry is not None else any_out, state_rows,
+            carry if carry is not None else any_out, state_rows, units,
             dims.batch, dims.seqlen, dims.nheads, dims.headdim, dims.dstate, dims.nheads // dims.ngroups, n_pblocks,
             n_programs,
             *x.stride(), *dt.stride(), *B.stride(), *C.stride(), *z_arg.stride(), *y_arg.stride(), *stride_D,
@@ -891,7 +970,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
             OUTPUT=y is not None, STORE_YPRE=ypre is not None, STORE_STATES=states is not None,
             PREFETCH=cfg.prefetch and _runtime.gpu_code(x), STATE_CHUNK=state_chunk or dims.chunk_size,
             SUB_A=sub_a, PRE_DECAYS=cfg.pre_decays, PRE_SUB=pre_sub, CARRY=carry is not None, HALVES=halves,
-            SWEEP_STATES=states is not None and state_chunk is not None,
+            SWEEP_STATES=states is not None and state_chunk is not None, SCALED_STATES=scaled,
             num_warps=cfg.num_warps, num_stages=cfg.num_stages, **extra,
         )
 
@@ -945,10 +1024,15 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     z_arg = z if z is not None else x
     init_arg, init_strides = init_operand(initial_states, y)
     final_strides = final.stride() if final is not None else (0, 0, 0, 0)
+    if states is not None and (x.dtype == torch.float16) != is_scaled(states):
+        raise ValueError("the Gluon kernel stores fp16 inputs' states scaled (forward.new_states), others plain")
+    if is_scaled(states) and n_pblocks != 1:
+        raise ValueError("scaled states are stored by launches of one headdim block")
+    units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
     with _runtime.on_device(device):
         return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
-            decays, counter, flags, slots, states if states is not None else y, table, state_rows,
+            decays, counter, flags, slots, states if states is not None else y, table, state_rows, units,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
             *init_strides, *final_strides, span), device,

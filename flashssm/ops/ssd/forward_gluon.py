@@ -32,8 +32,8 @@ the product back; bf16 takes the plain products (the same SASS as before the fp1
 inputs, an empty packed sequence, the states a backward in sweeps takes), and any GPU without wgmma, takes the
 Triton kernel; `blocker` says which applies. With STORE_STATES it also stores the state entering every
 chunk of the tiles backward (`forward.sweep_states`; packed: at the rows `forward.varlen_state_rows` gives), which
-that backward then need not recompute (bf16: from the 16-bit copy in shared memory; fp16, whose copy is scaled and
-whose tiles keep fp32 states: from the fp32 registers). The interpreter cannot
+that backward then need not recompute (from the 16-bit copy in shared memory; fp16's copy is over a power of two,
+stored beside it: the tiles' scaled states, `forward.new_states`). The interpreter cannot
 run Gluon, so CPU tests cover the dispatch and the offline compile (no wgmma serialised by ptxas); the GPU tests
 compare this kernel with the Triton one and with float64.
 """
@@ -315,7 +315,7 @@ if gluon is not None:
     @gluon.jit
     def _ssd_fwd_gluon_kernel(
         x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
-        slot_ptr, states_ptr, table_ptr, state_rows_ptr,
+        slot_ptr, states_ptr, table_ptr, state_rows_ptr, scale_ptr,
         batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
@@ -332,7 +332,8 @@ if gluon is not None:
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
         compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`). STORE_STATES: the state
         entering every STATE_CHUNK tokens (the running state, as the sweep used it) into states_ptr, the backward's
-        (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`)."""
+        (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`); with fp16 inputs a scaled buffer
+        (`forward.new_states`, headdim 64): H_sm's 16 bits as they are, over h_unit, which goes to scale_ptr."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
@@ -488,13 +489,6 @@ if gluon is not None:
             # ptxas (Triton 3.6's and 3.9's) serialises every wgmma of the kernel when a wait leaves two groups in
             # flight here and the kernel has the early publish's own-state products too
             cb = hopper.warpgroup_mma_wait(num_outstanding=0, deps=[cb_next])
-            if FP16 and STORE_STATES:  # fp16: the entering state from the registers in fp32 (H_sm is scaled)
-                if s0 % STATE_CHUNK == 0:
-                    state_row = _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK, STATE_CHUNK,
-                                              IS_VARLEN)
-                    width = n_pblocks * BLOCK_P
-                    gl.store(states_ptr + (state_row * nheads + h) * (BLOCK_N * width) + p0 + n_r[:, None] * width
-                             + p_c[None, :], (H * h_reg).to(states_ptr.dtype.element_ty))
             if FP16:  # the update's w x over w_unit, and H, which it accumulates on, recounted in it
                 dt_c = dt_sm.index(st).load(cols)
                 cs_c = cs_sm.index(st).load(cols)
@@ -507,11 +501,14 @@ if gluon is not None:
             # the state entering the sub-chunk, at the start of each of the backward's chunks (spans start at multiples
             # of STATE_CHUNK), while C.H runs: at 1x32K the forward +4 % against +12 % at the iteration's top (H100;
             # after the wait for all products +13 %; benchmarks/notes/ssd_backward.md, thirty-fourth session)
-            if STORE_STATES and not FP16:
+            # (fp16: H_sm holds H over h_unit, a tile's unit of the scaled states, stored beside it)
+            if STORE_STATES:
                 if s0 % STATE_CHUNK == 0:
                     state_row = _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK, STATE_CHUNK,
                                               IS_VARLEN)
                     _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
+                    if FP16:
+                        gl.store(scale_ptr + (state_row * nheads + h) + n_r * 0, h_unit + n_r * 0.0, mask=n_r == 0)
             if not FP16:
                 dt_c = dt_sm.index(st).load(cols)
                 cs_c = cs_sm.index(st).load(cols)

@@ -24,6 +24,7 @@ def main():
     ap.add_argument("forward", nargs="*", help="workloads of the inference forward, BATCHxSEQLEN (K = 1024 tokens)")
     ap.add_argument("--train", nargs="*", default=[], help="workloads of the training call")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--peak", action="store_true", help="the training call's peak memory above its start, too")
     add_dtype_argument(ap)
     a = ap.parse_args()
     print(f"flashssm from {flashssm.__file__}, {a.dtype}")
@@ -36,7 +37,16 @@ def main():
             ms = statistics.median(do_bench(f) for _ in range(a.reps))
             outs = out if isinstance(out, (tuple, list)) else (out,)
             sums = " ".join(f"{float(t.double().abs().sum()):.9e}" for t in outs if t is not None)
-            print(f"{kind:8s} {spec:7s} {ms:.4f} ms  (sums of |outputs|: {sums})")
+            peak = ""
+            if a.peak:  # (one more call, its outputs freed first: what it holds above the inputs at its peak)
+                del out, outs
+                torch.cuda.synchronize()
+                start = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
+                f()
+                torch.cuda.synchronize()
+                peak = f"  peak +{(torch.cuda.max_memory_allocated() - start) / 2**20:.0f} MiB"
+            print(f"{kind:8s} {spec:7s} {ms:.4f} ms{peak}  (sums of |outputs|: {sums})")
 
 
 if __name__ == "__main__":

@@ -240,6 +240,14 @@ def _empty_like(x: torch.Tensor) -> torch.Tensor:
     return _poisoned(_unfilled(torch.empty_like, x))
 
 
+def derive(fn, *args) -> torch.Tensor:
+    """fn(*args): a tensor derived from tensors (a view of part of a buffer) without a torch call a recording would
+    see, recorded as a step of its own (`Recording.make`), so that a replay derives it from its own tensors."""
+    if _recorder is not None:
+        return _recorder.make(derive, (fn, *args), lambda f, *a: f(*a))
+    return fn(*args)
+
+
 def warn_reference_fallback(op: str, why: str) -> None:
     """Say once per op and reason that a CUDA call runs the slow PyTorch reference."""
     key = f"{op}:{why}"

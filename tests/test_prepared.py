@@ -197,6 +197,33 @@ def test_a_training_call_replays_its_forward(name, device, monkeypatch):
     assert_close(out[0], y_ref, torch.float32, "y")
 
 
+def test_an_fp16_training_call_replays_its_scaled_states(device, monkeypatch):
+    """fp16 inputs whose forward stores the tiles' scaled states (`forward.new_states`: the units at the buffer's
+    tail, a view the launches take): the training forward and backward are recorded (the view a step of its own,
+    `_runtime.derive`, not a tensor the forward's recording does not know) and replayed, with the whole path's
+    outputs and gradients bit for bit on new inputs."""
+    from flashssm.ops.ssd import backward, backward_chain, forward
+
+    monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
+    monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
+    stored = record_calls(monkeypatch, forward, "launch", lambda *a, **k: forward.is_scaled(k.get("states")))
+    shape = (2, 48, 4, 32, 16, 2)  # (whole chunks: the stored states take no more bytes than x)
+    kw, call = _inputs(device, dtype=torch.float16, shape=shape, D="h", dt_softplus=True)
+    _grads(kw, call, *_incoming(kw, call, device))
+    assert stored == [True], stored
+    kinds = {key[1]: type(plan).__name__ for key, plan in _runtime._prepared.items()}
+    assert kinds.get("training") == "Prepared", kinds
+    new, _ = _inputs(device, dtype=torch.float16, shape=shape, D="h", dt_softplus=True)
+    incoming = _incoming(new, call, device)
+    out, grads = _grads(new, call, *incoming)
+    assert stored == [True], "the replayed forward took its whole path"
+    with _no_replays():
+        whole, whole_grads = _grads(new, call, *incoming)
+    assert _equal(out, whole)
+    for k in grads:
+        assert torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed call differs"
+
+
 def _incoming(kw, call, device, dtype=None):
     dy = torch.randn(kw["x"].shape, device=device, dtype=dtype or kw["x"].dtype)
     dfinal = torch.randn(2, 4, 32, 16, device=device) if call["return_final_states"] else None

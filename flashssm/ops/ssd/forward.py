@@ -797,7 +797,13 @@ def is_scaled(states: torch.Tensor | None) -> bool:
 
 
 def states_units(states: torch.Tensor, tile: int) -> torch.Tensor:
-    """The (rows x nheads,) fp32 units at the tail of a scaled states buffer of `tile`-element tiles."""
+    """The (rows x nheads,) fp32 units at the tail of a scaled states buffer of `tile`-element tiles: a view, made as a
+    step of a prepared call's recording (`_runtime.derive`; the forward's records no torch calls), so that a replay
+    takes it from its own buffer."""
+    return _runtime.derive(_units_view, states, tile)
+
+
+def _units_view(states: torch.Tensor, tile: int) -> torch.Tensor:
     rows = states.numel() // (tile + 2)
     return states[rows * tile:].view(torch.float32)
 

@@ -968,12 +968,14 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     if tiles and states is not None and (in_place or not states_fit(states, states_shape(dims), states_dtype,
                                                                      scaled)):
         states = None  # (stored by the forward for a backward in sweeps, or for the tiles' other chunks or mode)
-    dH_store = None  # (the chain launch's dH; scaled: the flat buffer with its units, `forward.new_states`)
+    # (the chain launch's dH buffer, which the recompute in place stores over; scaled: the flat buffer with its units,
+    # `forward.new_states`, of which dH_buf is the tiles' view)
+    dH_store = None
 
     def recompute(carry=None, out=None):
         return entering_states(dims, x, dt, A, B, dt_bias=dt_bias, dt_softplus=dt_softplus,
                                initial_states=initial_states, state_dtype=state_dtype, varlen=varlen,
-                               store_dtype=states_dtype, out=dH_store if out is not None and scaled else out,
+                               store_dtype=states_dtype, out=dH_store if out is not None else None,
                                carry=carry, late_states=False if halves_states else None, halves=halves_states,
                                scaled=scaled)
 

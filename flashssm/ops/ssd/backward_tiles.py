@@ -191,10 +191,7 @@ def _tiles_kernel(
                                   SPLIT_MASK & 2) * (out_b * dt_b * _unit(dunit_ptr, prog64, SCALED))[:, None]
                 tl.atomic_add(dB_base + tb[:, None] * stride_dB_t + offs_s[None, :], dB_state,
                               mask=mask_b[:, None] & mask_s[None, :], sem="relaxed")
-        if SCALED:
-            state *= (out_b * tl.load(dunit_ptr + prog64))[:, None]
-        else:
-            state *= out_b[:, None]
+        state *= (out_b * _unit(dunit_ptr, prog64, SCALED))[:, None]
         edge = tl.sum(state * xf, axis=1) * dt_b
         bracket += state
         dy_b = _operand(tl.load(dy_base + tb[:, None] * stride_dy_t + offs_p[None, :] * stride_dy_p, mask=mask_bp,
@@ -244,8 +241,7 @@ def _tiles_kernel(
             if PATHS:
                 tl.store(scratch + plane + tb, inpath, mask=mask_b)
                 if blk == 0:  # (unscaled: the dA launch scales it by exp(cs_L))
-                    if SCALED:
-                        carry = carry * (tl.load(sunit_ptr + prog64) * tl.load(dunit_ptr + prog64))
+                    carry *= _unit(sunit_ptr, prog64, SCALED) * _unit(dunit_ptr, prog64, SCALED)
                     tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
             else:
                 tl.store(scratch + plane + tb, tl.zeros((T,), dtype=tl.float32), mask=mask_b)
@@ -392,9 +388,8 @@ def _tiles_paths_kernel(
                     if NEED_DA and CARRY:
                         if blk == 0:  # the paths from before the chunk to after it
                             dH = tl.load(dstates_ptr + prog64 * (BLOCK_N * BLOCK_P) + tile).to(tl.float32)
-                            carry = tl.sum(tl.sum(dH * H.to(tl.float32), axis=1), axis=0)
-                            if SCALED:
-                                carry = carry * (tl.load(sunit_ptr + prog64) * tl.load(dunit_ptr + prog64))
+                            carry = (tl.sum(tl.sum(dH * H.to(tl.float32), axis=1), axis=0)
+                                     * _unit(sunit_ptr, prog64, SCALED) * _unit(dunit_ptr, prog64, SCALED))
                             tl.store(carry_ptr + prog64 + offs_t * 0, carry + offs_t * 0.0, mask=offs_t == 0)
                     dy_b = _operand(tl.load(dy_ptr + b64 * stride_dy_b + h64 * stride_dy_h
                                             + (start + tb[:, None]) * stride_dy_t + offs_p[None, :] * stride_dy_p,

@@ -272,6 +272,11 @@ if gluon is not None:
         return ((v.to(gl.int32, bitcast=True) + 0x007FFFFF) & 0x7F800000).to(gl.float32, bitcast=True)
 
     @gluon.jit
+    def _abs_max(H):
+        """The largest |value| of a 2-D tile (Gluon's reduction across the warps)."""
+        return gl.max(gl.max(gl.abs(H), axis=1), axis=0)
+
+    @gluon.jit
     def _own_weights(S, dt_r, cs_r, dt_st, cs_st, to_end, unit, FIRST: gl.constexpr, FP16: gl.constexpr,
                      BLOCK_P: gl.constexpr):
         """An own-state step's weights w (rows' layout) of its tokens to the span's end, exp(to_end - cs) dt, and S and
@@ -444,7 +449,7 @@ if gluon is not None:
                      stride_final_n, seq, h, p0, n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
         if FP16:  # H_sm holds H / h_unit; the registers hold H / h_reg (each sub-chunk's w_unit, see below)
             h_reg = 1.0
-            h_unit = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
+            h_unit = _pow2_at_least(_abs_max(H))
             H_sm.store((H * (1.0 / h_unit)).to(dtype))
         else:
             H_sm.store(H.to(dtype))
@@ -557,7 +562,7 @@ if gluon is not None:
                 if H_ROWS:
                     h_pow = _pow2_at_least(_h_rows_max(hmax_sm, BLOCK_N))
                 else:
-                    h_pow = _pow2_at_least(gl.max(gl.max(gl.abs(H), axis=1), axis=0))
+                    h_pow = _pow2_at_least(_abs_max(H))
                 H_sm.store((H * (1.0 / h_pow)).to(dtype))
                 h_unit = h_pow * h_reg
             else:

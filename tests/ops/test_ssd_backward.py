@@ -1266,6 +1266,34 @@ def test_tiles_steep_decays_ragged_end(own_cs, tile, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=64 if tile == 64 else 128, what="steep decays")
 
 
+@pytest.mark.parametrize("packed,deterministic", [(False, False), (True, False), (False, True)],
+                         ids=["dense", "packed", "deterministic"])
+def test_tiles_da_head_blocks(packed, deterministic, device, monkeypatch):
+    """The decay gradient's launch (`_tiles_da_kernel`) takes a block of heads a program: here blocks of 2 of 5 heads
+    (the last block half empty), with a ragged end or packed sequences (a one-token one), dt_bias and softplus (ddt
+    through the processed dt), initial states and a final-state gradient, and in the deterministic mode (the pair sums
+    from their slots): dt, dA and dt_bias against float64."""
+    from flashssm.ops.ssd import backward, backward_chain, backward_tiles
+
+    monkeypatch.setattr(backward_tiles, "DA_HEADS", 2)
+    if deterministic:  # (the deterministic mode's tiles, as test_deterministic_tiles forces them)
+        ran = spy_forms(monkeypatch)
+        monkeypatch.setattr(backward_chain, "use_tiles", lambda dims, device, *_: True)
+    else:
+        monkeypatch.setattr(backward, "ssd_backward", functools.partial(backward.ssd_backward, form="chain",
+                                                                        tiles=True))
+    if packed:
+        kw, cu = packed_inputs([70, 1, 58], 5, 1, device, dt_bias=True, dt_softplus=True, initial_states=True)
+    else:
+        kw, cu = ssd_inputs(2, 150, 5, 32, 16, 1, dtype=torch.float32, device=device, dt_bias=True,
+                            dt_softplus=True, initial_states=True), None
+    assert backward_tiles.da_heads(64, 5) == 2
+    check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, deterministic=deterministic,
+                    what=f"dA heads in blocks of 2 ({'packed' if packed else 'dense'})")
+    if deterministic:
+        assert ran == ["tiles-det"], ran
+
+
 @pytest.mark.parametrize("form", ["tiles", "sweeps"])
 def test_negative_dt_default_limit(form, device, monkeypatch):
     """A negative dt with no bias, softplus or limit given: the default dt_limit (0, inf) clamps it to 0 in the

@@ -1457,11 +1457,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     if not need_da:
         return None
     part = _runtime.buffer((n_rows, h), torch.float32, device)
-    _runtime.launch(bt._tiles_da_kernel, (n_rows * h,), (
+    da_hb = bt.da_heads(q, h)
+    n_da_blocks = -(-h // da_hb)
+    _runtime.launch(bt._tiles_da_kernel, (n_rows * n_da_blocks,), (
         dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), dims.batch, dims.seqlen, h, plane,
-        *dt.stride()),
-        device, CHUNK=q, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None, PAIR_SLOTS=n_blk + 1 if deterministic else 0,
-        COLS_FROM_BRACKET=cols, num_warps=4)
+        n_da_blocks, *dt.stride()),
+        device, CHUNK=q, BLOCK_H=da_hb, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None,
+        PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, num_warps=4)
     return part
 
 

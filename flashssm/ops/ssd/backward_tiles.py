@@ -620,44 +620,59 @@ def _pair_decays(scratch_ptr, dt_b, row, h, ti, tj, mask_i, mask_j, plane, strid
 
 @triton.jit
 def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, table_ptr, psum_ptr,
-                     batch, seqlen, nheads, plane, stride_dt_b, stride_dt_t, stride_dt_h,
-                     CHUNK: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr,
+                     batch, seqlen, nheads, plane, n_hblocks, stride_dt_b, stride_dt_t, stride_dt_h,
+                     CHUNK: tl.constexpr, BLOCK_H: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr,
                      PAIR_SLOTS: tl.constexpr = 0, COLS_FROM_BRACKET: tl.constexpr = False):
-    """Per (chunk, head): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x + A da (to
-    the processed dt), and the program's share of dA, sum dt da (to part). PAIR_SLOTS (the deterministic mode): the
-    pair launch's row and column sums from psum's slots, added to plane 1 in slot order. COLS_FROM_BRACKET: plane 1
-    has no column sums; with cols_j = dt_j bracket_j . x_j - edge_j,
+    """Per (chunk, block of BLOCK_H heads): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x
+    + A da (to the processed dt), and each head's share of dA, sum dt da (to part). A block of heads, so that dt and
+    ddt, whose heads are contiguous, move in whole sectors (one head a program read and wrote 4 bytes of each).
+    PAIR_SLOTS (the deterministic mode): the pair launch's row and column sums from psum's slots, added to plane 1 in
+    slot order. COLS_FROM_BRACKET: plane 1 has no column sums; with cols_j = dt_j bracket_j . x_j - edge_j,
     da_k = exp(cs_L) <dH, H> + sum_j edge_j + sum_{i >= k} (inpath_i + rows_i - dt_i bracket_i . x_i)."""
-    prog_row = tl.program_id(0)
-    h = prog_row % nheads
-    rest = prog_row // nheads
+    pid = tl.program_id(0)
+    hb = pid % n_hblocks
+    rest = pid // n_hblocks
     b, seq, k, start, length, n_chunks, lane = chunk_of(rest, table_ptr, batch, seqlen, CHUNK, IS_VARLEN)
+    offs_h = hb * BLOCK_H + tl.arange(0, BLOCK_H)
     offs_q = tl.arange(0, CHUNK)
-    mask_q = offs_q < length
-    prog64 = prog_row.to(tl.int64)
-    h64 = h.to(tl.int64)
-    scratch = scratch_ptr + prog64 * CHUNK + offs_q
-    direct = tl.load(scratch, mask=mask_q, other=0.0)
-    later = tl.load(scratch + plane, mask=mask_q, other=0.0)
+    mask_h = offs_h < nheads
+    mask = mask_h[:, None] & (offs_q < length)[None, :]
+    h64 = offs_h.to(tl.int64)
+    prog = rest.to(tl.int64) * nheads + h64  # [BLOCK_H] (chunk row, head)
+    at = prog[:, None] * CHUNK + offs_q[None, :]
+    direct = tl.load(scratch_ptr + at, mask=mask, other=0.0)
+    later = tl.load(scratch_ptr + plane + at, mask=mask, other=0.0)
     for slot in tl.static_range(PAIR_SLOTS):
-        later += tl.load(psum_ptr + plane.to(tl.int64) * slot + prog64 * CHUNK + offs_q, mask=mask_q, other=0.0)
-    edge = tl.load(scratch + 2 * plane, mask=mask_q, other=0.0)
+        later += tl.load(psum_ptr + plane.to(tl.int64) * slot + at, mask=mask, other=0.0)
+    edge = tl.load(scratch_ptr + 2 * plane + at, mask=mask, other=0.0)
     # the paths over the whole chunk, exp(cs_L) <dH, H> (cs_L: the chunk's total decay, scratch plane 3)
-    carry = tl.load(carry_ptr + prog64) * tl.exp(tl.load(scratch_ptr + prog64 * CHUNK + 3 * plane
-                                                         + tl.maximum(length - 1, 0)))
-    b64 = b.to(tl.int64)
-    dt = tl.load(dt_ptr + b64 * stride_dt_b + h64 * stride_dt_h + (start + offs_q) * stride_dt_t, mask=mask_q,
-                 other=0.0).to(tl.float32)
+    carry = tl.load(carry_ptr + prog, mask=mask_h, other=0.0) * tl.exp(
+        tl.load(scratch_ptr + prog * CHUNK + 3 * plane + tl.maximum(length - 1, 0), mask=mask_h, other=0.0))
+    dt = tl.load(dt_ptr + b.to(tl.int64) * stride_dt_b + h64[:, None] * stride_dt_h
+                 + (start + offs_q[None, :]) * stride_dt_t, mask=mask, other=0.0).to(tl.float32)
     if COLS_FROM_BRACKET:
         later -= dt * direct
-        da = carry + tl.sum(edge, axis=0) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
+        da = (carry + tl.sum(edge, axis=1))[:, None] + (tl.sum(later, axis=1)[:, None] - tl.cumsum(later, axis=1)
+                                                       + later)
     else:
-        da = carry + (tl.cumsum(edge, axis=0) - edge) + (tl.sum(later, axis=0) - tl.cumsum(later, axis=0) + later)
-    da = tl.where(mask_q, da, 0.0)
+        da = carry[:, None] + (tl.cumsum(edge, axis=1) - edge) + (tl.sum(later, axis=1)[:, None]
+                                                                 - tl.cumsum(later, axis=1) + later)
+    da = tl.where(mask, da, 0.0)
     if NEED_DDT:
-        A = tl.load(A_ptr + h).to(tl.float32)
-        tl.store(ddt_ptr + (b64 * seqlen + start + offs_q) * nheads + h64, direct + A * da, mask=mask_q)
-    tl.store(part_ptr + prog64 + offs_q * 0, tl.sum(da * dt, axis=0) + offs_q * 0.0, mask=offs_q == 0)
+        A = tl.load(A_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
+        tl.store(ddt_ptr + (b.to(tl.int64) * seqlen + start + offs_q[None, :]) * nheads + h64[:, None],
+                 direct + A[:, None] * da, mask=mask)
+    tl.store(part_ptr + prog, tl.sum(da * dt, axis=1), mask=mask_h)
+
+
+# The most heads a program of `_tiles_da_kernel` takes (tests set fewer, so that small shapes have several blocks)
+DA_HEADS = 16
+
+
+def da_heads(chunk: int, nheads: int) -> int:
+    """Heads a program of `_tiles_da_kernel`: about 2048 tokens' terms a program (16 at chunks of 128, 8 at 256),
+    at most DA_HEADS and the heads' power of two."""
+    return max(1, min(DA_HEADS, 2048 // chunk, triton.next_power_of_2(nheads)))
 
 
 # cs from the preparation launch rather than computed in each tiles program (False: the in-kernel form, for A/B)

@@ -5,6 +5,19 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def fast_exp(x):
+    """e^x as 2^(x log2 e). tl.exp lowers to ex2.approx without ftz: the multiply by log2 e, then a compare and two
+    predicated multiplies round the MUFU that keep a subnormal result, five instructions; tl.exp2 lowers to
+    ex2.approx.ftz, the MUFU alone (a result below 2^-126 is 0): two. The same bits for every normal result; a decay
+    below 2^-126 weighs nothing the products keep. (The interpreter computes both in numpy.) Where it is used:
+    benchmarks/notes/ssd_backward.md, sixty-third session (fewer instructions are not always faster)."""
+    return tl.exp2(x * LOG2E)
+
+
 @triton.jit
 def process_dt(dt, dt_bias, lo, hi, HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr):
     """dt + dt_bias, softplus (torch's, threshold 20), clamp to [lo, hi]; NaN stays NaN."""

@@ -78,6 +78,22 @@ def tile_unit(c):
 
 
 @triton.jit
+def store_tile(ptr, offs, unit_ptr, unit_offs, v, SCALED: tl.constexpr):
+    """v (fp32) stored at ptr + offs in ptr's dtype, or (SCALED: the tiles' scaled states) in fp16 over its unit
+    (`tile_unit`), which goes to unit_ptr + unit_offs. Returns (the tile as stored, its unit: 1 unscaled). (The
+    addresses formed where they are used: the callers' kernels compile as they did with the stores written out.)"""
+    if SCALED:
+        unit = tile_unit(v)
+        tl.store(unit_ptr + unit_offs, unit)
+        stored = (v * (1.0 / unit)).to(ptr.dtype.element_ty)
+    else:
+        unit = 1.0
+        stored = v.to(ptr.dtype.element_ty)
+    tl.store(ptr + offs, stored)
+    return stored, unit
+
+
+@triton.jit
 def silu(v):
     return v * tl.sigmoid(v)
 

@@ -62,8 +62,8 @@ import triton.language as tl
 from flashssm import _runtime
 from flashssm.ops.checks import SSDDims
 from flashssm._runtime import workspace
-from flashssm.ops.triton_common import (fp16_scale, process_dt, process_dt_grad, silu_grad, take_ticket,
-                                        tile_unit)
+from flashssm.ops.triton_common import (fp16_scale, process_dt, process_dt_grad, silu_grad, store_tile,
+                                        take_ticket)
 from flashssm.ops.ssd.forward import (_block_n, _chunk_decays, _chunk_rows, _decays, _dot_precision, _group,
                                       _resident_programs, _state_row, chunk_of, chunk_rows, d_operand,
                                       entering_states, init_operand, many_chains, new_states, states_block_p,
@@ -582,15 +582,7 @@ def _store_dh(dstates_ptr, dunit_ptr, row, tile, dH, TILE: tl.constexpr, SCALED:
     """dH (fp32) as the gradient of the state after chunk row `row` (rows x nheads + head): in dstates' dtype, or
     (SCALED) fp16 over its unit (`tile_unit`), which goes to dunit_ptr[row]. Returns (the tile as stored, its
     unit)."""
-    if SCALED:
-        unit = tile_unit(dH)
-        tl.store(dunit_ptr + row, unit)
-        dH_st = (dH * (1.0 / unit)).to(dstates_ptr.dtype.element_ty)
-    else:
-        unit = 1.0
-        dH_st = dH.to(dstates_ptr.dtype.element_ty)
-    tl.store(dstates_ptr + row * TILE + tile, dH_st)
-    return dH_st, unit
+    return store_tile(dstates_ptr, row * TILE + tile, dunit_ptr, row, dH, SCALED)
 
 
 @triton.jit
@@ -1195,8 +1187,8 @@ def tiles_states(dims: SSDDims, x: torch.Tensor, B: torch.Tensor, C: torch.Tenso
         return None
     if not sweep_states(dims, cfg, x, B, C, z, chunk):
         return None
-    scaled = scaled_states(x.dtype, TILES_MODE)  # (NaN-filled when the tests poison outputs)
-    return new_states(shape, dtype, x.device, scaled, poison=True), chunk
+    scaled = scaled_states(x.dtype, TILES_MODE)
+    return new_states(shape, dtype, x.device, scaled, poison=True), chunk  # (NaN-filled when the tests poison outputs)
 
 
 # The forward stores the entering states for a backward in sweeps, up to this size, and for the tiles where

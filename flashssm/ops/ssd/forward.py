@@ -49,7 +49,7 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
 from flashssm.ops.ssd import forward_gluon
-from flashssm.ops.triton_common import fp16_scale, prefetch, process_dt, take_ticket, tile_unit
+from flashssm.ops.triton_common import fp16_scale, prefetch, process_dt, store_tile, take_ticket
 
 
 @triton.jit
@@ -421,12 +421,7 @@ def _store_state(states_ptr, carry_ptr, scale_ptr, row, nheads, h, n_pblocks, pb
         if SCALED:
             carry = carry * tl.load(unit_at)
         tl.store(carry_ptr + row.to(tl.int64) * nheads + h, carry)
-    if SCALED:
-        unit = tile_unit(H)
-        tl.store(unit_at, unit)
-        tl.store(at, (H * (1.0 / unit)).to(states_ptr.dtype.element_ty))
-    else:
-        tl.store(at, H.to(states_ptr.dtype.element_ty))
+    store_tile(at, 0, unit_at, 0, H, SCALED)
 
 
 @triton.jit

@@ -49,7 +49,14 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
 from flashssm.ops.ssd import forward_gluon
-from flashssm.ops.triton_common import fp16_scale, prefetch, process_dt, store_tile, take_ticket
+from flashssm.ops.triton_common import LOG2E, fp16_scale, prefetch, process_dt, store_tile, take_ticket
+
+
+@triton.jit
+def _decay_weights(cs, last):
+    """exp(last - cs) as 2^(last log2 e - cs log2 e): one explicit fma (no contraction left to the compiler: the
+    Gluon kernel's bits) and ex2.approx.ftz (tl.exp2: the MUFU alone)."""
+    return tl.exp2(tl.fma(cs, -LOG2E, last * LOG2E))
 
 
 @triton.jit
@@ -301,11 +308,13 @@ def _ssd_fwd_kernel(
             if in_dtype == tl.float16 and M_SPLIT:
                 h_max = fp16_scale(H)
                 y = tl.dot(C_s, (H * (1.0 / h_max)).to(in_dtype), input_precision=DOT_PRECISION)
-                y = y * (h_max * tl.exp(cs))[:, None]
+                y = y * (h_max * tl.exp2(cs * LOG2E))[:, None]
             else:
-                y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp(cs)[:, None]
+                y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp2(cs * LOG2E)[:, None]
             cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
-            m = cb * tl.exp(tl.where(causal, cs[:, None] - cs[None, :], -float("inf"))) * dt[None, :]
+            # (cs_i log2 e - cs_j log2 e by one explicit fma: the Gluon kernel's exponents, as `_decay_weights`)
+            e_ij = tl.fma(cs[:, None], LOG2E, -(cs * LOG2E)[None, :])
+            m = cb * tl.exp2(tl.where(causal, e_ij, -float("inf"))) * dt[None, :]
             # rounding m to 16 bits was the largest error of the whole kernel (2.46e-3 -> 1.95e-3 vs
             # float64 without it): m is split into two 16-bit parts, or multiplied in tf32
             if in_dtype == tl.float16 and M_SPLIT:
@@ -334,7 +343,7 @@ def _ssd_fwd_kernel(
                      y.to(y_ptr.dtype.element_ty), mask=mask_tp)
             # (with an early publish the update after the last sub-chunk is wasted, but skipping it under
             # an `if` miscompiles on Hopper with triton 3.6 when SUB < 64: wrong outputs)
-            H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
+            H = _state_update(H, B_s, x_s, _decay_weights(cs, last) * dt, tl.exp(last), DOT_PRECISION)
     elif not EARLY_PUBLISH:
         # states only, late publish (many chains): one sweep of the span with the running state, which is
         # stored at the start of each of the caller's chunks (STATE_CHUNK tokens)
@@ -357,7 +366,7 @@ def _ssd_fwd_kernel(
                           mask=mask_t[:, None] & mask_p[None, :], other=0.0)
             B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
                           mask=mask_t[:, None] & mask_n[None, :], other=0.0)
-            H = _state_update(H, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
+            H = _state_update(H, B_s, x_s, _decay_weights(cs, last) * dt, tl.exp(last), DOT_PRECISION)
     if not EARLY_PUBLISH:
         _publish(H, slot, final, mask_np, flag_ptr + chain, k, is_last, STORE_FINAL)
 
@@ -381,7 +390,7 @@ def _own_state(lo: tl.constexpr, hi, decays, dt_base, stride_dt_t, A, dt_bias, d
                       mask=mask_t[:, None] & mask_p[None, :], other=0.0)  # [SUB, BLOCK_P]
         B_s = tl.load(B_base + t[:, None] * stride_B_t + offs_n[None, :] * stride_B_n,
                       mask=mask_t[:, None] & mask_n[None, :], other=0.0)  # [SUB, BLOCK_N]
-        S = _state_update(S, B_s, x_s, tl.exp(last - cs) * dt, tl.exp(last), DOT_PRECISION)
+        S = _state_update(S, B_s, x_s, _decay_weights(cs, last) * dt, tl.exp(last), DOT_PRECISION)
         total += last
     return S, total
 

@@ -113,7 +113,8 @@ SSD_KERNELS = {
                                         ["token"]),
     ("_tiles_bc_kernel", None): _ssd(["x", "x", "dt_in", "B", "B"], ["B32", "B32"], [("intra", 0.5), ("cb", 1.5)],
                                      [("decay", 2), "token"]),
-    ("_tiles_da_kernel", None): _ssd(["dt32", "dt32", "dt32", "dt_in"], ["dt32"], vector=[("token", 0.25)]),
+    # (three planes of per-token terms and the processed dt, fp32, and the raw dt it takes ddt on to)
+    ("_tiles_da_kernel", None): _ssd(["dt32", "dt32", "dt32", "dt32", "dt_in"], ["dt32"], vector=[("token", 0.25)]),
     # mamba_ssm's Triton SSD: five forward kernels; its backward recomputes the first four, then
     # runs the gradient kernels (ssd_combined._mamba_chunk_scan_combined_bwd).
     ("_chunk_cumsum_fwd_kernel", None): _ssd(["dt_in"], ["dt32", "dA"], vector=[("token", 0.25)]),

@@ -1266,13 +1266,16 @@ def test_tiles_steep_decays_ragged_end(own_cs, tile, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=64 if tile == 64 else 128, what="steep decays")
 
 
-@pytest.mark.parametrize("packed,deterministic", [(False, False), (True, False), (False, True)],
-                         ids=["dense", "packed", "deterministic"])
-def test_tiles_da_head_blocks(packed, deterministic, device, monkeypatch):
+@pytest.mark.parametrize("packed,deterministic,clamped", [(False, False, False), (True, False, False),
+                                                           (False, True, False), (False, False, True)],
+                         ids=["dense", "packed", "deterministic", "clamped-strided"])
+def test_tiles_da_head_blocks(packed, deterministic, clamped, device, monkeypatch):
     """The decay gradient's launch (`_tiles_da_kernel`) takes a block of heads a program: here blocks of 2 of 5 heads
-    (the last block half empty), with a ragged end or packed sequences (a one-token one), dt_bias and softplus (ddt
-    through the processed dt), initial states and a final-state gradient, and in the deterministic mode (the pair sums
-    from their slots): dt, dA and dt_bias against float64."""
+    (the last block half empty), with a ragged end or packed sequences (a one-token one), dt_bias and softplus (the
+    launch takes ddt on through them to the raw dt, and sums dt_bias's gradient a block), initial states and a
+    final-state gradient, in the deterministic mode (the pair sums from their slots), and with a dt_limit that clamps
+    part of the tokens and a raw dt whose heads are not contiguous (the launch reads it with its strides): dt, dA and
+    dt_bias against float64."""
     from flashssm.ops.ssd import backward, backward_chain, backward_tiles
 
     monkeypatch.setattr(backward_tiles, "DA_HEADS", 2)
@@ -1287,6 +1290,10 @@ def test_tiles_da_head_blocks(packed, deterministic, device, monkeypatch):
     else:
         kw, cu = ssd_inputs(2, 150, 5, 32, 16, 1, dtype=torch.float32, device=device, dt_bias=True,
                             dt_softplus=True, initial_states=True), None
+    if clamped:
+        kw["dt_limit"] = limits_between_tokens(kw)
+        kw["dt"] = kw["dt"].transpose(1, 2).contiguous().transpose(1, 2)  # (the same values, heads seqlen apart)
+        assert kw["dt"].stride(2) == 150
     assert backward_tiles.da_heads(64, 5) == 2
     check_gradients(kw, torch.float32, chunk_size=64, cu_seqlens=cu, deterministic=deterministic,
                     what=f"dA heads in blocks of 2 ({'packed' if packed else 'dense'})")

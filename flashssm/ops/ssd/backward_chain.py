@@ -982,7 +982,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     dx = _runtime.empty(x.shape, x.dtype, device) if need["x"] else None
     dz = _runtime.empty(x.shape, x.dtype, device) if need["z"] else None
     want_ddt = need["dt"] or (prepared and need["dt_bias"])  # (prepared: dt_bias's gradient sums ddt)
-    ddt = _runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device) if want_ddt else None
+    # (the tiles sum dt_bias's gradient in their decay gradient's launch, which stores ddt only where it is wanted)
+    ddt = (_runtime.empty((dims.batch, dims.seqlen, h), torch.float32, device)
+           if (need["dt"] if tiles else want_ddt) else None)
     bc_shape = (dims.batch, dims.seqlen, g, n)
 
     def bc_buffer():  # (deterministic: the tiles' slots are summed into it; else atomics add to it)
@@ -1061,7 +1063,9 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                                     paths_tile, bc_stages, deterministic,
                                     recompute=recompute if in_place else None, k_halves=k_halves,
                                     cols_from_bracket=cols_from_bracket, carry=carry,
-                                    units=(s_units, dH_units) if scaled else None)
+                                    units=(s_units, dH_units) if scaled else None,
+                                    raw=(raw_dt, raw_bias, raw_softplus, *raw_dims.dt_limit),
+                                    bias_sum=need["dt_bias"])
         else:
             # the sweeps' per-token row terms and per-program shares of dD, dA and d dt_bias
             rowterm = _runtime.buffer((n_rows, h, dims.chunk_size), torch.float32, device)
@@ -1090,12 +1094,17 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         dH_store = None
     dB = dB_buf.to(B.dtype) if dB_buf is not None else None
     dC = dC_buf.to(C.dtype) if dC_buf is not None else None
-    sums = None if tiles else part.sum(0)  # (nheads, BLOCK_P + 2), programs summed in a fixed order
+    # (nheads, BLOCK_P + 2), or with the tiles (planes, nheads): dA's and dt_bias's; programs summed in a fixed order
+    sums = (dA_part.sum(1) if dA_part is not None else None) if tiles else part.sum(0)
     dA = None
     if need["A"]:
-        dA = (dA_part.sum(0) if tiles else sums[:, block_p]).to(A.dtype, copy=True)
+        dA = (sums[0] if tiles else sums[:, block_p]).to(A.dtype, copy=True)
     ddt_bias = None
-    if prepared:
+    if tiles:  # (the decay gradient's launch took ddt on to the raw dt, and summed dt_bias's)
+        if need["dt_bias"]:
+            ddt_bias = sums[1].to(raw_bias.dtype, copy=True)
+        dt = raw_dt
+    elif prepared:
         if ddt is not None:
             raw_dt_grad_(ddt, raw_dims, raw_dt, raw_bias, raw_softplus)
         if need["dt_bias"]:
@@ -1308,9 +1317,12 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None, units=None):
-    """dx, ddt (to the processed dt), dB and dC (added to the fp32 buffers) by backward_tiles' launches; returns
-    the (rows, nheads) shares of dA. recompute (with the paths launch; states None): the states are not in memory
+                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None, units=None, raw=None,
+                  bias_sum=False):
+    """dx, ddt (to the processed dt, or with raw = (dt, dt_bias, dt_softplus, dt_limit's two bounds) to the raw dt), dB
+    and dC (added to the fp32 buffers) by backward_tiles' launches; returns the (1 or with bias_sum 2, rows, nheads)
+    shares of dA and of dt_bias (the sums of the raw ddt; ddt may be None then), or None where neither the decay
+    gradient nor ddt is wanted. recompute (with the paths launch; states None): the states are not in memory
     yet; recompute(carry, dH) stores them over dH (`entering_states`' out and carry) once the launches that read dH
     have run, and the paths launch runs in two, its dB side before, its dC side after. placeholders: D's and
     initial_states' kernel arguments (d_operand, init_operand), bc_strides: the dB/dC buffers' (contiguous).
@@ -1328,7 +1340,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     block_n, block_p = dH.shape[2], dH.shape[3]
     t = min(tile or bt.TILE, q)
     n_blk = q // t
-    need_da = ddt is not None or need_dA
+    need_da = ddt is not None or need_dA or bias_sum
     need_bc = dB_buf is not None or dC_buf is not None
     # the decay gradient's column sums from bracket . x (the pair launch sums rows only), where the tiles kernel's pair
     # products can take the pairs to ~16 bits or better, as the pair launch's rows do: with 16-bit inputs split (the
@@ -1448,14 +1460,16 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         run_paths(1, None, dC_out, False, accumulate=True)
     if not need_da:
         return None
-    part = _runtime.buffer((n_rows, h), torch.float32, device)
+    part = _runtime.buffer((2 if bias_sum else 1, n_rows, h), torch.float32, device)
     da_hb = bt.da_heads(q, h)
     n_da_blocks = -(-h // da_hb)
+    raw_dt, raw_bias, softplus, lo, hi = raw if raw is not None else (dt, None, False, -math.inf, math.inf)
     _runtime.launch(bt._tiles_da_kernel, (n_rows * n_da_blocks,), (
-        dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), dims.batch, dims.seqlen, h, plane,
-        n_da_blocks, *dt.stride()),
+        dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), raw_dt, _or(raw_bias, A),
+        dims.batch, dims.seqlen, h, plane, n_da_blocks, *dt.stride(), *raw_dt.stride(), float(lo), float(hi)),
         device, CHUNK=q, BLOCK_H=da_hb, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None,
-        PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, num_warps=4)
+        PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, RAW=raw is not None,
+        HAS_DT_BIAS=raw_bias is not None, DT_SOFTPLUS=softplus, BIAS_SUM=bias_sum, num_warps=4)
     return part
 
 

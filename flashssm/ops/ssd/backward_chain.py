@@ -1469,7 +1469,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
         dims.batch, dims.seqlen, h, plane, n_da_blocks, *dt.stride(), *raw_dt.stride(), float(lo), float(hi)),
         device, CHUNK=q, BLOCK_H=da_hb, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None,
         PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, RAW=raw is not None,
-        HAS_DT_BIAS=raw_bias is not None, DT_SOFTPLUS=softplus, BIAS_SUM=bias_sum, num_warps=4)
+        HAS_DT_BIAS=raw_bias is not None, DT_SOFTPLUS=softplus, BIAS_SUM=bias_sum, num_warps=bt.DA_WARPS)
     return part
 
 

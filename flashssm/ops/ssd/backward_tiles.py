@@ -688,13 +688,17 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     tl.store(part_ptr + prog, tl.sum(da * dt, axis=1), mask=mask_h)
 
 
-# The most heads a program of `_tiles_da_kernel` takes (tests set fewer, so that small shapes have several blocks)
-DA_HEADS = 16
+# The most heads a program of `_tiles_da_kernel` takes (tests set fewer, so that small shapes have several blocks), and
+# its warps. H200, 8x4K of the 2.7B shape (the backward's chunks of 128), the launch's time: 16 heads 27.7 us, 8 heads
+# 22.0 (with dt_bias and softplus 33.3 and 26.2), 4 heads 29.1; at 1x32K (chunks of 256) 8 heads 33.1 us, 4 heads 32.4;
+# 8 warps -5 %, 2 warps +18-36 % (notes/ssd_backward.md, sixty-fourth session).
+DA_HEADS = 8
+DA_WARPS = 4
 
 
 def da_heads(chunk: int, nheads: int) -> int:
-    """Heads a program of `_tiles_da_kernel`: about 2048 tokens' terms a program (16 at chunks of 128, 8 at 256),
-    at most DA_HEADS and the heads' power of two."""
+    """Heads a program of `_tiles_da_kernel`: DA_HEADS, fewer where the heads are fewer (their power of two) or the
+    chunk is longer than 256 tokens (about 2048 tokens' terms a program at most)."""
     return max(1, min(DA_HEADS, 2048 // chunk, triton.next_power_of_2(nheads)))
 
 

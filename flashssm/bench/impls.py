@@ -49,17 +49,29 @@ def _flashssm(state_dtype):
         import flashssm
 
         _require_ssd_kernel(w, inp)
+        options = _options(w, inp)
         return lambda: flashssm.ssd_scan(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
-                                         state_dtype=state_dtype, cu_seqlens=inp.get("cu_seqlens"))
+                                         state_dtype=state_dtype, cu_seqlens=inp.get("cu_seqlens"), **options)
     return setup
+
+
+def _options(w: SSDWorkload, inp: dict) -> dict:
+    """A layer workload's D, dt_bias and dt_softplus as keyword arguments (ssd_scan's and mamba_ssm's names)."""
+    return w.options(*(inp[k] for k in w.extra_inputs))
+
+
+def _no_layer(w: SSDWorkload, who: str) -> None:
+    if w.layer:
+        raise Unavailable(f"{who} takes no D, dt_bias or dt_softplus (a layer workload passes them)")
 
 
 def _reference(compile: bool):
     def setup(w: SSDWorkload, inp: dict):
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
+        options = _options(w, inp)
         return lambda: ssd_scan_chunked(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size,
-                                        compile=compile, cu_seqlens=inp.get("cu_seqlens"))[0]
+                                        compile=compile, cu_seqlens=inp.get("cu_seqlens"), **options)[0]
     return setup
 
 
@@ -110,7 +122,9 @@ def _mamba_ssm(w: SSDWorkload, inp: dict):
         raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
     fn = import_mamba_ssm().mamba_chunk_scan_combined
     packed = _seq_idx(inp)
-    return lambda: fn(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size, **packed)
+    options = _options(w, inp)
+    return lambda: fn(inp["x"], inp["dt"], inp["A"], inp["B"], inp["C"], chunk_size=w.chunk_size, **packed,
+                      **options)
 
 
 def _fla(w: SSDWorkload, inp: dict):
@@ -119,6 +133,7 @@ def _fla(w: SSDWorkload, inp: dict):
     The per-head expansion of B and C and the products x·dt and dt·A are prepared outside the
     timed call, which flatters fla slightly.
     """
+    _no_layer(w, "fla's chunk_simple_gla")
     if not inp["x"].is_cuda:
         raise Unavailable("fla's Triton kernels need a CUDA GPU")
     try:
@@ -139,13 +154,14 @@ def _fla(w: SSDWorkload, inp: dict):
 _TRAIN_INPUTS = ("x", "dt", "A", "B", "C")
 
 
-def _train(forward, deterministic: bool = False, inputs: tuple[str, ...] = _TRAIN_INPUTS):
+def _train(forward, deterministic: bool = False, inputs: tuple[str, ...] | None = None):
     """A setup running forward(leaves) then the gradients of its y for inp['dy']: (y, then one gradient per
-    name in `inputs`: dx, ddt, dA, dB, dC for ssd_scan); with `deterministic`, under
-    torch.use_deterministic_algorithms(True)."""
+    name in `inputs`: for ssd_scan (None) dx, ddt, dA, dB, dC and a layer workload's dD, ddt_bias); with
+    `deterministic`, under torch.use_deterministic_algorithms(True)."""
     def setup(w: Workload, inp: dict):
         call = forward(w, inp)
-        leaves = [inp[k].detach().clone().requires_grad_() for k in inputs]
+        names = inputs if inputs is not None else _TRAIN_INPUTS + w.extra_inputs
+        leaves = [inp[k].detach().clone().requires_grad_() for k in names]
 
         def run():
             previous = torch.are_deterministic_algorithms_enabled()
@@ -163,13 +179,17 @@ def _flashssm_fwd(w: SSDWorkload, inp: dict):
     import flashssm
 
     _require_ssd_kernel(w, inp)
-    return lambda *leaves: flashssm.ssd_scan(*leaves, chunk_size=w.chunk_size, cu_seqlens=inp.get("cu_seqlens"))
+    cu = inp.get("cu_seqlens")
+    return lambda x, dt, A, B, C, *extra: flashssm.ssd_scan(x, dt, A, B, C, chunk_size=w.chunk_size, cu_seqlens=cu,
+                                                            **w.options(*extra))
 
 
 def _reference_fwd(w: SSDWorkload, inp: dict):
     from flashssm.ops.ssd.reference import ssd_scan_chunked
 
-    return lambda *leaves: ssd_scan_chunked(*leaves, chunk_size=w.chunk_size, cu_seqlens=inp.get("cu_seqlens"))[0]
+    cu = inp.get("cu_seqlens")
+    return lambda x, dt, A, B, C, *extra: ssd_scan_chunked(x, dt, A, B, C, chunk_size=w.chunk_size, cu_seqlens=cu,
+                                                           **w.options(*extra))[0]
 
 
 def _mamba_ssm_fwd(w: SSDWorkload, inp: dict):
@@ -177,11 +197,12 @@ def _mamba_ssm_fwd(w: SSDWorkload, inp: dict):
         raise Unavailable("mamba_ssm's Triton kernels need a CUDA GPU")
     fn = import_mamba_ssm().mamba_chunk_scan_combined
     packed = _seq_idx(inp)
-    return lambda x, dt, A, B, C: fn(x, dt, A, B, C, chunk_size=w.chunk_size, **packed)
+    return lambda x, dt, A, B, C, *extra: fn(x, dt, A, B, C, chunk_size=w.chunk_size, **packed, **w.options(*extra))
 
 
 def _fla_fwd(w: SSDWorkload, inp: dict):
     """chunk_simple_gla with its inputs prepared inside the timed call (and differentiated through)."""
+    _no_layer(w, "fla's chunk_simple_gla")
     if not inp["x"].is_cuda:
         raise Unavailable("fla's Triton kernels need a CUDA GPU")
     try:
@@ -376,7 +397,7 @@ def flashssm_training_forward(w: Workload, inp: dict):
     """flashssm's forward of a training workload (the SSD scan's or the selective scan's), as the bench's training
     calls run it, and the names of the inputs it takes as leaves, in order."""
     if w.op == "ssd_scan_train":
-        return _flashssm_fwd(w, inp), _TRAIN_INPUTS
+        return _flashssm_fwd(w, inp), _TRAIN_INPUTS + w.extra_inputs
     return _flashssm_scan_fwd(w, inp), SCAN_TRAIN_INPUTS
 
 

@@ -42,6 +42,9 @@ class SSDWorkload(_Workload):
     fp32 (about 0.02), A = −exp(U(0, 1)); no D, z or dt_bias, so every peer computes the same thing.
     `lengths`: packed sequences (batch 1, seqlen their sum), passed as cu_seqlens (int32, on the device; mamba_ssm
     takes the per-token seq_idx, fla cu_seqlens as int64, both built outside the timed call).
+    `layer`: the call as a Mamba-2 layer makes it (mamba_ssm's Mamba2 with its gated norm, which gates outside the
+    scan): dt is in_proj's output, 0.5 N(0, 1) in `dtype`, with dt_bias = softplus^-1 of a log-uniform step in [1e-3,
+    0.1] a head and dt_softplus, and D a value a head (N(0, 1)); fla's chunk_simple_gla takes none of them.
     """
 
     name: str
@@ -55,6 +58,7 @@ class SSDWorkload(_Workload):
     dtype: str = "bfloat16"
     needs_gpu: bool = True
     lengths: tuple[int, ...] | None = None
+    layer: bool = False
     op = "ssd_scan"
 
     def __post_init__(self):
@@ -67,7 +71,20 @@ class SSDWorkload(_Workload):
     @property
     def shape(self) -> str:
         return (f"{self.batch}x{self.seqlen}{self._packed()} h{self.nheads} p{self.headdim} n{self.dstate} g{self.ngroups} "
-                f"Q{self.chunk_size} {self.dtype}")
+                f"Q{self.chunk_size} {self.dtype}{' D dt_bias softplus' if self.layer else ''}")
+
+    # the inputs beyond x, dt, A, B, C that a layer workload passes, in ssd_scan's keyword order
+    LAYER_INPUTS = ("D", "dt_bias")
+
+    @property
+    def extra_inputs(self) -> tuple[str, ...]:
+        """The names of the inputs beyond x, dt, A, B, C (`layer`: D and dt_bias)."""
+        return self.LAYER_INPUTS if self.layer else ()
+
+    def options(self, *extra) -> dict:
+        """ssd_scan's (and mamba_ssm's) keyword arguments for the values of `extra_inputs`: D, dt_bias and
+        dt_softplus for a layer workload, none otherwise."""
+        return dict(zip(self.LAYER_INPUTS, extra), dt_softplus=True) if self.layer else {}
 
     def make_inputs(self, device, seed: int = 0) -> dict:
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -84,6 +101,11 @@ class SSDWorkload(_Workload):
             B=randn(b, l, self.ngroups, self.dstate),
             C=randn(b, l, self.ngroups, self.dstate),
         )
+        if self.layer:  # (drawn after the others: the plain workload's x, A, B, C, the same draws)
+            step = torch.exp(torch.rand(h, generator=gen, device=device) * (math.log(0.1) - math.log(1e-3))
+                             + math.log(1e-3))
+            inp.update(dt=(0.5 * randn(b, l, h, dt=torch.float32)).to(dtype), D=randn(h, dt=torch.float32),
+                       dt_bias=step + torch.log(-torch.expm1(-step)))
         return self._with_cu_seqlens(inp, device)
 
     def reference(self, inp: dict) -> torch.Tensor:
@@ -91,12 +113,19 @@ class SSDWorkload(_Workload):
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
         return ssd_scan_chunked(*(inp[k].double() for k in ("x", "dt", "A", "B", "C")), chunk_size=self.chunk_size,
-                                cu_seqlens=inp.get("cu_seqlens"))[0]
+                                cu_seqlens=inp.get("cu_seqlens"),
+                                **self.options(*(inp[k].double() for k in self.extra_inputs)))[0]
+
+    @property
+    def _dt_size(self) -> int:
+        """dt's element size: fp32, or the input dtype's for a layer workload."""
+        return DTYPES[self.dtype].itemsize if self.layer else 4
 
     def bytes(self) -> int:
-        """Read x, B, C (input dtype) and dt (fp32) once, write y once."""
+        """Read x, B, C (input dtype) and dt once, write y once."""
         elt = DTYPES[self.dtype].itemsize
-        per_token = 2 * self.nheads * self.headdim * elt + 2 * self.ngroups * self.dstate * elt + self.nheads * 4
+        per_token = (2 * self.nheads * self.headdim * elt + 2 * self.ngroups * self.dstate * elt
+                     + self.nheads * self._dt_size)
         return self.tokens * per_token
 
     def flops(self) -> int:
@@ -108,8 +137,9 @@ class SSDWorkload(_Workload):
 
 @dataclass(frozen=True)
 class SSDTrainWorkload(SSDWorkload):
-    """One ssd_scan forward + backward: y, then the gradients of x, dt, A, B, C for an incoming dy
-    (N(0, 1) in the input dtype); inputs as `SSDWorkload`. The output compared is (y, dx, ddt, dA, dB, dC)."""
+    """One ssd_scan forward + backward: y, then the gradients of x, dt, A, B, C (a layer workload: and of D and
+    dt_bias) for an incoming dy (N(0, 1) in the input dtype); inputs as `SSDWorkload`. The output compared is (y, dx,
+    ddt, dA, dB, dC[, dD, ddt_bias])."""
 
     op = "ssd_scan_train"
 
@@ -120,11 +150,12 @@ class SSDTrainWorkload(SSDWorkload):
         return inp
 
     def reference(self, inp: dict):
-        """y and the five gradients in float64, through the chunked reference's autograd."""
+        """y and the gradients in float64, through the chunked reference's autograd."""
         from flashssm.ops.ssd.reference import ssd_scan_chunked
 
-        leaves = [inp[k].double().requires_grad_() for k in ("x", "dt", "A", "B", "C")]
-        y = ssd_scan_chunked(*leaves, chunk_size=self.chunk_size, cu_seqlens=inp.get("cu_seqlens"))[0]
+        leaves = [inp[k].double().requires_grad_() for k in ("x", "dt", "A", "B", "C", *self.extra_inputs)]
+        y = ssd_scan_chunked(*leaves[:5], chunk_size=self.chunk_size, cu_seqlens=inp.get("cu_seqlens"),
+                             **self.options(*leaves[5:]))[0]
         grads = torch.autograd.grad(y, leaves, inp["dy"].double())
         return (y.detach(), *grads)
 
@@ -133,7 +164,7 @@ class SSDTrainWorkload(SSDWorkload):
         elt = DTYPES[self.dtype].itemsize
         xs = self.nheads * self.headdim * elt
         bc = self.ngroups * self.dstate * elt
-        return super().bytes() + self.tokens * (3 * xs + 4 * bc + 2 * self.nheads * 4)
+        return super().bytes() + self.tokens * (3 * xs + 4 * bc + 2 * self.nheads * self._dt_size)
 
     def flops(self) -> int:
         """The forward's FLOPs three times: the backward recomputes the states and takes two products
@@ -493,12 +524,18 @@ WORKLOADS: dict[str, Workload] = {
         SSDTrainWorkload("train-2.7b-1x8K", 1, 8192),
         SSDTrainWorkload("train-2.7b-1x32K", 1, 32768),
         SSDTrainWorkload("train-2.7b-8x4K", 8, 4096),
+        # the call as a Mamba-2 layer makes it (D, dt_bias, softplus; dt in bf16), forward and training
+        SSDWorkload("2.7b-8x4K-layer", 8, 4096, layer=True),
+        SSDTrainWorkload("train-2.7b-8x4K-layer", 8, 4096, layer=True),
+        SSDTrainWorkload("train-2.7b-1x32K-layer", 1, 32768, layer=True),
         # fp16 inputs (mamba_ssm's generation scripts default to fp16): the Gluon kernel's scaled fp16 form on Hopper
         SSDWorkload("2.7b-1x32K-fp16", 1, 32768, dtype="float16"),
         SSDWorkload("2.7b-8x4K-fp16", 8, 4096, dtype="float16"),
         SSDTrainWorkload("train-2.7b-8x4K-fp16", 8, 4096, dtype="float16"),
         SSDTrainWorkload("cpu-train", 1, 100, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
                          dtype="float32", needs_gpu=False),
+        SSDTrainWorkload("cpu-train-layer", 1, 100, nheads=4, headdim=32, dstate=16, ngroups=2, chunk_size=32,
+                         dtype="float32", needs_gpu=False, layer=True),
         # packed sequences (cu_seqlens), the same tokens as 8x4K; training too
         SSDWorkload("2.7b-packed-8x4K", 1, 32768, lengths=PACKED_8),
         SSDTrainWorkload("train-2.7b-packed-8x4K", 1, 32768, lengths=PACKED_8),

@@ -45,6 +45,45 @@ def test_fp16_workloads():
     assert all(small[k].dtype == torch.float16 for k in ("x", "B", "C", "dy")) and small["dt"].dtype == torch.float32
 
 
+def test_layer_workloads(device):
+    """The layer workloads (the call as a Mamba-2 layer makes it): their plain twins' shapes and x, A, B, C draws, dt in
+    the input dtype with dt_bias a head and softplus, D a value a head; their floor's bytes with a 16-bit dt; fla
+    declines them; flashssm's forward + backward on the CPU workload gives y and all seven gradients (dD and ddt_bias
+    included) within the bench's accuracy rule of float64, and D and the options change y."""
+    from flashssm.bench.impls import IMPLS, Unavailable
+    from flashssm.bench.workloads import SSDTrainWorkload
+
+    for name, twin in (("2.7b-8x4K-layer", "2.7b-8x4K"), ("train-2.7b-8x4K-layer", "train-2.7b-8x4K"),
+                       ("train-2.7b-1x32K-layer", "train-2.7b-1x32K")):
+        w, t = WORKLOADS[name], WORKLOADS[twin]
+        assert w.layer and not t.layer and w.op == t.op and "D dt_bias softplus" in w.shape
+        assert (w.batch, w.seqlen, w.nheads, w.headdim, w.dstate, w.dtype) == (t.batch, t.seqlen, t.nheads, t.headdim,
+                                                                              t.dstate, t.dtype)
+        # (dt 2 bytes a value instead of 4: read by the forward; read again and its gradient written by the backward)
+        assert w.flops() == t.flops() and t.bytes() - w.bytes() == w.tokens * w.nheads * 2 * (3 if "train" in name
+                                                                                                  else 1)
+        assert w.extra_inputs == ("D", "dt_bias") and t.extra_inputs == () and t.options() == {}
+    sizes = dict(nheads=4, headdim=8, dstate=4, ngroups=2, chunk_size=16)
+    layer = SSDTrainWorkload("l", 1, 40, dtype="bfloat16", layer=True, **sizes).make_inputs("cpu")
+    plain = SSDTrainWorkload("p", 1, 40, dtype="bfloat16", **sizes).make_inputs("cpu")
+    assert all(torch.equal(layer[k], plain[k]) for k in ("x", "A", "B", "C"))
+    assert layer["dt"].dtype == torch.bfloat16 and layer["D"].shape == layer["dt_bias"].shape == (4,)
+    dt = torch.nn.functional.softplus(layer["dt"].float() + layer["dt_bias"])
+    assert 5e-4 < float(dt.median()) < 0.2  # (Mamba-2's initial steps)
+    w = WORKLOADS["cpu-train-layer"]
+    inp = w.make_inputs(device)
+    for impl in ("fla",):
+        with pytest.raises(Unavailable, match="D, dt_bias or dt_softplus"):
+            IMPLS[w.op][impl].setup(w, inp)
+    got = IMPLS[w.op]["flashssm"].setup(w, inp)()
+    want = w.reference(inp)
+    assert len(got) == len(want) == 8
+    for g, r in zip(got, want):
+        assert accuracy(g, r, torch.float32).passed
+    bare = dict(inp, D=torch.zeros_like(inp["D"]))
+    assert not torch.allclose(IMPLS[w.op]["flashssm"].setup(w, bare)()[0], got[0])
+
+
 def test_packed_workloads():
     """The packed workloads: ragged lengths summing to the tokens of their dense twin, ending inside chunks; their
     cu_seqlens, and each peer's form of them (mamba_ssm's per-token seq_idx, fla's int64 offsets with a host copy);

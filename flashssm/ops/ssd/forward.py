@@ -49,7 +49,7 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
 from flashssm.ops.ssd import forward_gluon
-from flashssm.ops.triton_common import LOG2E, fp16_scale, prefetch, process_dt, store_tile, take_ticket
+from flashssm.ops.triton_common import LOG2E, fast_exp, fp16_scale, prefetch, process_dt, store_tile, take_ticket
 
 
 @triton.jit
@@ -308,9 +308,9 @@ def _ssd_fwd_kernel(
             if in_dtype == tl.float16 and M_SPLIT:
                 h_max = fp16_scale(H)
                 y = tl.dot(C_s, (H * (1.0 / h_max)).to(in_dtype), input_precision=DOT_PRECISION)
-                y = y * (h_max * tl.exp2(cs * LOG2E))[:, None]
+                y = y * (h_max * fast_exp(cs))[:, None]
             else:
-                y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * tl.exp2(cs * LOG2E)[:, None]
+                y = tl.dot(C_s, H.to(in_dtype), input_precision=DOT_PRECISION) * fast_exp(cs)[:, None]
             cb = tl.dot(C_s, tl.trans(B_s), input_precision=DOT_PRECISION)  # [SUB, SUB]
             # (cs_i log2 e - cs_j log2 e by one explicit fma: the Gluon kernel's exponents, as `_decay_weights`)
             e_ij = tl.fma(cs[:, None], LOG2E, -(cs * LOG2E)[None, :])

@@ -1317,9 +1317,9 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
                   dC_buf, bc_strides, table, need_dA, mode, split_mask, tile, warps, stages, bc_heads=None,
                   bc_warps=None, maxnreg=None, bc_maxnreg=None, paths=None, paths_heads=None, paths_warps=None,
                   paths_maxnreg=None, paths_stages=None, paths_tile=None, bc_stages=None, deterministic=False,
-                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None, units=None, raw=None,
+                  recompute=None, k_halves=None, cols_from_bracket=None, carry=None, units=None, *, raw,
                   bias_sum=False):
-    """dx, ddt (to the processed dt, or with raw = (dt, dt_bias, dt_softplus, dt_limit's two bounds) to the raw dt), dB
+    """dx, ddt (to the raw dt: raw = (dt, dt_bias, dt_softplus, dt_limit's two bounds), where dt is processed), dB
     and dC (added to the fp32 buffers) by backward_tiles' launches; returns the (1 or with bias_sum 2, rows, nheads)
     shares of dA and of dt_bias (the sums of the raw ddt; ddt may be None then), or None where neither the decay
     gradient nor ddt is wanted. recompute (with the paths launch; states None): the states are not in memory
@@ -1463,13 +1463,13 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
     part = _runtime.buffer((2 if bias_sum else 1, n_rows, h), torch.float32, device)
     da_hb = bt.da_heads(q, h)
     n_da_blocks = -(-h // da_hb)
-    raw_dt, raw_bias, softplus, lo, hi = raw if raw is not None else (dt, None, False, -math.inf, math.inf)
+    raw_dt, raw_bias, softplus, lo, hi = raw
     _runtime.launch(bt._tiles_da_kernel, (n_rows * n_da_blocks,), (
         dt, A, scratch, carry, _or(ddt, scratch), part, table, _or(psum, scratch), raw_dt, _or(raw_bias, A),
         dims.batch, dims.seqlen, h, plane, n_da_blocks, *dt.stride(), *raw_dt.stride(), float(lo), float(hi)),
         device, CHUNK=q, BLOCK_H=da_hb, IS_VARLEN=is_varlen, NEED_DDT=ddt is not None,
-        PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, RAW=raw is not None,
-        HAS_DT_BIAS=raw_bias is not None, DT_SOFTPLUS=softplus, BIAS_SUM=bias_sum, num_warps=bt.DA_WARPS)
+        PAIR_SLOTS=n_blk + 1 if deterministic else 0, COLS_FROM_BRACKET=cols, HAS_DT_BIAS=raw_bias is not None,
+        DT_SOFTPLUS=softplus, BIAS_SUM=bias_sum, num_warps=bt.DA_WARPS)
     return part
 
 

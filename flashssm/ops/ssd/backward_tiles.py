@@ -628,16 +628,16 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
                      bias_ptr, batch, seqlen, nheads, plane, n_hblocks, stride_dt_b, stride_dt_t, stride_dt_h,
                      stride_raw_b, stride_raw_t, stride_raw_h, dt_lo, dt_hi,
                      CHUNK: tl.constexpr, BLOCK_H: tl.constexpr, IS_VARLEN: tl.constexpr, NEED_DDT: tl.constexpr,
-                     PAIR_SLOTS: tl.constexpr = 0, COLS_FROM_BRACKET: tl.constexpr = False, RAW: tl.constexpr = False,
+                     PAIR_SLOTS: tl.constexpr = 0, COLS_FROM_BRACKET: tl.constexpr = False,
                      HAS_DT_BIAS: tl.constexpr = False, DT_SOFTPLUS: tl.constexpr = False,
                      BIAS_SUM: tl.constexpr = False):
     """Per (chunk, block of BLOCK_H heads): the decay gradient da_k from the tiles' per-token terms, ddt = bracket . x
     + A da, and each head's share of dA, sum dt da (to part's first plane). A block of heads, so that dt and ddt, whose
     heads are contiguous, move in whole sectors (one head a program read and wrote 4 bytes of each).
-    RAW: ddt is taken on to the raw dt (raw_ptr, with dt_bias, softplus and the clamp to [dt_lo, dt_hi], as
-    `process_dt_grad`) before it is stored, in place of a launch of its own after this one; else it stays the gradient
-    of the processed dt. BIAS_SUM: each head's share of dt_bias's gradient, the sum of those ddt (to part's second
-    plane; NEED_DDT may be off then: ddt itself is not stored).
+    ddt is taken on to the raw dt (raw_ptr, with dt_bias, softplus and the clamp to [dt_lo, dt_hi], as
+    `process_dt_grad`) before it is stored, in place of a launch of its own after this one. BIAS_SUM: each head's
+    share of dt_bias's gradient, the sum of those ddt (to part's second plane; NEED_DDT may be off then: ddt itself is
+    not stored).
     PAIR_SLOTS (the deterministic mode): the pair launch's row and column sums from psum's slots, added to plane 1 in
     slot order. COLS_FROM_BRACKET: plane 1 has no column sums; with cols_j = dt_j bracket_j . x_j - edge_j,
     da_k = exp(cs_L) <dH, H> + sum_j edge_j + sum_{i >= k} (inpath_i + rows_i - dt_i bracket_i . x_i)."""
@@ -672,14 +672,13 @@ def _tiles_da_kernel(dt_ptr, A_ptr, scratch_ptr, carry_ptr, ddt_ptr, part_ptr, t
     da = tl.where(mask, da, 0.0)
     if NEED_DDT or BIAS_SUM:
         A = tl.load(A_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
-        ddt = direct + A[:, None] * da
-        if RAW:
-            raw = tl.load(raw_ptr + b.to(tl.int64) * stride_raw_b + h64[:, None] * stride_raw_h
-                          + (start + offs_q[None, :]) * stride_raw_t, mask=mask, other=0.0).to(tl.float32)
-            bias = tl.zeros([BLOCK_H], dtype=tl.float32)
-            if HAS_DT_BIAS:
-                bias = tl.load(bias_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
-            ddt = tl.where(mask, process_dt_grad(ddt, raw, bias[:, None], dt_lo, dt_hi, HAS_DT_BIAS, DT_SOFTPLUS), 0.0)
+        raw = tl.load(raw_ptr + b.to(tl.int64) * stride_raw_b + h64[:, None] * stride_raw_h
+                      + (start + offs_q[None, :]) * stride_raw_t, mask=mask, other=0.0).to(tl.float32)
+        bias = tl.zeros([BLOCK_H], dtype=tl.float32)
+        if HAS_DT_BIAS:
+            bias = tl.load(bias_ptr + offs_h, mask=mask_h, other=0.0).to(tl.float32)
+        ddt = tl.where(mask, process_dt_grad(direct + A[:, None] * da, raw, bias[:, None], dt_lo, dt_hi, HAS_DT_BIAS,
+                                             DT_SOFTPLUS), 0.0)
         if NEED_DDT:
             tl.store(ddt_ptr + (b.to(tl.int64) * seqlen + start + offs_q[None, :]) * nheads + h64[:, None], ddt,
                      mask=mask)

@@ -1170,6 +1170,26 @@ def test_chain_launch_spans(span, launch, device, monkeypatch):
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
 
 
+@pytest.mark.parametrize("span", [0, 4])
+def test_chain_dd_rows(span, device, monkeypatch):
+    """A D of one value a head (a Mamba-2 layer's) through the chain launch, in its early form (span 0) and its span
+    form: D's gradient from each token's row sum of dy x (DD_ROWS, which lets the launch step as wide as without D),
+    with 150 tokens in chunks of 16 (ragged ends), dt_bias, softplus, initial states, against float64."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward, backward_chain
+
+    monkeypatch.setattr(backward, "ssd_backward", functools.partial(
+        backward.ssd_backward, form="chain", tiles=True, dstates=True, dstates_span=span))
+    rows = []
+    real = _runtime.launch
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        rows.append(k.get("DD_ROWS")) if kernel is backward_chain._dstates_kernel else None) or real(kernel, *a, **k))
+    kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", dt_bias=True, dt_softplus=True,
+                    initial_states=True)
+    check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
+    assert rows and all(rows), rows
+
+
 PACKED_SPANS = [(4, "tiles"), (1, "sweeps"), (3, "sweeps")]
 
 

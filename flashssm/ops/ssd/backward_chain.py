@@ -431,6 +431,7 @@ def _dstates_kernel(
     DOT_PRECISION: tl.constexpr, MODE: tl.constexpr, STORE_DY: tl.constexpr = True, ROUND_DY: tl.constexpr = False,
     NEED_DD: tl.constexpr = False, LATE: tl.constexpr = False, STATE_CHUNK: tl.constexpr = 1,
     HALVES: tl.constexpr = False, CARRY: tl.constexpr = False, SCALED: tl.constexpr = False,
+    DD_ROWS: tl.constexpr = False,
 ):
     """The gradient chain alone, run backwards (ops/ssd/backward.py's launch 2), on the way dy (gated) and dz.
     Two forms. Early (LATE False; one chunk a program): the chunk's own share of the state gradient, then dH from
@@ -486,6 +487,7 @@ def _dstates_kernel(
     run1 = tl.zeros((BLOCK_N, BLOCK_P), dtype=tl.float32)  # (HALVES: the first half's share)
     total1 = 0.0
     dd_acc = tl.zeros((SUB, BLOCK_P), dtype=tl.float32)
+    dd_rows = tl.zeros((SUB,), dtype=tl.float32)
     x_base = x_ptr + b64 * stride_x_b + h64 * stride_x_h + start * stride_x_t
     total = 0.0
     n_sub = tl.maximum(tl.cdiv(length, SUB), 1)  # (an empty sequence still stores its chunk's dH)
@@ -522,8 +524,12 @@ def _dstates_kernel(
             tl.store(dy_ptr + row_base + t[:, None] * (nheads * headdim) + offs_p[None, :],
                      dy.to(dy_ptr.dtype.element_ty), mask=mask_tp)
         if NEED_DD:
-            dd_acc += dy * tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp,
-                                   other=0.0).to(tl.float32)
+            dyx = dy * tl.load(x_base + t[:, None] * stride_x_t + offs_p[None, :] * stride_x_p, mask=mask_tp,
+                               other=0.0).to(tl.float32)
+            if DD_ROWS:  # (D a value a head: each token's sum along the row; no [SUB, BLOCK_P] accumulator)
+                dd_rows += tl.sum(dyx, axis=1)
+            else:
+                dd_acc += dyx
         if ROUND_DY:  # the chain form's rounding: its sweeps see this dy too
             dy = dy.to(dy_ptr.dtype.element_ty).to(tl.float32)
         if LATE:
@@ -574,7 +580,10 @@ def _dstates_kernel(
                 _store_carry(carry_ptr + prog_row, states_ptr + prog_row * (BLOCK_N * BLOCK_P) + tile, dH_st, unit,
                              sunit_ptr + prog_row, SCALED)
     if NEED_DD:
-        tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
+        if DD_ROWS:
+            tl.store(dd_ptr + prog_row, tl.sum(dd_rows, axis=0))
+        else:
+            tl.store(dd_ptr + prog_row * BLOCK_P + offs_p, tl.sum(dd_acc, axis=0))
 
 
 @triton.jit
@@ -665,8 +674,9 @@ DSTATES_WARPS, DSTATES_STAGES, DSTATES_SUB = 4, 2, 64
 
 # The chain launch's sub-chunk without z and without D's share, where its tiles are at most 128 x 64 (dstate <= 128,
 # headdim <= 64): 128 (H100, 2.7B shape; span form, 8x4K: 0.330 -> 0.262 ms; early form 1x32K 0.488 -> 0.446, 2x16K
-# 0.478 -> 0.414, 1x8K 0.132 -> 0.119). With z the gate's tiles spill (8x4K 1.08 -> 2.29 ms), with D's share the
-# early form was slower (1x32K 0.584 -> 0.637, 1x8K 0.154 -> 0.164).
+# 0.478 -> 0.414, 1x8K 0.132 -> 0.119). With z the gate's tiles spill (8x4K 1.08 -> 2.29 ms), with a per-element
+# D's share (its [SUB, headdim] accumulator) the early form was slower (1x32K 0.584 -> 0.637, 1x8K 0.154 -> 0.164);
+# a per-head D's share as row sums steps wide (CHAIN_DD_ROWS).
 DSTATES_SUB_WIDE = 128
 
 
@@ -697,7 +707,7 @@ def tiles_states_dtype(dtype: torch.dtype, state_dtype: torch.dtype | None, mode
 
 def chain_sub(narrow: bool, chunk_size: int, block_n: int, block_p: int) -> int:
     """Tokens a step of the chain launch (never more than a chunk: the span form stores dH at chunk ends); `narrow`:
-    with z or D's share."""
+    with z or a per-element D's share (its accumulator; a per-head D's row sums step wide)."""
     wide = not narrow and block_n <= 128 and block_p <= 64
     return min(DSTATES_SUB_WIDE if wide else DSTATES_SUB, chunk_size)
 
@@ -717,6 +727,13 @@ def chain_span(dims: SSDDims, device: torch.device) -> int:
 # table of spans, each chunk's dH at its chunk-table row. False: a program a chunk handing over early, in the forward's
 # chunks (A/B; the state recompute, where one runs, publishes late with many chains either way).
 CHAIN_SPANS_PACKED = True
+
+
+# The chain launch's share of a per-head D's gradient (a Mamba-2 layer's D) as each token's row sum, which needs no
+# [SUB, headdim] fp32 accumulator and so lets the launch step as wide as without D (H200, 2.7B shape, D, dt_bias,
+# softplus; benchmarks/notes/ssd_backward.md, sixty-fifth session): the launch 0.498 -> 0.486 ms at 8x4K, 0.627 ->
+# 0.541 at 1x32K (row sums at the narrow step: 0.487, 0.554). False: the accumulator at the narrow step (A/B).
+CHAIN_DD_ROWS = True
 
 
 # dD summed inside the gradient kernel (a reduction of every sub-chunk, through its sweeps: at 8x4K with D 1.1 ms of
@@ -1035,8 +1052,10 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             if late and dims.cu_seqlens is not None:  # packed: the table of spans, and the rows of their chunks
                 chain_table = varlen_table(dims, device, chain_q)[0]
                 state_rows = varlen_state_rows(dims, chain_q, dims.chunk_size, device)
+            # D a value a head: the launch sums each token's row (no [SUB, headdim] accumulator), steps wide
+            dd_rows = fused_dd and D.dim() == 1 and CHAIN_DD_ROWS
             if fused_dd:
-                dd_part = _runtime.buffer((chain_rows, h, block_p), torch.float32, device)
+                dd_part = _runtime.buffer((chain_rows, h, 1 if dd_rows else block_p), torch.float32, device)
             _runtime.launch(_dstates_kernel, (chain_rows * h,), (
                 dt, A, C, z_arg, dt_bias if dt_bias is not None else A, dout, yp, df_arg,
                 _or(dy_buf, x), _or(dz, x), dH_buf, _or(dinit, dH_buf), counter, flags, slots, chain_table, x,
@@ -1046,14 +1065,15 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                 *dt.stride(), *C.stride(), *z_arg.stride(), *dout.stride(), *yp.stride(), *df_strides, *x.stride(),
                 float(dims.dt_limit[0]), float(dims.dt_limit[1])), x.device,
                 CHUNK=chain_q,
-                SUB=dstates_sub or chain_sub(z is not None or fused_dd, dims.chunk_size, block_n, block_p),
+                SUB=dstates_sub or chain_sub(z is not None or (fused_dd and not dd_rows), dims.chunk_size, block_n,
+                                             block_p),
                 BLOCK_P=block_p,
                 BLOCK_N=block_n, HAS_Z=z is not None,
                 HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus, HAS_DFINAL=dfinal is not None,
                 IS_VARLEN=dims.cu_seqlens is not None, NEED_DZ=dz is not None, NEED_DINIT=dinit is not None,
                 DOT_PRECISION=_dot_precision(x.dtype), MODE=mode, STORE_DY=dy_buf is not None, ROUND_DY=True,
                 NEED_DD=fused_dd, LATE=late, STATE_CHUNK=dims.chunk_size, HALVES=halves_chain, CARRY=chain_carry,
-                SCALED=scaled, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
+                SCALED=scaled, DD_ROWS=dd_rows, num_warps=dstates_warps or DSTATES_WARPS, num_stages=DSTATES_STAGES)
         g_dout, g_z = (dy_buf, None) if dy_buf is not None else (dout, z)
         if tiles:
             dA_part = _tiles_launch(dims, x, dt, A, B, C, D, initial_states, (D_arg, stride_D, init_arg, init_strides),

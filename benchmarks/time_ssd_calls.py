@@ -25,11 +25,12 @@ def main():
     ap.add_argument("--train", nargs="*", default=[], help="workloads of the training call")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--peak", action="store_true", help="the training call's peak memory above its start, too")
+    ap.add_argument("--options", action="store_true", help="with D (a value a head), dt_bias and softplus, as a layer")
     add_dtype_argument(ap)
     a = ap.parse_args()
-    print(f"flashssm from {flashssm.__file__}, {a.dtype}")
-    for kind, specs, make in (("forward", a.forward, lambda s: forward_call(s, False, dtype=a.dtype)),
-                              ("training", a.train, lambda s: training_call(s, False, dtype=a.dtype)[0])):
+    print(f"flashssm from {flashssm.__file__}, {a.dtype}" + (", D, dt_bias, softplus" if a.options else ""))
+    for kind, specs, make in (("forward", a.forward, lambda s: forward_call(s, a.options, dtype=a.dtype)),
+                              ("training", a.train, lambda s: training_call(s, a.options, dtype=a.dtype)[0])):
         for spec in specs:
             f = make(spec)
             out = f()

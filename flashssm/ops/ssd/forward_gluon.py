@@ -557,8 +557,8 @@ if gluon is not None:
             if FP16:
                 y = y * m_unit[:, None]
             if MOVE_16:  # y, rounded, into w x's buffer (the update that read it is done), read back after the barrier
-                if HAS_D:
-                    y += x_s.load(acc).to(gl.float32) * D
+                if HAS_D:  # (x as loaded for w x: the same values, no second trip through shared memory)
+                    y += x_r * D
                 xw_sm.store(y.to(dtype))
             if H_ROWS:  # each row's largest |H| (within its warp) to shared memory, read whole after the barrier
                 hmax_sm.store(gl.max(gl.abs(H), axis=1))

@@ -788,6 +788,29 @@ def test_gpu_real_shapes(shape, dtype, backward_form):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", GPU_SHAPES[:2], ids=[f"{ssd_id(*s[:6])}-Q{s[6]}" for s in GPU_SHAPES[:2]])
+def test_gpu_layer_call(shape, dtype, monkeypatch):
+    """A Mamba-2 layer's call (D a value a head, dt_bias, softplus, no z) at real shapes: every gradient against
+    float64, the chain launch taking D's share as row sums at its wide step where the tiles allow it."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_chain
+
+    *dims, chunk = shape
+    seen = []
+    real = _runtime.launch
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
+        seen.append((k.get("DD_ROWS"), k.get("SUB"))) if kernel is backward_chain._dstates_kernel else None)
+        or real(kernel, *a, **k))
+    kw = ssd_inputs(*dims, dtype=dtype, device="cuda", D="h", dt_bias=True, dt_softplus=True, initial_states=True)
+    assert check_gradients(kw, dtype, chunk_size=chunk, what=f"{ssd_id(*dims)} {dtype} layer")
+    from flashssm.ops.ssd.forward import _block_n
+
+    wide = backward_chain.chain_sub(False, chunk, _block_n(dims[4]), backward_chain.states_block_p(dims[3]))
+    assert seen and all(rows and sub == wide for rows, sub in seen), (seen, wide)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("deterministic", [False, True])
 def test_gpu_varlen_real(deterministic):
     lengths = [1, 4000, 0, 333, 256, 257, 1]

@@ -796,16 +796,14 @@ def test_gpu_layer_call(shape, dtype, monkeypatch):
     from flashssm import _runtime
     from flashssm.ops.ssd import backward_chain
 
-    *dims, chunk = shape
-    seen = []
-    real = _runtime.launch
-    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
-        seen.append((k.get("DD_ROWS"), k.get("SUB"))) if kernel is backward_chain._dstates_kernel else None)
-        or real(kernel, *a, **k))
-    kw = ssd_inputs(*dims, dtype=dtype, device="cuda", D="h", dt_bias=True, dt_softplus=True, initial_states=True)
-    assert check_gradients(kw, dtype, chunk_size=chunk, what=f"{ssd_id(*dims)} {dtype} layer")
     from flashssm.ops.ssd.forward import _block_n
 
+    *dims, chunk = shape
+    launches = record_calls(monkeypatch, _runtime, "launch",
+                            lambda kernel, *a, **k: (kernel, k.get("DD_ROWS"), k.get("SUB")))
+    kw = ssd_inputs(*dims, dtype=dtype, device="cuda", D="h", dt_bias=True, dt_softplus=True, initial_states=True)
+    assert check_gradients(kw, dtype, chunk_size=chunk, what=f"{ssd_id(*dims)} {dtype} layer")
+    seen = [(rows, sub) for kernel, rows, sub in launches if kernel is backward_chain._dstates_kernel]
     wide = backward_chain.chain_sub(False, chunk, _block_n(dims[4]), backward_chain.states_block_p(dims[3]))
     assert seen and all(rows and sub == wide for rows, sub in seen), (seen, wide)
 
@@ -1203,13 +1201,11 @@ def test_chain_dd_rows(span, device, monkeypatch):
 
     monkeypatch.setattr(backward, "ssd_backward", functools.partial(
         backward.ssd_backward, form="chain", tiles=True, dstates=True, dstates_span=span))
-    rows = []
-    real = _runtime.launch
-    monkeypatch.setattr(_runtime, "launch", lambda kernel, *a, **k: (
-        rows.append(k.get("DD_ROWS")) if kernel is backward_chain._dstates_kernel else None) or real(kernel, *a, **k))
+    launches = record_calls(monkeypatch, _runtime, "launch", lambda kernel, *a, **k: (kernel, k.get("DD_ROWS")))
     kw = ssd_inputs(2, 150, 4, 32, 16, 2, dtype=torch.float32, device=device, D="h", dt_bias=True, dt_softplus=True,
                     initial_states=True)
     check_gradients(kw, torch.float32, chunk_size=16, what=f"span {span}")
+    rows = [r for kernel, r in launches if kernel is backward_chain._dstates_kernel]
     assert rows and all(rows), rows
 
 

@@ -1,0 +1,62 @@
+"""A/B of a module switch over ssd_scan's forward (no gradients), alternating in one process.
+
+    PYTHONPATH=. python3 benchmarks/ab_forward_flag.py flashssm.ops.ssd.forward_gluon.PAIR \
+        [--value False --value True] [--workload 2.7b-8x4K ...] [--rounds 5]
+
+The switch is a module attribute read when a launch is made, given as MODULE.NAME; --value (repeated) gives its values
+as Python literals (default False, True). Per bench workload (`flashssm.bench.workloads`: the 2.7B rows, the layer
+rows with D, dt_bias and softplus): the forward's medians over rounds of do_bench medians (ms) for each value, the
+change against the first, and whether y and the final states have the same bits as the first value's.
+"""
+
+import argparse
+import ast
+import importlib
+
+import torch
+from triton.testing import do_bench
+
+import flashssm
+from flashssm.bench.workloads import WORKLOADS
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("switch")
+    parser.add_argument("--value", action="append")
+    parser.add_argument("--workload", action="append")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    module_name, name = args.switch.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    values = [ast.literal_eval(v) for v in (args.value or ["False", "True"])]
+    saved = getattr(module, name)
+    try:
+        for wname in args.workload or ["2.7b-8x4K", "2.7b-32x2K"]:
+            w = WORKLOADS[wname]
+            inp = w.make_inputs("cuda")
+            opts = w.options(*(inp.pop(k) for k in w.extra_inputs)) if hasattr(w, "extra_inputs") else {}
+            call = lambda: flashssm.ssd_scan(**inp, **opts, chunk_size=w.chunk_size,  # noqa: E731
+                                             return_final_states=inp.get("cu_seqlens") is None)
+            outs, times = [], {v: [] for v in map(repr, values)}
+            for v in values:
+                setattr(module, name, v)
+                outs.append(call())
+            for _ in range(args.rounds):
+                for v in values:
+                    setattr(module, name, v)
+                    times[repr(v)].append(do_bench(call, warmup=25, rep=200, return_mode="median"))
+            med = {k: sorted(t)[len(t) // 2] for k, t in times.items()}
+            first = repr(values[0])
+            line = f"{wname}: " + ", ".join(
+                f"{k} {m:.4f} ms ({m / med[first] - 1:+.1%})" for k, m in med.items())
+            same = [all(torch.equal(a, b) for a, b in zip(o if isinstance(o, tuple) else (o,),
+                                                          outs[0] if isinstance(outs[0], tuple) else (outs[0],)))
+                    for o in outs[1:]]
+            print(line + f"; same bits as {first}: {same}", flush=True)
+    finally:
+        setattr(module, name, saved)
+
+
+if __name__ == "__main__":
+    main()

@@ -96,14 +96,16 @@ def test_rmsnorm_mamba2_shape_gpu(group_size):
     check((2, 1000), 5120, group_size, torch.bfloat16, "cuda")
 
 
+@pytest.mark.parametrize("blocks", [(2, 16, 4), (1, 16, 4)], ids=["2rows", "1row"])
 @pytest.mark.parametrize("z, norm_before_gate", [(True, False), (True, True), (False, False)])
 @pytest.mark.parametrize("shape", [((5,), 48, None), ((3, 3), 60, 20), ((9,), 96, 48)],
                          ids=lambda s: f"{'x'.join(map(str, s[0]))}-D{s[1]}-G{s[2]}")
-def test_rmsnorm_wide_group_backward(shape, z, norm_before_gate, device, monkeypatch):
+def test_rmsnorm_wide_group_backward(shape, z, norm_before_gate, blocks, device, monkeypatch):
     """The two-sweep backward for groups wider than one tile (5120-wide on the 2.7B shape), forced at
-    small widths: chunks of 16 columns, the last one partial, several row blocks per split."""
+    small widths: chunks of 16 columns, the last one partial, several row blocks per split (two rows a block, and one
+    as the table now takes)."""
     from flashssm.ops.norm import rmsnorm
 
     monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 8)
-    monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", (2, 16, 4))
+    monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", blocks)
     check(*shape, torch.float32, device, z=z, norm_before_gate=norm_before_gate)

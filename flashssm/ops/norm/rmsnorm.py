@@ -172,7 +172,10 @@ def _rmsnorm_bwd_wide_kernel(
 # backward of a 5120-wide gated group spilled and ran at ~100 GB/s in a 2.7B training profile).
 # The 2560-wide block norm stays in one tile: there it measured 398 µs a launch against the two-sweep's 577.
 WIDE_GROUP = 4096
-WIDE_BLOCKS = (4, 1024, 8)   # BLOCK_M rows, BLOCK_N column chunk, num_warps
+# BLOCK_M rows, BLOCK_N column chunk, num_warps: one row a program keeps the rows its second sweep reads again in L2
+# (at 8x4K of the 2.7B mixer, H200: 1090 us with 4 rows, 822 us with one; notes, sixty-sixth session)
+WIDE_BLOCKS = (1, 1024, 8)
+SPLITS_PER_SM = 4            # programs a SM (each loops over a strided share of the row blocks)
 
 
 @functools.lru_cache(maxsize=64)
@@ -225,7 +228,7 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     block_m, block_n, warps = pick_blocks(group_size) if wide_blocks is None else wide_blocks
     n_blocks = _runtime.cdiv(n_rows, block_m)
     n_groups = dim // group_size
-    n_splits = max(1, min(n_blocks, (4 * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
+    n_splits = max(1, min(n_blocks, (SPLITS_PER_SM * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
     dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
     dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None

@@ -479,11 +479,15 @@ def test_rmsnorm_backward_planner_plans_the_backward_launches(case, device, monk
     from flashssm.ops.norm import rmsnorm
 
     dim = 64
+    lead = (3, 5)
     if case == "wide-group":
         monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 32)
-    x = torch.randn(3, 5, dim, device=device, requires_grad=True)
+        # (its grid: min(row blocks, programs a SM x SMs); one row a block, so at most 4 rows here, where the CPU's
+        # launch counts one SM and the dry run the GPU's 132)
+        lead = (2, 2)
+    x = torch.randn(*lead, dim, device=device, requires_grad=True)
     weight = torch.randn(dim, device=device, requires_grad=True)
-    z = torch.randn(3, 5, dim, device=device, requires_grad=True) if case == "gated-groups" else None
+    z = torch.randn(*lead, dim, device=device, requires_grad=True) if case == "gated-groups" else None
     planners = _keep_planners(monkeypatch)
     y = flashssm.rmsnorm_gated(x, weight, z, group_size=16 if case == "gated-groups" else dim)
     assert len(planners) == 1

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache
+from flashssm.modules.norm import norm_for_linear
 
 
 class GatedMLP(nn.Module):
@@ -44,7 +45,7 @@ class Block(nn.Module):
 
     def _add_norm(self, hidden, residual, norm):
         residual = hidden if residual is None else hidden + residual
-        out = norm(residual.to(norm.weight.dtype))
+        out = norm_for_linear(norm, residual.to(norm.weight.dtype))  # (its reader: the mixer's or MLP's Linear)
         return out, residual.float() if self.residual_in_fp32 else residual
 
     def _run(self, hidden, residual, mix):

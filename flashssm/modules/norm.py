@@ -11,15 +11,24 @@ from flashssm.ops.norm import rmsnorm_gated
 
 
 class RMSNorm(nn.Module):
-    """y = x / sqrt(mean(x²) + eps) · weight, in fp32, returned in x's dtype (mamba_ssm's RMSNorm)."""
+    """y = x / sqrt(mean(x²) + eps) · weight, in fp32, returned in x's dtype (mamba_ssm's RMSNorm) or out_dtype."""
 
     def __init__(self, dim: int, eps: float = 1e-5, device=None, dtype=None):
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(dim, device=device, dtype=dtype))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return rmsnorm_gated(x, self.weight, None, eps=self.eps)
+    def forward(self, x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.Tensor:
+        return rmsnorm_gated(x, self.weight, None, eps=self.eps, out_dtype=out_dtype)
+
+
+def norm_for_linear(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """norm(x) for a Linear to read: under autocast an RMSNorm writes autocast's dtype at once (the rounding
+    autocast's cast would make, without its launch, and without the cast's in the backward: `rmsnorm_gated`'s
+    out_dtype); otherwise, or for another norm, norm(x)."""
+    if isinstance(norm, RMSNorm) and torch.is_autocast_enabled(x.device.type):
+        return norm(x, out_dtype=torch.get_autocast_dtype(x.device.type))
+    return norm(x)
 
 
 def init_dt_bias(n: int, dt_min: float, dt_max: float, dt_floor: float, device) -> torch.Tensor:

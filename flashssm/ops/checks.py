@@ -427,8 +427,8 @@ def check_causal_conv1d_update(x, conv_state, weight, bias=None, activation=None
 
 
 def check_rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False,
-                        allow_float64=False) -> int:
-    """x, z: (..., dim); weight: (dim,). Returns the group size."""
+                        allow_float64=False, out_dtype=None) -> int:
+    """x, z: (..., dim); weight: (dim,); out_dtype None or a float dtype. Returns the group size."""
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
@@ -441,6 +441,9 @@ def check_rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_be
         check_tensor("z", z, [(f"d{i}", s) for i, s in enumerate(x.shape[:-1])] + [("dim", dim)], (x.dtype,),
                      x.device)
     check_bool("norm_before_gate", norm_before_gate)
+    if out_dtype is not None and out_dtype not in floats:
+        names = ", ".join(str(d).removeprefix("torch.") for d in floats)
+        raise TypeError(f"out_dtype must be None or one of {names}, got {out_dtype!r}")
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         raise TypeError(f"eps must be a number, got {type(eps).__name__}")
     if not eps >= 0:

@@ -263,6 +263,37 @@ def test_training_reduces_loss_and_reaches_every_parameter(reference_ops):
     assert losses[-1] < losses[0] - 0.1
 
 
+def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
+    """Under autocast the blocks' and the final RMSNorm write autocast's dtype themselves (`norm_for_linear`): the
+    logits, the loss and every parameter's gradient are bit for bit those of norms writing fp32 that the next Linear
+    casts (mamba_ssm's add + norm writes the hidden dtype too), and the norms' outputs are bf16."""
+    from flashssm.models import lm
+    from flashssm.modules import block
+    from flashssm.modules.norm import RMSNorm
+
+    model = make("hybrid").train()
+    ids = torch.randint(0, VOCAB, (2, 24), device=DEVICE)
+    seen = []
+    real = RMSNorm.forward
+    monkeypatch.setattr(RMSNorm, "forward", lambda self, x, out_dtype=None: seen.append(out_dtype) or real(self, x,
+                                                                                                          out_dtype))
+    runs = []
+    for direct in (True, False):
+        if not direct:  # the norms as before: their dtype, autocast's cast in the Linear
+            for module in (block, lm):
+                monkeypatch.setattr(module, "norm_for_linear", lambda norm, x: norm(x))
+        model.zero_grad(set_to_none=True)
+        seen.clear()
+        with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+            logits = model(ids)
+            loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+        loss.backward()
+        runs.append((logits.detach(), loss.detach(), [p.grad for p in model.parameters()], list(seen)))
+    assert runs[0][3] == [torch.bfloat16] * 7 and runs[1][3] == [None] * 7  # 3 blocks: norm and norm2; norm_f
+    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+    assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
+
+
 def test_peft_lora_targets_the_projections(reference_ops):
     peft = pytest.importorskip("peft")
     model = make("mamba2")

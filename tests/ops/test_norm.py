@@ -73,6 +73,41 @@ def test_rmsnorm_nan_stays_in_its_group(device):
     assert nan[1, :32].all() and nan.sum() == 32
 
 
+# (bf16 out on the GPU only: the interpreter's fp32 -> bf16 conversion truncates where the GPU's rounds to nearest)
+OUT_DTYPES = [(torch.float32, torch.float16), (torch.float16, torch.float32), (torch.float32, torch.float32)] + (
+    [(torch.float32, torch.bfloat16), (torch.bfloat16, torch.float32)] if HAS_GPU else [])
+
+
+@pytest.mark.parametrize("x_dtype, out_dtype", OUT_DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+@pytest.mark.parametrize("z", [False, True])
+def test_rmsnorm_out_dtype(x_dtype, out_dtype, z, device):
+    """out_dtype: y written in another dtype is the fp32 result rounded once to it, bit for bit what the norm of the
+    inputs in fp32 cast to out_dtype gives, and the gradients reaching x, z and the weight are those through that
+    cast, bit for bit (the backward reads dy in y's dtype and writes dx, dz in the inputs'). What a model under
+    autocast relies on (`modules.norm.norm_for_linear`)."""
+    x = torch.randn(7, 96, device=device, dtype=x_dtype)
+    kw = dict(x=x, weight=1 + 0.3 * torch.randn(96, device=device), z=torch.randn_like(x) if z else None)
+    opts = dict(eps=1e-5, group_size=48)
+    dy = torch.randn(7, 96, device=device).to(out_dtype)
+    runs = []
+    for direct in (True, False):
+        leaves = {k: v.detach().clone().requires_grad_() for k, v in kw.items() if v is not None}
+        if direct:
+            y = flashssm.rmsnorm_gated(**leaves, **opts, out_dtype=out_dtype)
+        else:  # the inputs in fp32 (exact), the default fp32 y, then the cast
+            wide = {k: v.float() if k != "weight" else v for k, v in leaves.items()}
+            y = flashssm.rmsnorm_gated(**wide, **opts).to(out_dtype)
+        assert y.dtype == out_dtype
+        y.backward(dy)
+        runs.append((y.detach(), *(leaves[k].grad for k in sorted(leaves))))
+    for a, b in zip(*runs):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    y_ref = ref.rmsnorm_gated_reference(**{k: v for k, v in kw.items() if v is not None}, **opts, out_dtype=out_dtype)
+    assert y_ref.dtype == out_dtype
+    y64 = ref.rmsnorm_gated_reference(**{k: v.double() for k, v in kw.items() if v is not None}, **opts)
+    assert_close(runs[0][0], y64, out_dtype, "y")
+
+
 @pytest.mark.parametrize("mutate, exc, match", [
     (lambda kw: kw.update(weight=torch.ones(63)), ValueError, "weight must have shape"),
     (lambda kw: kw.update(z=torch.randn(3, 63)), ValueError, "z must have shape"),
@@ -81,6 +116,8 @@ def test_rmsnorm_nan_stays_in_its_group(device):
     (lambda kw: kw.update(group_size=2.0), TypeError, "group_size must be an int"),
     (lambda kw: kw.update(eps=-1.0), ValueError, "eps"),
     (lambda kw: kw.update(norm_before_gate=1), TypeError, "norm_before_gate"),
+    (lambda kw: kw.update(out_dtype="bf16"), TypeError, "out_dtype"),
+    (lambda kw: kw.update(out_dtype=torch.int32), TypeError, "out_dtype"),
     (lambda kw: kw.update(x=torch.randn(3, 64).long()), TypeError, "x must have dtype"),
 ])
 def test_rmsnorm_rejects(mutate, exc, match):

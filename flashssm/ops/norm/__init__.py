@@ -16,13 +16,15 @@ def _switches() -> tuple:
     return _runtime.module_switches(rmsnorm)
 
 
-def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False):
+def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False, out_dtype=None):
     """RMSNorm with an optional SiLU gate, per group of channels.
 
     x, z: (..., dim), fp32/fp16/bf16 (z like x); weight: (dim,); group_size: divides dim (default
     dim; Mamba-2 uses dim // ngroups). norm_before_gate=False (Mamba-2's default) normalises
     x · silu(z); True normalises x, then multiplies by silu(z). eps inside the square root.
-    Returns y like x (dtype of x, contiguous).
+    Returns y like x (contiguous), in x's dtype or in out_dtype (fp32, fp16 or bf16): the fp32 result rounded once,
+    as y.to(out_dtype) would round it (a model under autocast hands its Linear the bf16 it would cast to, with no cast
+    launch either way; the gradient reaching x is the same).
 
     One Triton launch forward; one launch backward (plus a small fixed-order sum of the weight
     gradient's per-program partials), with gradients for x, z and weight. Runs on CUDA or under
@@ -33,11 +35,12 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     if (_runtime.PREPARED and type(eps) is float and (group_size is None or type(group_size) is int)
             and type(norm_before_gate) is bool and not torch.compiler.is_compiling()
             and not _runtime.wants_grad(x, weight, z)):
-        key = _runtime.call_signature("rmsnorm_gated", (x, weight, z), (eps, group_size, norm_before_gate))
+        key = _runtime.call_signature("rmsnorm_gated", (x, weight, z), (eps, group_size, norm_before_gate, out_dtype))
         out = _runtime.replay(key, (x, weight, z))
         if out is not None:
             return out[0]
-    group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate)
+    group = check_rmsnorm_gated(x, weight, z, eps=eps, group_size=group_size, norm_before_gate=norm_before_gate,
+                                out_dtype=out_dtype)
     why = _runtime.device_blocker(x)
     if why is None and group > 65536:
         why = f"group_size {group} > 65536"
@@ -45,12 +48,13 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
         from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
 
         with _runtime.Recording(key, (x, weight, z), _switches, ops=True) as rec:
-            y = RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate)
+            y = RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate, out_dtype)
             rec.outputs = (y,)
         return y
     if x.is_cuda:
         _runtime.warn_reference_fallback("rmsnorm_gated", why)
-    return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate)
+    return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate,
+                                           out_dtype=out_dtype)
 
 
 __all__ = ["rmsnorm_gated"]

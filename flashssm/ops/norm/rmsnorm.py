@@ -196,12 +196,12 @@ def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
     return t2 if t2.stride(1) == 1 else t2.contiguous()
 
 
-def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, blocks=None):
-    """blocks: (BLOCK_M, BLOCK_N, num_warps) instead of the table's (for tuning)."""
+def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, blocks=None, out_dtype=None):
+    """y in out_dtype (default x's); blocks: (BLOCK_M, BLOCK_N, num_warps) instead of the table's (for tuning)."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
-    y = _runtime.empty(x.shape, x.dtype, x.device)
+    y = _runtime.empty(x.shape, x.dtype if out_dtype is None else out_dtype, x.device)
     y2 = y.view(-1, dim)
     n_rows = x2.shape[0]
     block_m, block_n, warps = blocks or pick_blocks(group_size)
@@ -244,32 +244,32 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     return dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
 
 
-def plan_backward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool) -> None:
+def plan_backward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, out_dtype=None) -> None:
     """Compile ahead (`_runtime.plan_ahead`) the backward of an autograd forward with these arguments:
-    `rmsnorm_backward` on meta tensors, dy contiguous (as y)."""
+    `rmsnorm_backward` on meta tensors, dy contiguous (as y) in y's dtype."""
     def dry_run(x, weight, z):
-        rmsnorm_backward(x, weight, z, torch.empty(x.shape, dtype=x.dtype, device=x.device), eps, group_size,
-                         norm_before_gate)
+        dy = torch.empty(x.shape, dtype=x.dtype if out_dtype is None else out_dtype, device=x.device)
+        rmsnorm_backward(x, weight, z, dy, eps, group_size, norm_before_gate)
 
     _runtime.plan_ahead(x.device, dry_run, x, weight, z)
 
 
 class RMSNormGatedFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, z, eps, group_size, norm_before_gate):
+    def forward(ctx, x, weight, z, eps, group_size, norm_before_gate, out_dtype=None):
         ctx.save_for_backward(x, weight, z)
         ctx.config = (eps, group_size, norm_before_gate)
         # where the forward compiles, the backward's kernel compiles beside it
-        planner = lambda: plan_backward(x, weight, z, eps, group_size, norm_before_gate)  # noqa: E731
+        planner = lambda: plan_backward(x, weight, z, eps, group_size, norm_before_gate, out_dtype)  # noqa: E731
         with _runtime.compiling_ahead(planner):
-            return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate)
+            return rmsnorm_forward(x, weight, z, eps, group_size, norm_before_gate, out_dtype=out_dtype)
 
     @staticmethod
     @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy):
         x, weight, z = ctx.saved_tensors
         dx, dz, dw = rmsnorm_backward(x, weight, z, dy, *ctx.config)
-        return dx, dw, dz, None, None, None
+        return dx, dw, dz, None, None, None, None
 
 
 __all__ = ["RMSNormGatedFn", "rmsnorm_forward", "rmsnorm_backward", "pick_blocks"]

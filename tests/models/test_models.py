@@ -265,8 +265,10 @@ def test_training_reduces_loss_and_reaches_every_parameter(reference_ops):
 
 def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
     """Under autocast the blocks' and the final RMSNorm write autocast's dtype themselves (`norm_for_linear`): the
-    logits, the loss and every parameter's gradient are bit for bit those of norms writing fp32 that the next Linear
-    casts (mamba_ssm's add + norm writes the hidden dtype too), and the norms' outputs are bf16."""
+    logits, the loss and every parameter's gradient are those of norms writing fp32 that the next Linear casts
+    (mamba_ssm's add + norm writes the hidden dtype too), bit for bit in the references (on the GPU the norm's kernel
+    for a bf16 output may sum its rows in another order: within bf16 training's noise), and the norms' outputs are
+    bf16."""
     from flashssm.models import lm
     from flashssm.modules import block
     from flashssm.modules.norm import RMSNorm
@@ -290,8 +292,12 @@ def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
         loss.backward()
         runs.append((logits.detach(), loss.detach(), [p.grad for p in model.parameters()], list(seen)))
     assert runs[0][3] == [torch.bfloat16] * 7 and runs[1][3] == [None] * 7  # 3 blocks: norm and norm2; norm_f
-    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
-    assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
+    if HAS_GPU:
+        assert rel(runs[0][0], runs[1][0]) < 1e-2 and rel(runs[0][1], runs[1][1]) < 1e-3
+        assert all(rel(a, b) < 3e-2 for a, b in zip(runs[0][2], runs[1][2]))
+    else:
+        assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+        assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
 
 
 def test_peft_lora_targets_the_projections(reference_ops):

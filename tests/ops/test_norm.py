@@ -81,9 +81,10 @@ OUT_DTYPES = [(torch.float32, torch.float16), (torch.float16, torch.float32), (t
 @pytest.mark.parametrize("x_dtype, out_dtype", OUT_DTYPES, ids=lambda d: str(d).removeprefix("torch."))
 @pytest.mark.parametrize("z", [False, True])
 def test_rmsnorm_out_dtype(x_dtype, out_dtype, z, device):
-    """out_dtype: y written in another dtype is the fp32 result rounded once to it, bit for bit what the norm of the
-    inputs in fp32 cast to out_dtype gives, and the gradients reaching x, z and the weight are those through that
-    cast, bit for bit (the backward reads dy in y's dtype and writes dx, dz in the inputs'). What a model under
+    """out_dtype: y written in another dtype is the fp32 result rounded once to it, what the norm of the inputs in
+    fp32 cast to out_dtype gives, and the gradients reaching x, z and the weight are those through that cast (the
+    backward reads dy in y's dtype and writes dx, dz in the inputs'): bit for bit under the interpreter; on the GPU
+    within a rounding, since a kernel compiled for other dtypes may sum its rows in another order. What a model under
     autocast relies on (`modules.norm.norm_for_linear`)."""
     x = torch.randn(7, 96, device=device, dtype=x_dtype)
     kw = dict(x=x, weight=1 + 0.3 * torch.randn(96, device=device), z=torch.randn_like(x) if z else None)
@@ -101,7 +102,12 @@ def test_rmsnorm_out_dtype(x_dtype, out_dtype, z, device):
         y.backward(dy)
         runs.append((y.detach(), *(leaves[k].grad for k in sorted(leaves))))
     for a, b in zip(*runs):
-        assert a.dtype == b.dtype and torch.equal(a, b)
+        assert a.dtype == b.dtype
+        if device == "cpu":
+            assert torch.equal(a, b)
+        else:  # (one rounding of a's dtype, or fp32's for the sums)
+            step = max(torch.finfo(a.dtype).eps, 1e-6)
+            assert ((a.float() - b.float()).abs() <= 2 * step * b.float().abs().amax()).all()
     y_ref = ref.rmsnorm_gated_reference(**{k: v for k, v in kw.items() if v is not None}, **opts, out_dtype=out_dtype)
     assert y_ref.dtype == out_dtype
     y64 = ref.rmsnorm_gated_reference(**{k: v.double() for k, v in kw.items() if v is not None}, **opts)

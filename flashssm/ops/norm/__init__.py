@@ -22,9 +22,9 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     x, z: (..., dim), fp32/fp16/bf16 (z like x); weight: (dim,); group_size: divides dim (default
     dim; Mamba-2 uses dim // ngroups). norm_before_gate=False (Mamba-2's default) normalises
     x · silu(z); True normalises x, then multiplies by silu(z). eps inside the square root.
-    Returns y like x (contiguous), in x's dtype or in out_dtype (fp32, fp16 or bf16): the fp32 result rounded once,
-    as y.to(out_dtype) would round it (a model under autocast hands its Linear the bf16 it would cast to, with no cast
-    launch either way; the gradient reaching x is the same).
+    Returns y like x (contiguous), in x's dtype or in out_dtype (fp32, fp16 or bf16): the fp32 result rounded once
+    to it (a model under autocast hands its Linear the bf16 autocast would cast to, with no cast launch forward or
+    backward; the backward takes dy in y's dtype and returns dx, dz in the inputs').
 
     One Triton launch forward; one launch backward (plus a small fixed-order sum of the weight
     gradient's per-program partials), with gradients for x, z and weight. Runs on CUDA or under

@@ -10,13 +10,12 @@ change against the first, and whether y and the final states have the same bits 
 """
 
 import argparse
-import ast
-import importlib
 
 import torch
 from triton.testing import do_bench
 
 import flashssm
+from benchmarks.train_harness import switch
 from flashssm.bench.workloads import WORKLOADS
 
 
@@ -27,10 +26,7 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    module_name, name = args.switch.rsplit(".", 1)
-    module = importlib.import_module(module_name)
-    values = [ast.literal_eval(v) for v in (args.value or ["False", "True"])]
-    saved = getattr(module, name)
+    module, name, values, saved = switch(args.switch, args.value)
     try:
         for wname in args.workload or ["2.7b-8x4K", "2.7b-32x2K"]:
             w = WORKLOADS[wname]

@@ -2,7 +2,9 @@
 2.7B mixer shape, bf16, on the GPU, as leaves that require grad, with D, z and dt_bias added for `options`), the
 training call of a workload, and the host time of a call with every kernel launch stubbed out."""
 
+import ast
 import contextlib
+import importlib
 import time
 
 import torch
@@ -10,6 +12,14 @@ import torch
 import flashssm
 from flashssm import _runtime
 from flashssm.bench.workloads import SSDWorkload
+
+
+def switch(spec: str, texts=None, default=("False", "True")) -> tuple:
+    """A module switch named MODULE.NAME: (the module, NAME, the values of `texts` (Python literals; `default` when
+    none), the switch's current value, or None when the module has none yet)."""
+    module_name, attr = spec.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    return module, attr, [ast.literal_eval(v) for v in (texts or default)], getattr(module, attr, None)
 
 
 def train_leaves(spec: str, options: bool) -> tuple[dict, dict, torch.Tensor]:

@@ -792,6 +792,9 @@ def case_rmsnorm_gated(seed: int, device, shapes: str = "small") -> tuple[dict, 
     dtype, groups, dim, rows = norm_shape(rng, shapes, device)
     opts = dict(z=rng.random() < 0.6, before=rng.random() < 0.5, zero_rows=rng.random() < 0.2,
                 grads=rng.random() < 0.6)
+    # y in another dtype now and then (a model's norm under autocast writes autocast's; drawn last: earlier draws keep
+    # their seeds' values)
+    opts["out_dtype"] = rng.choice([None, None, None, *input_dtypes(device.type == "cuda")])
     desc = dict(op="rmsnorm_gated", dtype=str(dtype), rows=rows, dim=dim, groups=groups,
                 **{k: str(v) for k, v in opts.items()})
     x = randn(g, *rows, dim, dtype=dtype)
@@ -803,10 +806,12 @@ def case_rmsnorm_gated(seed: int, device, shapes: str = "small") -> tuple[dict, 
     kw = {k: v.to(device) for k, v in kw.items()}
     options = dict(eps=1e-5, group_size=dim // groups, norm_before_gate=opts["before"])
     out = Outcome()
-    differential(out, lambda **k: flashssm.rmsnorm_gated(**k, **options),
+    out_dtype = opts["out_dtype"]
+    tol = TOL[dtype] if out_dtype is None else max(TOL[dtype], TOL[out_dtype])
+    differential(out, lambda **k: flashssm.rmsnorm_gated(**k, **options, out_dtype=out_dtype),
                  lambda **k: norm_ref.rmsnorm_gated_reference(**k, **options), kw, g, device,
-                 outputs=["y"], backprop=["y"], grads=opts["grads"], tol=TOL[dtype])
-    repeated_call(out, lambda: flashssm.rmsnorm_gated(**kw, **options), ["y"])
+                 outputs=["y"], backprop=["y"], grads=opts["grads"], tol=tol)
+    repeated_call(out, lambda: flashssm.rmsnorm_gated(**kw, **options, out_dtype=out_dtype), ["y"])
     return desc, out
 
 

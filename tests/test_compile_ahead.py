@@ -497,6 +497,26 @@ def test_rmsnorm_backward_planner_plans_the_backward_launches(case, device, monk
         planners[0])
     assert launched and planned == launched
 
+@pytest.mark.parametrize("with_ds", [True, False], ids=["ds", "no-ds"])
+def test_add_rmsnorm_planner_plans_the_backward_launch(with_ds, device, monkeypatch):
+    """add_rmsnorm's training forward's planner (`rmsnorm.plan_add_backward`) against its backward's launch: a 16-bit
+    hidden into an fp32 stream, the norm written in the hidden's dtype, with and without a gradient reaching the sum."""
+    from flashssm.ops.norm import add_rmsnorm
+
+    hidden = torch.randn(2, 2, 64, device=device, dtype=torch.float16, requires_grad=True)
+    residual = torch.randn(2, 2, 64, device=device, requires_grad=True)
+    weight = torch.randn(64, device=device, requires_grad=True)
+    planners = _keep_planners(monkeypatch)
+    y, s = add_rmsnorm(hidden, residual, weight, out_dtype=torch.float16)
+    assert len(planners) == 1
+    loss = lambda: (y.float() * torch.randn_like(y, dtype=torch.float32)).sum() + (  # noqa: E731
+        (s * torch.randn_like(s)).sum() if with_ds else 0)
+    planned, launched = _planned_and_launched(
+        monkeypatch, torch.device(device), lambda: torch.autograd.grad(loss(), [hidden, residual, weight]),
+        planners[0])
+    assert launched and planned == launched
+
+
 def _after_forward() -> set:
     """Wait for the background compiles a training forward queued; the keys compiled then."""
     stats = _runtime.ahead_stats

@@ -7,7 +7,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache
-from flashssm.modules.norm import norm_for_linear
+from flashssm.modules.norm import RMSNorm, norm_for_linear
+from flashssm.ops.norm import add_rmsnorm
+
+# The residual add and an RMSNorm in one launch each way (`add_rmsnorm`) where the stream's dtypes allow it (not yet
+# timed on a GPU: benchmarks/notes/profile.md, sixty-sixth session)
+FUSED_ADD_NORM = False
 
 
 class GatedMLP(nn.Module):
@@ -44,6 +49,16 @@ class Block(nn.Module):
         self.residual_in_fp32 = residual_in_fp32
 
     def _add_norm(self, hidden, residual, norm):
+        if residual is not None and FUSED_ADD_NORM and isinstance(norm, RMSNorm):
+            summed = torch.promote_types(hidden.dtype, residual.dtype)
+            stream = torch.float32 if self.residual_in_fp32 else summed
+            # the same values as below: the sum in its promoted dtype is the stream's, and the norm's weight dtype
+            # holds it exactly (below, `.to(norm.weight.dtype)`)
+            if stream == summed and norm.weight.dtype in (stream, torch.float32):
+                autocast = torch.is_autocast_enabled(hidden.device.type)
+                out_dtype = torch.get_autocast_dtype(hidden.device.type) if autocast else norm.weight.dtype
+                return add_rmsnorm(hidden, residual, norm.weight, eps=norm.eps, residual_dtype=stream,
+                                   out_dtype=out_dtype)
         residual = hidden if residual is None else hidden + residual
         out = norm_for_linear(norm, residual.to(norm.weight.dtype))  # (its reader: the mixer's or MLP's Linear)
         return out, residual.float() if self.residual_in_fp32 else residual

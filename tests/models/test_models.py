@@ -300,6 +300,43 @@ def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
         assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
 
 
+@pytest.mark.parametrize("kernels", [False, True], ids=["references", "kernels"])
+@pytest.mark.parametrize("amp", [False, True], ids=["fp32", "autocast"])
+def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
+    """block.FUSED_ADD_NORM (the residual add inside the blocks' RMSNorm: `add_rmsnorm`) gives the model of the add
+    and the norm apart: logits, loss and every parameter's gradient, bit for bit with the references (the stream is
+    fp32, so each sum rounds once either way), within a rounding with the kernels, also under autocast."""
+    from flashssm.modules import block
+    from flashssm.ops.norm import rmsnorm
+
+    if not kernels and not HAS_GPU:
+        monkeypatch.setattr(_runtime, "interpreter_enabled", lambda: False)
+    if kernels and not HAS_GPU and amp:
+        pytest.skip("bf16 under the interpreter converts by truncation (the references round)")
+    calls = []
+    real = rmsnorm.AddRMSNormFn.apply
+    monkeypatch.setattr(rmsnorm.AddRMSNormFn, "apply", lambda *a: calls.append(1) or real(*a))
+    model = make("hybrid").train()
+    ids = torch.randint(0, VOCAB, (2, 24), device=DEVICE)
+    runs = []
+    for fused in (True, False):
+        monkeypatch.setattr(block, "FUSED_ADD_NORM", fused)
+        model.zero_grad(set_to_none=True)
+        with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16, enabled=amp):
+            logits = model(ids)
+            loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+        loss.backward()
+        runs.append((logits.detach(), loss.detach(), [p.grad for p in model.parameters()]))
+    if kernels:  # (5 of the 6 block norms: the first block has no residual yet)
+        assert len(calls) == 5
+    if kernels or HAS_GPU:
+        assert rel(runs[0][0], runs[1][0]) < 1e-2 and rel(runs[0][1], runs[1][1]) < 1e-3
+        assert all(rel(a, b) < 3e-2 for a, b in zip(runs[0][2], runs[1][2]))
+    if not HAS_GPU and not (kernels and amp):
+        assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+        assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
+
+
 def test_peft_lora_targets_the_projections(reference_ops):
     peft = pytest.importorskip("peft")
     model = make("mamba2")

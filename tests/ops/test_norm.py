@@ -114,6 +114,70 @@ def test_rmsnorm_out_dtype(x_dtype, out_dtype, z, device):
     assert_close(runs[0][0], y64, out_dtype, "y")
 
 
+ADD_DTYPES = [  # hidden, residual (the stream: the sum's promoted dtype), weight; (bf16 on the GPU only, as above)
+    (torch.float16, torch.float32, torch.float32), (torch.float32, torch.float32, torch.float32),
+    (torch.float16, torch.float16, torch.float16), (torch.float16, torch.float16, torch.float32)] + (
+    [(torch.bfloat16, torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16, torch.bfloat16)]
+    if HAS_GPU else [])
+
+
+@pytest.mark.parametrize("with_ds", [True, False], ids=["ds", "no-ds"])
+@pytest.mark.parametrize("wide", [False, True], ids=["tile", "two-sweep"])
+@pytest.mark.parametrize("dtypes", ADD_DTYPES, ids=lambda d: "-".join(str(t).removeprefix("torch.") for t in d))
+def test_add_rmsnorm(dtypes, wide, with_ds, device, monkeypatch):
+    """add_rmsnorm against the composition it fuses, `s = hidden + residual; y = rmsnorm_gated(s.to(weight's dtype),
+    weight, out_dtype=...)`: y, s and the gradients of hidden, residual and weight for incoming gradients of y and of s
+    (or of y alone: s unused later). With an fp32 stream bit for bit under the interpreter (within a rounding on the
+    GPU: kernels compiled for other dtypes sum in another order); with a 16-bit stream the fused backward rounds the
+    two gradients' sum once where the composition rounds the norm's first: within one 16-bit rounding. Both backward
+    kernels (the one-tile and, forced, the two-sweep)."""
+    from flashssm.ops.norm import add_rmsnorm, rmsnorm
+
+    if wide:
+        monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 8)
+        monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", (1, 16, 4))
+    hd, rd, wd = dtypes
+    hidden = torch.randn(3, 7, 48, device=device, dtype=hd)
+    residual = torch.randn(3, 7, 48, device=device, dtype=rd)
+    weight = (1 + 0.3 * torch.randn(48, device=device)).to(wd)
+    out_dtype = torch.float16 if wd == torch.float32 and hd == torch.float16 else None
+    runs = []
+    for fused in (True, False):
+        h, r, w = (t.detach().clone().requires_grad_() for t in (hidden, residual, weight))
+        if fused:
+            y, s = add_rmsnorm(h, r, w, eps=1e-5, out_dtype=out_dtype)
+        else:
+            s = h + r
+            y = flashssm.rmsnorm_gated(s.to(w.dtype), w, eps=1e-5, out_dtype=out_dtype)
+        gen = torch.Generator(device=device).manual_seed(3)
+        dy = torch.randn(y.shape, device=device, generator=gen).to(y.dtype)
+        ds = torch.randn(s.shape, device=device, generator=gen).to(s.dtype)
+        torch.autograd.backward([y, s] if with_ds else [y], [dy, ds] if with_ds else [dy])
+        runs.append((y.detach(), s.detach(), h.grad, r.grad, w.grad))
+    assert all(a.dtype == b.dtype for a, b in zip(*runs))
+    exact = device == "cpu" and rd == torch.float32
+    for name, a, b in zip(("y", "s", "dh", "dr", "dw"), *runs):
+        if exact:
+            assert torch.equal(a, b), name
+        else:  # (one rounding of a's dtype, or fp32's sums: relative to the largest value)
+            step = max(torch.finfo(a.dtype).eps, 1e-6)
+            assert ((a.float() - b.float()).abs() <= 2 * step * b.float().abs().amax()).all(), name
+
+
+def test_add_rmsnorm_rejects(device):
+    from flashssm.ops.norm import add_rmsnorm
+
+    h, w = torch.randn(2, 16, device=device), torch.ones(16, device=device)
+    with pytest.raises(ValueError, match="residual must be a tensor of hidden's shape"):
+        add_rmsnorm(h, torch.randn(2, 15, device=device), w)
+    with pytest.raises(ValueError, match="residual must be a tensor"):
+        add_rmsnorm(h, None, w)
+    with pytest.raises(TypeError, match="out_dtype"):
+        add_rmsnorm(h, torch.randn(2, 16, device=device), w, residual_dtype=torch.int32)
+    with pytest.raises(ValueError, match="weight"):
+        add_rmsnorm(h, torch.randn(2, 16, device=device), torch.ones(8, device=device))
+
+
 @pytest.mark.parametrize("mutate, exc, match", [
     (lambda kw: kw.update(weight=torch.ones(63)), ValueError, "weight must have shape"),
     (lambda kw: kw.update(z=torch.randn(3, 63)), ValueError, "z must have shape"),

@@ -57,4 +57,37 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
                                            out_dtype=out_dtype)
 
 
-__all__ = ["rmsnorm_gated"]
+def add_rmsnorm(hidden, residual, weight, *, eps=1e-6, residual_dtype=None, out_dtype=None):
+    """A pre-norm block's residual add and its RMSNorm together: returns (y, s) with s = hidden + residual, formed in
+    fp32 and stored in residual_dtype (default hidden and residual's promoted dtype), and y = s / sqrt(mean(s²) + eps)
+    · weight over the whole width, from s as stored, in out_dtype (default s's). The same values as
+    `s = (hidden + residual).to(residual_dtype); y = rmsnorm_gated(s, weight, eps=eps, out_dtype=out_dtype)`, in one
+    launch forward and one backward (mamba_ssm's fused add + norm): the backward adds the gradient reaching s from
+    later uses to the norm's, and writes hidden's gradient in its dtype and residual's in its own.
+
+    hidden, residual: (..., dim) fp32/fp16/bf16; weight: (dim,). Runs on CUDA or under TRITON_INTERPRET=1; the
+    composition of references otherwise."""
+    check_rmsnorm_gated(hidden, weight, None, eps=eps, out_dtype=out_dtype)
+    if not isinstance(residual, torch.Tensor) or residual.shape != hidden.shape:
+        got = tuple(residual.shape) if isinstance(residual, torch.Tensor) else type(residual).__name__
+        raise ValueError(f"residual must be a tensor of hidden's shape {tuple(hidden.shape)}, got {got}")
+    check_rmsnorm_gated(residual, weight, None, eps=eps, out_dtype=residual_dtype)
+    if residual.device != hidden.device:
+        raise ValueError(f"residual must be on hidden's device {hidden.device}, got {residual.device}")
+    residual_dtype = torch.promote_types(hidden.dtype, residual.dtype) if residual_dtype is None else residual_dtype
+    out_dtype = residual_dtype if out_dtype is None else out_dtype
+    why = _runtime.device_blocker(hidden)
+    if why is None and hidden.shape[-1] > 65536:
+        why = f"dim {hidden.shape[-1]} > 65536"
+    if why is None:
+        from flashssm.ops.norm.rmsnorm import AddRMSNormFn
+
+        return AddRMSNormFn.apply(hidden, residual, weight, float(eps), residual_dtype, out_dtype)
+    if hidden.is_cuda:
+        _runtime.warn_reference_fallback("add_rmsnorm", why)
+    s = (hidden.float() + residual.float()).to(residual_dtype)
+    return reference.rmsnorm_gated_checked(s, weight, eps=eps, group_size=s.shape[-1], norm_before_gate=False,
+                                           out_dtype=out_dtype), s
+
+
+__all__ = ["add_rmsnorm", "rmsnorm_gated"]

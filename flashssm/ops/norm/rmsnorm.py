@@ -21,17 +21,24 @@ from flashssm import _runtime
 
 @triton.jit
 def _rmsnorm_fwd_kernel(
-    x_ptr, z_ptr, w_ptr, y_ptr,
+    x_ptr, z_ptr, w_ptr, y_ptr, res_ptr, res_out_ptr,
     n_rows, group_size, eps,
-    stride_x_row, stride_z_row, stride_y_row,
+    stride_x_row, stride_z_row, stride_y_row, stride_res_row, stride_res_out_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr = False,
 ):
+    """HAS_RESIDUAL: x + residual (in fp32) is stored as res_out in its dtype, and that stored value is normalised."""
     o_m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     o_n = tl.arange(0, BLOCK_N)
     cols = tl.program_id(1) * group_size + o_n
     m_n = o_n < group_size
     m = (o_m < n_rows)[:, None] & m_n[None, :]
     b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    if HAS_RESIDUAL:
+        b_s = b_x + tl.load(res_ptr + o_m[:, None] * stride_res_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
+        b_s = b_s.to(res_out_ptr.dtype.element_ty)
+        tl.store(res_out_ptr + o_m[:, None] * stride_res_out_row + cols[None, :], b_s, mask=m)
+        b_x = b_s.to(tl.float32)
     b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
     if HAS_Z:
         b_z = tl.load(z_ptr + o_m[:, None] * stride_z_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
@@ -74,9 +81,12 @@ def _bwd_inputs(x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_
 
 @triton.jit
 def _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag, gate, dgate,
-                 rstd, mean_ahn, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr):
+                 rstd, mean_ahn, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr, dres_ptr=None, dh_ptr=None,
+                 stride_dres_row=0, stride_dh_row=0, HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False):
     """Write one tile's dx (and dz) from `_bwd_inputs`, the rows' rstd and mean(a_g · hn) over the
-    group; returns the tile's weight-gradient column sums."""
+    group; returns the tile's weight-gradient column sums. HAS_DRES: dx also takes the gradient reaching x by another
+    path (the residual stream's, for a norm that added its residual in); STORE_DH: dx stored a second time in dh's
+    dtype (the gradient of the add's other input)."""
     b_hn = b_h * rstd[:, None]  # the normalised input
     if HAS_Z:
         if NORM_BEFORE_GATE:
@@ -94,16 +104,21 @@ def _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x
             tl.store(dz_ptr + o_m[:, None] * stride_dz_row + cols[None, :],
                      (b_dh * b_x * dgate).to(dz_ptr.dtype.element_ty), mask=m)
             b_dh = b_dh * gate
+    if HAS_DRES:
+        b_dh += tl.load(dres_ptr + o_m[:, None] * stride_dres_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
     tl.store(dx_ptr + o_m[:, None] * stride_dx_row + cols[None, :], b_dh.to(dx_ptr.dtype.element_ty), mask=m)
+    if STORE_DH:
+        tl.store(dh_ptr + o_m[:, None] * stride_dh_row + cols[None, :], b_dh.to(dh_ptr.dtype.element_ty), mask=m)
     return dw
 
 
 @triton.jit
 def _rmsnorm_bwd_kernel(
-    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr,
+    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr, dres_ptr, dh_ptr,
     n_rows, dim, group_size, eps, n_blocks, n_splits,
-    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row,
+    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row, stride_dres_row, stride_dh_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False,
 ):
     """The backward of groups that fit one tile: the whole group of BLOCK_M rows in registers."""
     i_split = tl.program_id(0)
@@ -120,16 +135,18 @@ def _rmsnorm_bwd_kernel(
         rstd = 1.0 / tl.sqrt((tl.sum(b_h * b_h, axis=1) / group_size + eps).to(tl.float32))
         mean_ahn = tl.sum(b_ag * b_h, axis=1) * rstd / group_size
         dw_acc += _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag,
-                               gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE)
+                               gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE, dres_ptr, dh_ptr,
+                               stride_dres_row, stride_dh_row, HAS_DRES, STORE_DH)
     tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols, dw_acc, mask=m_n)
 
 
 @triton.jit
 def _rmsnorm_bwd_wide_kernel(
-    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr,
+    x_ptr, z_ptr, w_ptr, dy_ptr, dx_ptr, dz_ptr, dw_ptr, dres_ptr, dh_ptr,
     n_rows, dim, group_size, eps, n_blocks, n_splits,
-    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row,
+    stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row, stride_dres_row, stride_dh_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
+    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False,
 ):
     """The backward for groups wider than one tile: a first sweep over the group's column chunks
     sums h² and a_g·h per row, a second recomputes each chunk and writes dx (dz) and this split's dw
@@ -163,7 +180,8 @@ def _rmsnorm_bwd_wide_kernel(
                 x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_row, stride_dy_row, HAS_Z,
                 NORM_BEFORE_GATE)
             dw = _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag,
-                              gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE)
+                              gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE, dres_ptr, dh_ptr,
+                              stride_dres_row, stride_dh_row, HAS_DRES, STORE_DH)
             p_dw = dw_ptr + i_split.to(tl.int64) * dim + cols
             tl.store(p_dw, tl.load(p_dw, mask=m_n, other=0.0) + dw, mask=m_n)
 
@@ -196,27 +214,38 @@ def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
     return t2 if t2.stride(1) == 1 else t2.contiguous()
 
 
-def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, blocks=None, out_dtype=None):
-    """y in out_dtype (default x's); blocks: (BLOCK_M, BLOCK_N, num_warps) instead of the table's (for tuning)."""
+def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, blocks=None, out_dtype=None,
+                    residual=None, residual_dtype=None):
+    """y in out_dtype (default x's); blocks: (BLOCK_M, BLOCK_N, num_warps) instead of the table's (for tuning). With
+    `residual`: x + residual is formed in fp32, stored in residual_dtype and normalised as stored; returns (y, that
+    sum)."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
     y = _runtime.empty(x.shape, x.dtype if out_dtype is None else out_dtype, x.device)
     y2 = y.view(-1, dim)
+    r2, s2 = x2, y2
+    if residual is not None:
+        r2 = _rows(residual, dim)
+        s = _runtime.empty(x.shape, residual_dtype, x.device)
+        s2 = s.view(-1, dim)
     n_rows = x2.shape[0]
     block_m, block_n, warps = blocks or pick_blocks(group_size)
     with _runtime.on_device(x.device):
         _runtime.launch(_rmsnorm_fwd_kernel, (_runtime.cdiv(n_rows, block_m), dim // group_size), (
-            x2, z2, weight, y2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0)), x2.device,
+            x2, z2, weight, y2, r2, s2, n_rows, group_size, eps, x2.stride(0), z2.stride(0), y2.stride(0),
+            r2.stride(0), s2.stride(0)), x2.device,
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
-            num_warps=warps,
+            HAS_RESIDUAL=residual is not None, num_warps=warps,
         )
-    return y
+    return y if residual is None else (y, s)
 
 
-def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool, wide_blocks=None):
+def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool, wide_blocks=None,
+                     dres=None, dh_dtype=None):
     """wide_blocks: (BLOCK_M, BLOCK_N, num_warps) of the two-sweep kernel, forcing it (tests run it at
-    small widths); by default it serves groups wider than WIDE_GROUP."""
+    small widths); by default it serves groups wider than WIDE_GROUP. dres: a gradient of x from another path, added
+    to dx; dh_dtype: dx also in this dtype. With either, (dx, dz, dw, that second dx or None)."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
@@ -234,14 +263,18 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None
                else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
     dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
+    dres2 = _rows(dres, dim) if dres is not None else dx2
+    dh = _runtime.empty(x.shape, dh_dtype, x.device) if dh_dtype is not None else None
+    dh2 = dh.view(-1, dim) if dh is not None else dx2
     with _runtime.on_device(x.device):
         _runtime.launch(kernel, (n_splits, n_groups), (
-            x2, z2, weight, dy2, dx2, dz2, dw_part, n_rows, dim, group_size, eps, n_blocks, n_splits,
-            x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0)), x2.device,
-            BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
-            num_warps=warps,
+            x2, z2, weight, dy2, dx2, dz2, dw_part, dres2, dh2, n_rows, dim, group_size, eps, n_blocks, n_splits,
+            x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0), dres2.stride(0), dh2.stride(0)),
+            x2.device, BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
+            HAS_DRES=dres is not None, STORE_DH=dh is not None, num_warps=warps,
         )
-    return dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
+    out = dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
+    return out if dres is None and dh_dtype is None else (*out, dh)
 
 
 def plan_backward(x, weight, z, eps: float, group_size: int, norm_before_gate: bool, out_dtype=None) -> None:
@@ -272,4 +305,41 @@ class RMSNormGatedFn(torch.autograd.Function):
         return dx, dw, dz, None, None, None, None
 
 
-__all__ = ["RMSNormGatedFn", "rmsnorm_forward", "rmsnorm_backward", "pick_blocks"]
+def plan_add_backward(hidden, residual, weight, eps: float, residual_dtype, out_dtype) -> None:
+    """`plan_backward` for `AddRMSNormFn`: its backward on meta tensors, the gradients reaching y and the sum contiguous
+    in their dtypes."""
+    def dry_run(hidden, weight):
+        s = torch.empty(hidden.shape, dtype=residual_dtype, device=hidden.device)
+        dy = torch.empty(hidden.shape, dtype=out_dtype, device=hidden.device)
+        rmsnorm_backward(s, weight, None, dy, eps, hidden.shape[-1], False, dres=torch.empty_like(s),
+                         dh_dtype=hidden.dtype)
+
+    _runtime.plan_ahead(hidden.device, dry_run, hidden, weight)
+
+
+class AddRMSNormFn(torch.autograd.Function):
+    """(y, s): s = hidden + residual (fp32 sum, stored in residual_dtype), y = RMSNorm(s) · weight in out_dtype, in one
+    launch; the backward adds the gradient reaching s from later uses to the norm's and writes hidden's in its dtype
+    (and residual's, the same values), in one launch."""
+
+    @staticmethod
+    def forward(ctx, hidden, residual, weight, eps, residual_dtype, out_dtype):
+        ctx.config = (eps, hidden.dtype, residual.dtype)
+        planner = lambda: plan_add_backward(hidden, residual, weight, eps, residual_dtype, out_dtype)  # noqa: E731
+        with _runtime.compiling_ahead(planner):
+            y, s = rmsnorm_forward(hidden, weight, None, eps, hidden.shape[-1], False, out_dtype=out_dtype,
+                                   residual=residual, residual_dtype=residual_dtype)
+        ctx.save_for_backward(weight, s)
+        return y, s
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy, ds):
+        weight, s = ctx.saved_tensors
+        eps, hidden_dtype, residual_dtype = ctx.config
+        # (autograd hands zeros for an output no later op used: ds is a tensor, as the planner assumes)
+        dx, _, dw, dh = rmsnorm_backward(s, weight, None, dy, eps, s.shape[-1], False, dres=ds, dh_dtype=hidden_dtype)
+        return dh, (dx if dx.dtype == residual_dtype else dx.to(residual_dtype)), dw, None, None, None
+
+
+__all__ = ["AddRMSNormFn", "RMSNormGatedFn", "rmsnorm_forward", "rmsnorm_backward", "pick_blocks"]

@@ -39,3 +39,6 @@ for v in False True False True; do
   echo "== profile $v rc $?"; grep "step" "$OUT/profile-$v.txt" | tail -1
   grep -E "^\| (norm|element-wise|\*\*total)" "$OUT/profile-$v/report.md" | head -3
 done
+# the block norm's mixed-dtype backward (x fp32, dy bf16): 32 warps (no layout conversion, offline) at two programs a SM
+timeout 60 python3 benchmarks/time_norm_mixed.py > "$OUT/norm-mixed.txt" 2>&1
+echo "== norm mixed rc $?"; grep -v -i warn "$OUT/norm-mixed.txt" | tail -10

@@ -24,8 +24,8 @@ def main():
         dy = torch.randn(rows, width, device="cuda").to(dy_dtype)
         nbytes = x.numel() * (4 + 4 + dy.element_size())  # read x, dy; write dx (fp32)
         splits = rmsnorm.SPLITS_PER_SM
-        for blocks, per_sm in ((None, splits), ((1, 4096, 16), splits), ((1, 4096, 32), splits), ((2, 4096, 32), splits),
-                               ((1, 4096, 32), 2)):
+        for blocks, per_sm in ((None, splits), ((1, 4096, 16), splits), ((1, 4096, 32), splits),
+                               ((2, 4096, 32), splits), ((1, 4096, 32), 2)):
             rmsnorm.pick_blocks = real if blocks is None else (lambda g, b=blocks: b)
             rmsnorm.SPLITS_PER_SM = per_sm
             try:

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache
-from flashssm.modules.norm import RMSNorm, norm_for_linear
+from flashssm.modules.norm import RMSNorm, autocast_dtype, norm_for_linear
 from flashssm.ops.norm import add_rmsnorm
 
 # The residual add and an RMSNorm in one launch each way (`add_rmsnorm`) where the stream's dtypes allow it (not yet
@@ -55,10 +55,8 @@ class Block(nn.Module):
             # the same values as below: the sum in its promoted dtype is the stream's, and the norm's weight dtype
             # holds it exactly (below, `.to(norm.weight.dtype)`)
             if stream == summed and norm.weight.dtype in (stream, torch.float32):
-                autocast = torch.is_autocast_enabled(hidden.device.type)
-                out_dtype = torch.get_autocast_dtype(hidden.device.type) if autocast else norm.weight.dtype
                 return add_rmsnorm(hidden, residual, norm.weight, eps=norm.eps, residual_dtype=stream,
-                                   out_dtype=out_dtype)
+                                   out_dtype=autocast_dtype(hidden) or norm.weight.dtype)
         residual = hidden if residual is None else hidden + residual
         out = norm_for_linear(norm, residual.to(norm.weight.dtype))  # (its reader: the mixer's or MLP's Linear)
         return out, residual.float() if self.residual_in_fp32 else residual

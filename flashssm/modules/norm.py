@@ -22,13 +22,18 @@ class RMSNorm(nn.Module):
         return rmsnorm_gated(x, self.weight, None, eps=self.eps, out_dtype=out_dtype)
 
 
+def autocast_dtype(x: torch.Tensor) -> torch.dtype | None:
+    """The dtype autocast casts a Linear's input to on x's device, or None with autocast off there."""
+    kind = x.device.type
+    return torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else None
+
+
 def norm_for_linear(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """norm(x) for a Linear to read: under autocast an RMSNorm writes autocast's dtype at once (the rounding
     autocast's cast would make, without its launch, and without the cast's in the backward: `rmsnorm_gated`'s
     out_dtype); otherwise, or for another norm, norm(x)."""
-    if isinstance(norm, RMSNorm) and torch.is_autocast_enabled(x.device.type):
-        return norm(x, out_dtype=torch.get_autocast_dtype(x.device.type))
-    return norm(x)
+    dtype = autocast_dtype(x)
+    return norm(x, out_dtype=dtype) if isinstance(norm, RMSNorm) and dtype is not None else norm(x)
 
 
 def init_dt_bias(n: int, dt_min: float, dt_max: float, dt_floor: float, device) -> torch.Tensor:

@@ -96,10 +96,15 @@ def check_dt_limit(dt_limit) -> tuple[float, float]:
     return lo, hi
 
 
+def check_dtype_arg(name: str, value, dtypes=FLOAT_DTYPES) -> torch.dtype | None:
+    """A dtype argument (state_dtype, out_dtype, ...): None or one of `dtypes`."""
+    if value is not None and value not in dtypes:
+        raise TypeError(f"{name} must be None or torch.{_dtype_names(dtypes)}, got {value!r}")
+    return value
+
+
 def check_state_dtype(state_dtype) -> torch.dtype | None:
-    if state_dtype is not None and state_dtype not in FLOAT_DTYPES:
-        raise TypeError(f"state_dtype must be None or torch.{_dtype_names(FLOAT_DTYPES)}, got {state_dtype!r}")
-    return state_dtype
+    return check_dtype_arg("state_dtype", state_dtype)
 
 
 def check_head_param(name: str, t, nheads: int, headdim: int | None, device) -> None:
@@ -441,9 +446,7 @@ def check_rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_be
         check_tensor("z", z, [(f"d{i}", s) for i, s in enumerate(x.shape[:-1])] + [("dim", dim)], (x.dtype,),
                      x.device)
     check_bool("norm_before_gate", norm_before_gate)
-    if out_dtype is not None and out_dtype not in floats:
-        names = ", ".join(str(d).removeprefix("torch.") for d in floats)
-        raise TypeError(f"out_dtype must be None or one of {names}, got {out_dtype!r}")
+    check_dtype_arg("out_dtype", out_dtype, floats)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         raise TypeError(f"eps must be a number, got {type(eps).__name__}")
     if not eps >= 0:

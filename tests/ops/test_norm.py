@@ -172,6 +172,8 @@ def test_add_rmsnorm_rejects(device):
         add_rmsnorm(h, torch.randn(2, 15, device=device), w)
     with pytest.raises(ValueError, match="residual must be a tensor"):
         add_rmsnorm(h, None, w)
+    with pytest.raises(ValueError, match="residual must be on hidden's device"):
+        add_rmsnorm(h, torch.empty(2, 16, device="meta"), w)
     with pytest.raises(TypeError, match="residual_dtype"):
         add_rmsnorm(h, torch.randn(2, 16, device=device), w, residual_dtype=torch.int32)
     with pytest.raises(TypeError, match="out_dtype"):

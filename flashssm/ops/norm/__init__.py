@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from flashssm import _runtime
-from flashssm.ops.checks import FLOAT_DTYPES, check_rmsnorm_gated
+from flashssm.ops.checks import check_dtype_arg, check_rmsnorm_gated
 from flashssm.ops.norm import reference
 
 
@@ -71,11 +71,10 @@ def add_rmsnorm(hidden, residual, weight, *, eps=1e-6, residual_dtype=None, out_
     if not isinstance(residual, torch.Tensor) or residual.shape != hidden.shape:
         got = tuple(residual.shape) if isinstance(residual, torch.Tensor) else type(residual).__name__
         raise ValueError(f"residual must be a tensor of hidden's shape {tuple(hidden.shape)}, got {got}")
-    check_rmsnorm_gated(residual, weight, None, eps=eps)
-    if residual_dtype is not None and residual_dtype not in FLOAT_DTYPES:
-        raise TypeError(f"residual_dtype must be None or one of float16, bfloat16, float32, got {residual_dtype!r}")
-    if residual.device != hidden.device:
+    if residual.device != hidden.device:  # (before the check below, whose message would name the weight)
         raise ValueError(f"residual must be on hidden's device {hidden.device}, got {residual.device}")
+    check_rmsnorm_gated(residual, weight, None, eps=eps)
+    check_dtype_arg("residual_dtype", residual_dtype)
     residual_dtype = torch.promote_types(hidden.dtype, residual.dtype) if residual_dtype is None else residual_dtype
     out_dtype = residual_dtype if out_dtype is None else out_dtype
     why = _runtime.device_blocker(hidden)

@@ -15,14 +15,12 @@ memory above what was allocated before it (MiB, as `flashssm bench` reports it).
 """
 
 import argparse
-import ast
-import importlib
 import statistics
 
 import torch
 from triton.testing import do_bench
 
-from benchmarks.train_harness import add_dtype_argument, forward_call, training_call
+from benchmarks.train_harness import add_dtype_argument, forward_call, switch, training_call
 from benchmarks.tune_ssd_backward import kernel_times
 from flashssm.bench.run import peak_extra_mb
 
@@ -44,13 +42,11 @@ def main():
     a = parser.parse_args()
     for item in a.set:  # (for the whole run: a separate process per combination)
         target, literal = item.split("=", 1)
-        held_module, held_attr = target.rsplit(".", 1)
-        setattr(importlib.import_module(held_module), held_attr, ast.literal_eval(literal))
+        held_module, held_attr, (held_value,), _ = switch(target, [literal])
+        setattr(held_module, held_attr, held_value)
     if a.z and not a.options:
         parser.error("--z adds z to --options' call: give both")
-    module_name, attr = a.switch.rsplit(".", 1)
-    module = importlib.import_module(module_name)
-    values = [ast.literal_eval(v) for v in a.value] if a.value else [False, True]
+    module, attr, values, _ = switch(a.switch, a.value)
     missing = object()
     original = getattr(module, attr, missing)  # (a switch the module reads with a default may be absent)
     try:

@@ -9,12 +9,11 @@ gradient; --options: D per head, dt_bias, softplus (no z: the forward then store
 Prints, per seed and value, each gradient's relative error (norm of the difference over the reference's norm)."""
 
 import argparse
-import ast
-import importlib
 
 import torch
 
 import flashssm
+from benchmarks.train_harness import switch
 from flashssm.ops.ssd import reference as ref
 from tests.helpers import rel_err, ssd_inputs
 from tests.ops.test_ssd_backward import gradients
@@ -28,9 +27,8 @@ def main():
     p.add_argument("--options", action="store_true")
     p.add_argument("--seeds", type=int, default=2)
     a = p.parse_args()
-    module_name, attr = a.switch.rsplit(".", 1)
-    module = importlib.import_module(module_name)
-    original = getattr(module, attr)
+    module, attr, values, _ = switch(a.switch, a.value)
+    original = getattr(module, attr)  # (an absent switch fails here, as before)
     batch, seqlen = (int(v) for v in a.shape.split("x"))
     extra = dict(D="h", dt_bias=True, dt_softplus=True) if a.options else {}
     try:
@@ -41,8 +39,8 @@ def main():
             dfinal = torch.randn(batch, 80, 64, 128, device="cuda")
             kw64 = {k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in kw.items()}
             want = gradients(ref.ssd_scan_chunked, kw64, dy.double(), dfinal.double(), chunk_size=256)[2]
-            for text in a.value:
-                setattr(module, attr, ast.literal_eval(text))
+            for text, value in zip(a.value, values):
+                setattr(module, attr, value)
                 got = gradients(flashssm.ssd_scan, kw, dy, dfinal, chunk_size=256)[2]
                 errs = " ".join(f"d{k} {rel_err(got[k], want[k]):.3e}" for k in want)
                 print(f"seed {seed} {attr}={text}: {errs}", flush=True)

@@ -7,10 +7,9 @@
 Each MODULE.NAME=VALUE (VALUE a Python literal) is set on the imported module before the command runs.
 """
 
-import ast
-import importlib
 import sys
 
+from benchmarks.train_harness import switch
 from flashssm import cli
 
 
@@ -18,11 +17,10 @@ def main(argv):
     split = argv.index("--") if "--" in argv else len(argv)
     for item in argv[:split]:
         target, literal = item.split("=", 1)
-        module_name, attr = target.rsplit(".", 1)
-        module = importlib.import_module(module_name)
+        module, attr, (value,), _ = switch(target, [literal])
         if not hasattr(module, attr):
-            raise SystemExit(f"{module_name} has no switch {attr}")
-        setattr(module, attr, ast.literal_eval(literal))
+            raise SystemExit(f"{module.__name__} has no switch {attr}")
+        setattr(module, attr, value)
         print(f"{target} = {getattr(module, attr)!r}", flush=True)
     return cli.main(argv[split + 1:])
 

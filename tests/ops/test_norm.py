@@ -57,6 +57,36 @@ def test_rmsnorm_dtypes(dtype, device):
     check((6,), 160, 80, dtype, device)
 
 
+@pytest.mark.parametrize("split, vector", [(True, 4), (True, 0), (False, 4), (False, 0)])
+@pytest.mark.parametrize("z, norm_before_gate", [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize("shape", [((7,), 48, 16), ((33,), 100, 20), ((4,), 320, None), ((3,), 3, None)],
+                         ids=lambda s: f"{'x'.join(map(str, s[0]))}-D{s[1]}-G{s[2]}")
+def test_rmsnorm_tile_switches(shape, z, norm_before_gate, split, vector, device, monkeypatch):
+    """Every value of the one-tile kernels' layout switches, forced (their rules pick per call): the group in two
+    power-of-two tiles (16 + 4, 256 + 64 and 2 + 1 columns here) or one, and each load 4 elements a thread or
+    Triton's choice."""
+    from flashssm.ops.norm import rmsnorm
+
+    monkeypatch.setattr(rmsnorm, "SPLIT_TILE", split)
+    monkeypatch.setattr(rmsnorm, "LOAD_VECTOR", vector)
+    check(*shape, torch.float32, device, z=z, norm_before_gate=norm_before_gate)
+
+
+def test_tile_rules():
+    """What the rules pick: two tiles only where the group is not a power of two and its rest is narrower, and only
+    for the add's backward by default; VEC 0 only for an ungated forward whose tensors share one element size."""
+    from flashssm.ops.norm import rmsnorm
+
+    assert [rmsnorm.split_tile(g) for g in (2560, 5120, 3000, 100, 3, 4096, 48)] == [
+        (2048, 512), (4096, 1024), (2048, 1024), (128, 0), (2, 1), (4096, 0), (32, 16)]
+    assert rmsnorm.split_tile(2560, False) == (4096, 0)
+    f32, bf16 = torch.empty(1), torch.empty(1, dtype=torch.bfloat16)
+    assert rmsnorm.load_vector(4096, True, False, bf16, bf16) == 0
+    assert rmsnorm.load_vector(4096, True, False, f32, bf16) == 4
+    assert rmsnorm.load_vector(4096, True, True, bf16, bf16) == 4
+    assert rmsnorm.load_vector(2, False, False) == 2
+
+
 def test_rmsnorm_zero_rows_stay_finite(device):
     """A row of zeros normalises to zeros (eps keeps it finite), in the output and the gradients."""
     x = torch.zeros(2, 32, device=device, requires_grad=True)
@@ -122,7 +152,7 @@ ADD_DTYPES = [  # hidden, residual (the stream: the sum's promoted dtype), weigh
 
 
 @pytest.mark.parametrize("with_ds", [True, False], ids=["ds", "no-ds"])
-@pytest.mark.parametrize("wide", [False, True], ids=["tile", "two-sweep"])
+@pytest.mark.parametrize("wide", [False, "split", True], ids=["tile", "two-tiles", "two-sweep"])
 @pytest.mark.parametrize("dtypes", ADD_DTYPES, ids=lambda d: "-".join(str(t).removeprefix("torch.") for t in d))
 def test_add_rmsnorm(dtypes, wide, with_ds, device, monkeypatch):
     """add_rmsnorm against the composition it fuses, `s = hidden + residual; y = rmsnorm_gated(s.to(weight's dtype),
@@ -130,10 +160,12 @@ def test_add_rmsnorm(dtypes, wide, with_ds, device, monkeypatch):
     (or of y alone: s unused later). With an fp32 stream bit for bit under the interpreter (within a rounding on the
     GPU: kernels compiled for other dtypes sum in another order); with a 16-bit stream the fused backward rounds the
     two gradients' sum once where the composition rounds the norm's first: within one 16-bit rounding. Both backward
-    kernels (the one-tile and, forced, the two-sweep)."""
+    kernels (the one-tile, in one tile or two (forced for both sides: the rule splits the add's alone), and, forced,
+    the two-sweep)."""
     from flashssm.ops.norm import add_rmsnorm, rmsnorm
 
-    if wide:
+    monkeypatch.setattr(rmsnorm, "SPLIT_TILE", wide == "split")
+    if wide is True:
         monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 8)
         monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", (1, 16, 4))
     hd, rd, wd = dtypes

@@ -25,12 +25,14 @@ def _rmsnorm_fwd_kernel(
     n_rows, group_size, eps,
     stride_x_row, stride_z_row, stride_y_row, stride_res_row, stride_res_out_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
-    HAS_RESIDUAL: tl.constexpr = False,
+    HAS_RESIDUAL: tl.constexpr = False, VEC: tl.constexpr = 0,
 ):
     """HAS_RESIDUAL: x + residual (in fp32) is stored as res_out in its dtype, and that stored value is normalised."""
     o_m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     o_n = tl.arange(0, BLOCK_N)
     cols = tl.program_id(1) * group_size + o_n
+    if VEC:
+        cols = tl.max_contiguous(cols, VEC)
     m_n = o_n < group_size
     m = (o_m < n_rows)[:, None] & m_n[None, :]
     b_x = tl.load(x_ptr + o_m[:, None] * stride_x_row + cols[None, :], mask=m, other=0.0).to(tl.float32)
@@ -118,26 +120,54 @@ def _rmsnorm_bwd_kernel(
     n_rows, dim, group_size, eps, n_blocks, n_splits,
     stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row, stride_dres_row, stride_dh_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
-    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False,
+    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False, VEC: tl.constexpr = 0, BLOCK_B: tl.constexpr = 0,
 ):
-    """The backward of groups that fit one tile: the whole group of BLOCK_M rows in registers."""
+    """The backward of groups that fit one tile: the whole group of BLOCK_M rows in registers. BLOCK_B: a second
+    tile of the group's columns past the first BLOCK_N (a 2560-wide group as 2048 + 512 columns instead of one
+    4096-wide tile, whose masked lanes hold registers too)."""
     i_split = tl.program_id(0)
+    col0 = tl.program_id(1) * group_size
     o_n = tl.arange(0, BLOCK_N)
-    cols = tl.program_id(1) * group_size + o_n
+    cols = col0 + o_n
+    if VEC:
+        cols = tl.max_contiguous(cols, VEC)
     m_n = o_n < group_size
     b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
     dw_acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    if BLOCK_B:
+        o_nb = BLOCK_N + tl.arange(0, BLOCK_B)
+        cols_b = col0 + o_nb
+        if VEC:
+            cols_b = tl.max_contiguous(cols_b, min(VEC, BLOCK_B))
+        m_nb = o_nb < group_size
+        c_w = tl.load(w_ptr + cols_b, mask=m_nb, other=0.0).to(tl.float32)
+        dw_acc_b = tl.zeros((BLOCK_B,), dtype=tl.float32)
     for it in range(0, tl.cdiv(n_blocks - i_split, n_splits)):
         o_m = (i_split + it * n_splits).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
         m = (o_m < n_rows)[:, None] & m_n[None, :]
         b_x, b_dy, b_h, b_a, b_ag, gate, dgate = _bwd_inputs(
             x_ptr, z_ptr, dy_ptr, b_w, o_m, cols, m, stride_x_row, stride_z_row, stride_dy_row, HAS_Z, NORM_BEFORE_GATE)
-        rstd = 1.0 / tl.sqrt((tl.sum(b_h * b_h, axis=1) / group_size + eps).to(tl.float32))
-        mean_ahn = tl.sum(b_ag * b_h, axis=1) * rstd / group_size
+        ss = tl.sum(b_h * b_h, axis=1)
+        sah = tl.sum(b_ag * b_h, axis=1)
+        if BLOCK_B:
+            mb = (o_m < n_rows)[:, None] & m_nb[None, :]
+            c_x, c_dy, c_h, c_a, c_ag, c_gate, c_dgate = _bwd_inputs(
+                x_ptr, z_ptr, dy_ptr, c_w, o_m, cols_b, mb, stride_x_row, stride_z_row, stride_dy_row, HAS_Z,
+                NORM_BEFORE_GATE)
+            ss += tl.sum(c_h * c_h, axis=1)
+            sah += tl.sum(c_ag * c_h, axis=1)
+        rstd = 1.0 / tl.sqrt((ss / group_size + eps).to(tl.float32))
+        mean_ahn = sah * rstd / group_size
         dw_acc += _bwd_outputs(dx_ptr, dz_ptr, o_m, cols, m, stride_dx_row, stride_dz_row, b_x, b_dy, b_h, b_a, b_ag,
                                gate, dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE, dres_ptr, dh_ptr,
                                stride_dres_row, stride_dh_row, HAS_DRES, STORE_DH)
+        if BLOCK_B:
+            dw_acc_b += _bwd_outputs(dx_ptr, dz_ptr, o_m, cols_b, mb, stride_dx_row, stride_dz_row, c_x, c_dy, c_h, c_a,
+                                     c_ag, c_gate, c_dgate, rstd, mean_ahn, HAS_Z, NORM_BEFORE_GATE, dres_ptr, dh_ptr,
+                                     stride_dres_row, stride_dh_row, HAS_DRES, STORE_DH)
     tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols, dw_acc, mask=m_n)
+    if BLOCK_B:
+        tl.store(dw_ptr + i_split.to(tl.int64) * dim + cols_b, dw_acc_b, mask=m_nb)
 
 
 @triton.jit
@@ -194,6 +224,18 @@ WIDE_GROUP = 4096
 # (at 8x4K of the 2.7B mixer, H200: 1090 us with 4 rows, 822 us with one; notes, sixty-sixth session)
 WIDE_BLOCKS = (1, 1024, 8)
 SPLITS_PER_SM = 4            # programs a SM (each loops over a strided share of the row blocks)
+# Elements a thread loads at once in the one-tile kernels (VEC; 0: Triton's choice; None: `load_vector`'s rule).
+# Triton gives each load 16 bytes a thread and then converts every tile with another element size to the widest
+# load's layout through shared memory (offline, sm_90: 8-16 KB and 4-11 more barriers a tile for an fp32 x with a
+# bf16 dy or y, and for the gated norm's bf16 tiles beside its fp32 weight); 4 elements a thread gives every tile one
+# layout. H200, 32768 rows (benchmarks/notes/rmsnorm_gated.md, sixty-seventh session): the block norm's backward with
+# x fp32 and dy bf16 443 -> 310 us, its forward to bf16 131 -> 123, the gated forward 291 -> 283; the all-bf16
+# forward 105 -> 118 (so not there); the rest even.
+LOAD_VECTOR = None
+# The one-tile backward's group as two power-of-two tiles (`split_tile`): True, False, or None for the rule, which
+# splits the fused add's backward only (684 -> 587 us at 2560 wide: 150 -> 106 registers, two programs a SM; the
+# others already fit two and lose 30-45 % to the second tile's layout).
+SPLIT_TILE = None
 
 
 @functools.lru_cache(maxsize=64)
@@ -206,6 +248,28 @@ def pick_blocks(group_size: int) -> tuple[int, int, int]:
     block_m = max(1, min(64, 2048 // block_n))
     warps = max(4, min(16, block_m * block_n // 512))
     return block_m, block_n, warps
+
+
+def load_vector(block_n: int, forward: bool, has_z: bool, *tensors) -> int:
+    """VEC for a one-tile launch: LOAD_VECTOR where set; else 4 (at most the tile's width), except for a forward
+    without a gate whose tensors share one element size (Triton's own choice is faster there)."""
+    if LOAD_VECTOR is not None:
+        return min(LOAD_VECTOR, block_n)
+    if forward and not has_z and len({t.element_size() for t in tensors}) == 1:
+        return 0
+    return min(4, block_n)
+
+
+def split_tile(group_size: int, split: bool = True) -> tuple[int, int]:
+    """(first tile's width, second's or 0) covering a group: with `split`, the largest power of two within it, then
+    the rest's next power of two where that is narrower (2560: 2048 + 512; 5120: 4096 + 1024; 3000: 2048 + 1024),
+    else one tile of the group's next power of two."""
+    block = _runtime.next_power_of_2(group_size)
+    if not split or block == group_size:
+        return block, 0
+    first = block // 2
+    rest = _runtime.next_power_of_2(group_size - first)
+    return (first, rest) if rest < first else (block, 0)
 
 
 def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
@@ -237,6 +301,7 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
             r2.stride(0), s2.stride(0)), x2.device,
             BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
             HAS_RESIDUAL=residual is not None, num_warps=warps,
+            VEC=load_vector(block_n, True, z is not None, x2, y2, *((r2, s2) if residual is not None else ())),
         )
     return y if residual is None else (y, s)
 
@@ -255,6 +320,11 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
         wide_blocks = WIDE_BLOCKS
     kernel = _rmsnorm_bwd_kernel if wide_blocks is None else _rmsnorm_bwd_wide_kernel
     block_m, block_n, warps = pick_blocks(group_size) if wide_blocks is None else wide_blocks
+    tiles = {}
+    if wide_blocks is None:
+        block_n, block_b = split_tile(group_size, dres is not None if SPLIT_TILE is None else SPLIT_TILE)
+        block_m = max(1, min(block_m, 2048 // block_n))  # (the table's rows are for the one tile's width)
+        tiles = dict(VEC=load_vector(block_n, False, z is not None), BLOCK_B=block_b)
     n_blocks = _runtime.cdiv(n_rows, block_m)
     n_groups = dim // group_size
     n_splits = max(1, min(n_blocks, (SPLITS_PER_SM * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
@@ -271,7 +341,7 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
             x2, z2, weight, dy2, dx2, dz2, dw_part, dres2, dh2, n_rows, dim, group_size, eps, n_blocks, n_splits,
             x2.stride(0), z2.stride(0), dy2.stride(0), dx2.stride(0), dz2.stride(0), dres2.stride(0), dh2.stride(0)),
             x2.device, BLOCK_M=block_m, BLOCK_N=block_n, HAS_Z=z is not None, NORM_BEFORE_GATE=norm_before_gate,
-            HAS_DRES=dres is not None, STORE_DH=dh is not None, num_warps=warps,
+            HAS_DRES=dres is not None, STORE_DH=dh is not None, num_warps=warps, **tiles,
         )
     out = dx, (dz if z is not None else None), dw_part.sum(0).to(weight.dtype)
     return out if dres is None and dh_dtype is None else (*out, dh)

@@ -10,9 +10,11 @@ from flashssm.modules.cache import InferenceCache
 from flashssm.modules.norm import RMSNorm, autocast_dtype, norm_for_linear
 from flashssm.ops.norm import add_rmsnorm
 
-# The residual add and an RMSNorm in one launch each way (`add_rmsnorm`) where the stream's dtypes allow it (not yet
-# timed on a GPU: benchmarks/notes/profile.md, sixty-sixth session)
-FUSED_ADD_NORM = False
+# The residual add and an RMSNorm in one launch each way (`add_rmsnorm`) where the stream's dtypes allow it, when
+# autograd records (H200, the 2.7B 16-layer 8x4K training step 373.1 -> 365.3 ms; benchmarks/notes/profile.md,
+# sixty-seventh session). Inference keeps the two apart: the norm's prepared replay serves the host-bound decoding
+# step, and the fused forward alone was not timed.
+FUSED_ADD_NORM = True
 
 
 class GatedMLP(nn.Module):
@@ -49,7 +51,7 @@ class Block(nn.Module):
         self.residual_in_fp32 = residual_in_fp32
 
     def _add_norm(self, hidden, residual, norm):
-        if residual is not None and FUSED_ADD_NORM and isinstance(norm, RMSNorm):
+        if residual is not None and FUSED_ADD_NORM and isinstance(norm, RMSNorm) and torch.is_grad_enabled():
             summed = torch.promote_types(hidden.dtype, residual.dtype)
             stream = torch.float32 if self.residual_in_fp32 else summed
             # the same values as below: the sum in its promoted dtype is the stream's, and the norm's weight dtype

@@ -268,11 +268,12 @@ def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
     logits, the loss and every parameter's gradient are those of norms writing fp32 that the next Linear casts
     (mamba_ssm's add + norm writes the hidden dtype too), bit for bit in the references (on the GPU the norm's kernel
     for a bf16 output may sum its rows in another order: within bf16 training's noise), and the norms' outputs are
-    bf16."""
+    bf16. (The blocks' norms apart from their residual add: the fused add's own dtype is the next test's.)"""
     from flashssm.models import lm
     from flashssm.modules import block
     from flashssm.modules.norm import RMSNorm
 
+    monkeypatch.setattr(block, "FUSED_ADD_NORM", False)
     model = make("hybrid").train()
     ids = torch.randint(0, VOCAB, (2, 24), device=DEVICE)
     seen = []
@@ -305,7 +306,8 @@ def test_norms_hand_their_linear_autocast_dtype(reference_ops, monkeypatch):
 def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
     """block.FUSED_ADD_NORM (the residual add inside the blocks' RMSNorm: `add_rmsnorm`) gives the model of the add
     and the norm apart: logits, loss and every parameter's gradient, bit for bit with the references (the stream is
-    fp32, so each sum rounds once either way), within a rounding with the kernels, also under autocast."""
+    fp32, so each sum rounds once either way), within a rounding with the kernels, also under autocast (where the
+    fused norm writes autocast's dtype for its Linear, as the norm apart does)."""
     from flashssm.modules import block
     from flashssm.ops.norm import rmsnorm
 
@@ -315,7 +317,13 @@ def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
         pytest.skip("bf16 under the interpreter converts by truncation (the references round)")
     calls = []
     real = rmsnorm.AddRMSNormFn.apply
-    monkeypatch.setattr(rmsnorm.AddRMSNormFn, "apply", lambda *a: calls.append(1) or real(*a))
+
+    def spy(*args):
+        out = real(*args)
+        calls.append(out[0].dtype)
+        return out
+
+    monkeypatch.setattr(rmsnorm.AddRMSNormFn, "apply", spy)
     model = make("hybrid").train()
     ids = torch.randint(0, VOCAB, (2, 24), device=DEVICE)
     runs = []
@@ -328,7 +336,7 @@ def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
         loss.backward()
         runs.append((logits.detach(), loss.detach(), [p.grad for p in model.parameters()]))
     if kernels:  # (5 of the 6 block norms: the first block has no residual yet)
-        assert len(calls) == 5
+        assert calls == [torch.bfloat16 if amp else torch.float32] * 5
     if kernels or HAS_GPU:
         assert rel(runs[0][0], runs[1][0]) < 1e-2 and rel(runs[0][1], runs[1][1]) < 1e-3
         assert all(rel(a, b) < 3e-2 for a, b in zip(runs[0][2], runs[1][2]))

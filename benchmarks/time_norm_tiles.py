@@ -4,7 +4,11 @@ as two power-of-two tiles) and WIDE_GROUP (8192: the 5120-wide gated backward in
 sweeps). Each variant's result is checked against the first's bits (a differing one is printed, not an error:
 another layout sums in another order).
 
-    PYTHONPATH=. python3 benchmarks/time_norm_tiles.py [--rounds 3]
+    PYTHONPATH=. python3 benchmarks/time_norm_tiles.py [--rounds 3] [--cases bwd] \
+        [--variant LOAD_VECTOR=0,SPLIT_TILE=False --variant TILE_STAGES=2 ...]
+
+A --variant sets the named `rmsnorm` switches (Python literals) for its column, the rest as they are; without any,
+the sixty-seventh session's first six (LOAD_VECTOR / SPLIT_TILE / WIDE_GROUP).
 
 Rows (32768 = 8 x 4K tokens): the block norm (2560 wide, the fp32 residual stream, y in bf16 for its Linear), the
 same with the residual add inside (`add_rmsnorm`: bf16 hidden + fp32 residual), the same without autocast (all fp32
@@ -13,6 +17,7 @@ LOAD_VECTOR leaves alone). Also the add and norm apart against `add_rmsnorm`, fo
 """
 
 import argparse
+import ast
 import statistics
 
 import torch
@@ -81,25 +86,34 @@ def composition():
     return {"apart: add, then rmsnorm_gated (fwd+bwd)": apart, "add_rmsnorm (fwd+bwd)": fused}
 
 
-# (LOAD_VECTOR, SPLIT_TILE, WIDE_GROUP)
-VARIANTS = [(0, False, 4096), (4, False, 4096), (0, True, 4096), (4, True, 4096), (0, True, 8192), (4, True, 8192)]
+VARIANTS = [f"LOAD_VECTOR={v},SPLIT_TILE={t},WIDE_GROUP={g}"
+            for v, t, g in ((0, False, 4096), (4, False, 4096), (0, True, 4096), (4, True, 4096), (0, True, 8192),
+                            (4, True, 8192))]
+
+
+def parse(variant: str) -> dict:
+    return {name: ast.literal_eval(value) for name, value in (item.split("=", 1) for item in variant.split(","))}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", default="", help="only the cases whose name holds this")
+    ap.add_argument("--variant", action="append", help="NAME=VALUE,... of rmsnorm's switches")
     args = ap.parse_args()
+    variants = args.variant or VARIANTS
     fns, nbytes = cases()
-    names = ("LOAD_VECTOR", "SPLIT_TILE", "WIDE_GROUP")
-    real = tuple(getattr(rmsnorm, n) for n in names)
-    times = {(name, v): [] for name in fns for v in VARIANTS}
+    fns = {k: f for k, f in fns.items() if args.cases in k}
+    times = {(name, v): [] for name in fns for v in variants}
     for _ in range(args.rounds):
         for name, fn in fns.items():
             ref = None
-            for v in VARIANTS:
-                if v[2] != 4096 and not name.startswith("gated bwd"):
+            for v in variants:
+                setting = parse(v)
+                if setting.get("WIDE_GROUP", 4096) != 4096 and not name.startswith("gated bwd"):
                     continue
-                for n, value in zip(names, v):
+                real = {n: getattr(rmsnorm, n) for n in setting}
+                for n, value in setting.items():
                     setattr(rmsnorm, n, value)
                 try:
                     got = fn()
@@ -107,14 +121,16 @@ def main():
                     ref = got if ref is None else ref
                     times[(name, v)].append(do_bench(fn, warmup=10, rep=100, return_mode="median"))
                 finally:
-                    for n, value in zip(names, real):
+                    for n, value in real.items():
                         setattr(rmsnorm, n, value)
                 if same:
                     print(f"{name}: {v}{same}", flush=True)
-    print(f"{'case':44s} " + " ".join(f"{'%d/%s/%d' % v:>17s}" for v in VARIANTS))
+    for i, v in enumerate(variants):
+        print(f"[{i}] {v}")
+    print(f"{'case':44s} " + " ".join(f"{'[%d]' % i:>17s}" for i in range(len(variants))))
     for name in fns:
         cols = []
-        for v in VARIANTS:
+        for v in variants:
             if times[(name, v)]:
                 t = statistics.median(times[(name, v)])
                 cols.append(f"{t * 1e3:6.1f}us {nbytes[name] / t / 1e9:4.2f}TB/s")

@@ -72,6 +72,24 @@ def test_rmsnorm_tile_switches(shape, z, norm_before_gate, split, vector, device
     check(*shape, torch.float32, device, z=z, norm_before_gate=norm_before_gate)
 
 
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("wide", [False, True], ids=["tile", "two-sweep"])
+@pytest.mark.parametrize("z", [False, True])
+def test_rmsnorm_pipelined_backward(stages, wide, z, device, monkeypatch):
+    """The backward kernels with their loads pipelined (TILE_STAGES, WIDE_STAGES: Triton's cp.async stages on the GPU;
+    the interpreter runs the same loops in order), over several rows a program and split tiles."""
+    from flashssm.ops.norm import rmsnorm
+
+    monkeypatch.setattr(rmsnorm, "TILE_STAGES", stages)
+    monkeypatch.setattr(rmsnorm, "WIDE_STAGES", stages)
+    monkeypatch.setattr(rmsnorm, "SPLIT_TILE", True)
+    monkeypatch.setattr(rmsnorm, "SPLITS_PER_SM", 1)  # (more rows a program than programs)
+    if wide:
+        monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 8)
+        monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", (1, 16, 4))
+    check((400 if device == "cuda" else 37,), 96, 48, torch.float32, device, z=z)  # (3-4 rows a program on 132 SMs)
+
+
 def test_tile_rules():
     """What the rules pick: two tiles only where the group is not a power of two and its rest is narrower, and only
     for the add's backward by default; VEC 0 only for an ungated forward whose tensors share one element size."""

@@ -121,6 +121,7 @@ def _rmsnorm_bwd_kernel(
     stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row, stride_dres_row, stride_dh_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
     HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False, VEC: tl.constexpr = 0, BLOCK_B: tl.constexpr = 0,
+    STAGES: tl.constexpr = 1,
 ):
     """The backward of groups that fit one tile: the whole group of BLOCK_M rows in registers. BLOCK_B: a second
     tile of the group's columns past the first BLOCK_N (a 2560-wide group as 2048 + 512 columns instead of one
@@ -142,7 +143,7 @@ def _rmsnorm_bwd_kernel(
         m_nb = o_nb < group_size
         c_w = tl.load(w_ptr + cols_b, mask=m_nb, other=0.0).to(tl.float32)
         dw_acc_b = tl.zeros((BLOCK_B,), dtype=tl.float32)
-    for it in range(0, tl.cdiv(n_blocks - i_split, n_splits)):
+    for it in tl.range(0, tl.cdiv(n_blocks - i_split, n_splits), num_stages=STAGES):
         o_m = (i_split + it * n_splits).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
         m = (o_m < n_rows)[:, None] & m_n[None, :]
         b_x, b_dy, b_h, b_a, b_ag, gate, dgate = _bwd_inputs(
@@ -176,7 +177,7 @@ def _rmsnorm_bwd_wide_kernel(
     n_rows, dim, group_size, eps, n_blocks, n_splits,
     stride_x_row, stride_z_row, stride_dy_row, stride_dx_row, stride_dz_row, stride_dres_row, stride_dh_row,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr, NORM_BEFORE_GATE: tl.constexpr,
-    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False,
+    HAS_DRES: tl.constexpr = False, STORE_DH: tl.constexpr = False, STAGES: tl.constexpr = 1,
 ):
     """The backward for groups wider than one tile: a first sweep over the group's column chunks
     sums h² and a_g·h per row, a second recomputes each chunk and writes dx (dz) and this split's dw
@@ -190,7 +191,7 @@ def _rmsnorm_bwd_wide_kernel(
         m_m = o_m < n_rows
         ss = tl.zeros((BLOCK_M,), dtype=tl.float32)
         sah = tl.zeros((BLOCK_M,), dtype=tl.float32)
-        for c in range(0, group_size, BLOCK_N):
+        for c in tl.range(0, group_size, BLOCK_N, num_stages=STAGES):
             cols = col0 + c + o_n
             m_n = (c + o_n) < group_size
             b_w = tl.load(w_ptr + cols, mask=m_n, other=0.0).to(tl.float32)
@@ -201,7 +202,7 @@ def _rmsnorm_bwd_wide_kernel(
             sah += tl.sum(b_ag * b_h, axis=1)
         rstd = 1.0 / tl.sqrt((ss / group_size + eps).to(tl.float32))
         mean_ahn = rstd * sah / group_size          # mean(a_g · hn) over the group
-        for c in range(0, group_size, BLOCK_N):
+        for c in tl.range(0, group_size, BLOCK_N, num_stages=STAGES):
             cols = col0 + c + o_n
             m_n = (c + o_n) < group_size
             m = m_m[:, None] & m_n[None, :]
@@ -236,6 +237,14 @@ LOAD_VECTOR = None
 # splits the fused add's backward only (684 -> 587 us at 2560 wide: 150 -> 106 registers, two programs a SM; the
 # others already fit two and lose 30-45 % to the second tile's layout).
 SPLIT_TILE = None
+# Software pipelining of the backward kernels' loads (Triton's, by cp.async into shared memory): stages of the one-tile
+# kernel's row loop and of the two-sweep kernel's column loops (1: none). H200, 32768 rows (rmsnorm_gated.md,
+# sixty-seventh session): one tile at 3 stages, the fused add's backward 598 -> 358 us, the block norm's 262 -> 179
+# (bf16), 336 -> 270 (fp32), 315 -> 287 (x fp32, dy bf16); the two sweeps lose (828 -> 904 at 3, 998 at 2).
+TILE_STAGES = 3
+WIDE_STAGES = 1
+# (the stages' buffers of one program at most this: past it, fewer stages)
+STAGE_BYTES = 160 * 1024
 
 
 @functools.lru_cache(maxsize=64)
@@ -320,11 +329,15 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
         wide_blocks = WIDE_BLOCKS
     kernel = _rmsnorm_bwd_kernel if wide_blocks is None else _rmsnorm_bwd_wide_kernel
     block_m, block_n, warps = pick_blocks(group_size) if wide_blocks is None else wide_blocks
-    tiles = {}
     if wide_blocks is None:
         block_n, block_b = split_tile(group_size, dres is not None if SPLIT_TILE is None else SPLIT_TILE)
         block_m = max(1, min(block_m, 2048 // block_n))  # (the table's rows are for the one tile's width)
-        tiles = dict(VEC=load_vector(block_n, False, z is not None), BLOCK_B=block_b)
+        row_bytes = block_m * (block_n + block_b) * sum(t.element_size() for t in (x2, dy2, *(
+            u for u in (z, dres) if u is not None)))
+        stages = max(1, min(TILE_STAGES, STAGE_BYTES // row_bytes))
+        tiles = dict(VEC=load_vector(block_n, False, z is not None), BLOCK_B=block_b, STAGES=stages)
+    else:
+        tiles = dict(STAGES=WIDE_STAGES)
     n_blocks = _runtime.cdiv(n_rows, block_m)
     n_groups = dim // group_size
     n_splits = max(1, min(n_blocks, (SPLITS_PER_SM * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))

@@ -11,6 +11,7 @@ from torch import nn
 
 from flashssm.models.config import ModelConfig
 from flashssm.modules import Attention, Block, GatedMLP, InferenceCache, Mamba2Mixer, MambaMixer, RMSNorm
+from flashssm.modules.block import add_norm
 from flashssm.modules.norm import norm_for_linear
 
 
@@ -61,7 +62,7 @@ class Backbone(nn.Module):
         hidden, residual = self.embedding(input_ids), None
         for layer in self.layers:
             hidden, residual = layer(hidden, residual, cu_seqlens=cu_seqlens, cache=cache)
-        return norm_for_linear(self.norm_f, (hidden + residual).to(self.norm_f.weight.dtype))  # (read by lm_head)
+        return add_norm(hidden, residual, self.norm_f, False)[0]  # (read by lm_head)
 
     def step(self, input_ids, cache):
         hidden, residual = self.embedding(input_ids), None

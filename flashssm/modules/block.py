@@ -17,6 +17,22 @@ from flashssm.ops.norm import add_rmsnorm
 FUSED_ADD_NORM = True
 
 
+def add_norm(hidden, residual, norm, residual_in_fp32: bool):
+    """(norm(residual + hidden) in the dtype its Linear reads, the new residual stream; fp32 when residual_in_fp32):
+    mamba_ssm's 'add, then norm', with the add inside the norm's launches where FUSED_ADD_NORM allows."""
+    if residual is not None and FUSED_ADD_NORM and isinstance(norm, RMSNorm) and torch.is_grad_enabled():
+        summed = torch.promote_types(hidden.dtype, residual.dtype)
+        stream = torch.float32 if residual_in_fp32 else summed
+        # the same values as below: the sum in its promoted dtype is the stream's, and the norm's weight dtype
+        # holds it exactly (below, `.to(norm.weight.dtype)`)
+        if stream == summed and norm.weight.dtype in (stream, torch.float32):
+            return add_rmsnorm(hidden, residual, norm.weight, eps=norm.eps, residual_dtype=stream,
+                               out_dtype=autocast_dtype(hidden) or norm.weight.dtype)
+    residual = hidden if residual is None else hidden + residual
+    out = norm_for_linear(norm, residual.to(norm.weight.dtype))  # (its reader: the mixer's or MLP's Linear)
+    return out, residual.float() if residual_in_fp32 else residual
+
+
 class GatedMLP(nn.Module):
     """fc1 -> [y, gate]; y · silu(gate); fc2 (mamba_ssm's GatedMLP; hidden size rounded up to a
     multiple of 128)."""
@@ -51,17 +67,7 @@ class Block(nn.Module):
         self.residual_in_fp32 = residual_in_fp32
 
     def _add_norm(self, hidden, residual, norm):
-        if residual is not None and FUSED_ADD_NORM and isinstance(norm, RMSNorm) and torch.is_grad_enabled():
-            summed = torch.promote_types(hidden.dtype, residual.dtype)
-            stream = torch.float32 if self.residual_in_fp32 else summed
-            # the same values as below: the sum in its promoted dtype is the stream's, and the norm's weight dtype
-            # holds it exactly (below, `.to(norm.weight.dtype)`)
-            if stream == summed and norm.weight.dtype in (stream, torch.float32):
-                return add_rmsnorm(hidden, residual, norm.weight, eps=norm.eps, residual_dtype=stream,
-                                   out_dtype=autocast_dtype(hidden) or norm.weight.dtype)
-        residual = hidden if residual is None else hidden + residual
-        out = norm_for_linear(norm, residual.to(norm.weight.dtype))  # (its reader: the mixer's or MLP's Linear)
-        return out, residual.float() if self.residual_in_fp32 else residual
+        return add_norm(hidden, residual, norm, self.residual_in_fp32)
 
     def _run(self, hidden, residual, mix):
         hidden, residual = self._add_norm(hidden, residual, self.norm)

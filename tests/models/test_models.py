@@ -335,8 +335,8 @@ def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
             loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
         loss.backward()
         runs.append((logits.detach(), loss.detach(), [p.grad for p in model.parameters()]))
-    if kernels:  # (5 of the 6 block norms: the first block has no residual yet)
-        assert calls == [torch.bfloat16 if amp else torch.float32] * 5
+    if kernels:  # (5 of the 6 block norms: the first block has no residual yet; and norm_f)
+        assert calls == [torch.bfloat16 if amp else torch.float32] * 6
     if kernels or HAS_GPU:
         assert rel(runs[0][0], runs[1][0]) < 1e-2 and rel(runs[0][1], runs[1][1]) < 1e-3
         assert all(rel(a, b) < 3e-2 for a, b in zip(runs[0][2], runs[1][2]))

@@ -37,6 +37,7 @@ if not torch.cuda.is_available():
 
 import flashssm  # noqa: E402
 from flashssm.ops.conv1d import reference as conv_ref  # noqa: E402
+from flashssm.ops.norm import add_rmsnorm  # noqa: E402
 from flashssm.ops.norm import reference as norm_ref  # noqa: E402
 from flashssm.ops.selective_scan import reference as scan_ref  # noqa: E402
 from flashssm.ops.ssd import reference as ssd_ref  # noqa: E402
@@ -815,6 +816,36 @@ def case_rmsnorm_gated(seed: int, device, shapes: str = "small") -> tuple[dict, 
     return desc, out
 
 
+def case_add_rmsnorm(seed: int, device, shapes: str = "small") -> tuple[dict, Outcome]:
+    """add_rmsnorm (a block's residual add inside its RMSNorm) against the float64 add and norm: y and the sum s, and
+    the gradients of hidden, residual and weight for incoming gradients of y, and of s now and then (a later block's
+    use of the stream). The widths of `norm_shape` (its groups unused: the norm spans the row); the residual in the
+    input's dtype or fp32, the weight likewise; the sum's and y's dtypes drawn."""
+    rng = random.Random(seed)
+    g = _gen(seed)
+    dtype, _, dim, rows = norm_shape(rng, shapes, device)
+    dtypes = input_dtypes(device.type == "cuda")
+    opts = dict(residual_in=rng.choice([dtype, torch.float32]), weight=rng.choice([dtype, torch.float32]),
+                residual_dtype=rng.choice([None, None, torch.float32, *dtypes]),
+                out_dtype=rng.choice([None, None, *dtypes]), ds=rng.random() < 0.6, grads=rng.random() < 0.7)
+    desc = dict(op="add_rmsnorm", dtype=str(dtype), rows=rows, dim=dim, **{k: str(v) for k, v in opts.items()})
+    kw = dict(hidden=randn(g, *rows, dim, dtype=dtype), residual=randn(g, *rows, dim, dtype=opts["residual_in"]),
+              weight=(1 + 0.3 * randn(g, dim)).to(opts["weight"]))
+    kw = {k: v.to(device) for k, v in kw.items()}
+    stored = opts["residual_dtype"] or torch.promote_types(dtype, opts["residual_in"])
+    tol = max(TOL[t] for t in (dtype, opts["residual_in"], stored, opts["out_dtype"] or stored))
+    options = dict(eps=1e-5, residual_dtype=opts["residual_dtype"], out_dtype=opts["out_dtype"])
+
+    def reference(hidden, residual, weight):
+        s = hidden + residual
+        return norm_ref.rmsnorm_gated_reference(s, weight, eps=1e-5, group_size=dim), s
+
+    out = Outcome()
+    differential(out, lambda **k: add_rmsnorm(**k, **options), reference, kw, g, device, outputs=["y", "s"],
+                 backprop=["y", "s"] if opts["ds"] else ["y"], grads=opts["grads"], tol=tol)
+    return desc, out
+
+
 CASES = {
     "ssd_scan": case_ssd_scan,
     "selective_scan": case_selective_scan,
@@ -822,6 +853,7 @@ CASES = {
     "selective_scan_step": case_selective_scan_step,
     "causal_conv1d": case_causal_conv1d,
     "rmsnorm_gated": case_rmsnorm_gated,
+    "add_rmsnorm": case_add_rmsnorm,
 }
 
 

@@ -9,10 +9,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
+from flashssm.ops import grad_sink
 from flashssm.modules.norm import cached_step_params, init_dt_bias
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.norm import rmsnorm_gated
 from flashssm.ops.ssd import ssd_scan, ssd_step
+
+# in_proj's output split with its pieces' gradients written into one buffer (`grad_sink.split`: the gated norm's dz and
+# the conv's dx in place, no concatenation in the backward). Off until timed on a GPU (benchmarks/notes/profile.md,
+# sixty-seventh session).
+SPLIT_GRAD_SINK = False
 
 
 class Mamba2Mixer(nn.Module):
@@ -95,8 +101,8 @@ class Mamba2Mixer(nn.Module):
         written to cache rows 0..num_seqs-1 (every sequence starts from zero states)."""
         batch, seqlen, _ = hidden.shape
         zxbcdt = self.in_proj(hidden)
-        z0, x0, z, xBC, dt = torch.split(zxbcdt, [self.d_mlp, self.d_mlp, self.d_ssm, self.conv_dim, self.nheads],
-                                         dim=-1)
+        sizes = [self.d_mlp, self.d_mlp, self.d_ssm, self.conv_dim, self.nheads]
+        z0, x0, z, xBC, dt = (grad_sink.split(zxbcdt, sizes) if SPLIT_GRAD_SINK else torch.split(zxbcdt, sizes, dim=-1))
         keep = cache is not None
         conv = causal_conv1d(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                              cu_seqlens=cu_seqlens, return_final_states=keep)

@@ -345,6 +345,37 @@ def test_fused_add_norm_is_the_same_model(kernels, amp, monkeypatch):
         assert all(torch.equal(a, b) for a, b in zip(runs[0][2], runs[1][2]))
 
 
+@pytest.mark.parametrize("name", ["mamba2", "hybrid"])
+def test_split_grad_sink_is_the_same_model(name, monkeypatch):
+    """mamba2.SPLIT_GRAD_SINK (in_proj's pieces' gradients written by the norm and conv kernels into one buffer, no
+    concatenation): the loss and every parameter's gradient bit for bit with the plain split under the interpreter
+    (the same kernels; on the GPU within fp32's rounding: see below), and the sink taken by both consumers in every
+    mixer."""
+    from flashssm.modules import mamba2
+    from flashssm.ops import grad_sink
+
+    handed = []
+    real = grad_sink.take
+    monkeypatch.setattr(grad_sink, "take", lambda x: handed.append(real(x) is not None) or real(x))
+    model = make(name).train()
+    ids = torch.randint(0, VOCAB, (2, 24), device=DEVICE)
+    runs = []
+    for sink in (True, False):
+        monkeypatch.setattr(mamba2, "SPLIT_GRAD_SINK", sink)
+        model.zero_grad(set_to_none=True)
+        handed.clear()
+        loss = torch.nn.functional.cross_entropy(model(ids)[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
+        loss.backward()
+        runs.append((loss.detach(), [p.grad for p in model.parameters()], list(handed)))
+    mixers = sum(isinstance(m, mamba2.Mamba2Mixer) for m in model.modules())
+    # (both consumers in every mixer; the hybrid's attention conv asks too, of a tensor no split made)
+    assert mixers and runs[0][2].count(True) == 2 * mixers and not any(runs[1][2]) and not grad_sink._SINKS
+    if HAS_GPU:  # (a buffer of other strides compiles another variant of a kernel, which may sum in another order)
+        assert rel(runs[0][0], runs[1][0]) < 1e-6 and all(rel(a, b) < 1e-5 for a, b in zip(runs[0][1], runs[1][1]))
+    else:
+        assert torch.equal(runs[0][0], runs[1][0]) and all(torch.equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+
+
 def test_peft_lora_targets_the_projections(reference_ops):
     peft = pytest.importorskip("peft")
     model = make("mamba2")

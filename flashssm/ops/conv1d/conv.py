@@ -27,6 +27,7 @@ import triton.language as tl
 from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
+from flashssm.ops import grad_sink
 from flashssm.ops.checks import Conv1dDims
 from flashssm.ops.triton_common import cache_row, columns, join_columns, silu, silu_grad
 
@@ -439,15 +440,17 @@ def backward_splits(n_tiles: int, n_dblocks: int, num_sms: int) -> int:
     return max(1, min(n_tiles, (8 * num_sms) // n_dblocks))
 
 
-def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool, blocks=None):
+def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfinal, need_dinit: bool, blocks=None,
+                    dx_out=None):
     """Gradients (dx like x, dweight, dbias or None, dinitial_states or None), recomputing the pre-activation.
-    blocks: (BLOCK_L, BLOCK_D, T, num_warps) instead of the table's (for tuning)."""
+    blocks: (BLOCK_L, BLOCK_D, T, num_warps) instead of the table's (for tuning). dx_out: a buffer in x's shape,
+    strides and dtype for dx (`grad_sink.take`)."""
     channels = x.stride(1) == 1 and x.stride(2) != 1
     block_l, block_d, t, warps = blocks or pick_bwd_blocks(dims.dim, x.element_size())
     table, n_ltiles, n_tiles = _tiles(dims, block_l, x.device)
     n_dblocks = _runtime.cdiv(dims.dim, block_d)
     n_splits = backward_splits(n_tiles, n_dblocks, _runtime.sm_count(x.device, on_cpu=1))
-    dx = _runtime.empty_like(x)
+    dx = dx_out if dx_out is not None and dx_out.stride() == x.stride() else _runtime.empty_like(x)
     _check_tile_offsets({"x": x, "the gradient of y": dy}, block_d, block_l + 2 * t)  # (dx keeps x's layout)
     dw_part = _runtime.buffer((n_splits, dims.dim, _MAX_W), torch.float32, x.device)
     db_part = _runtime.buffer((n_splits, dims.dim), torch.float32, x.device)
@@ -504,7 +507,8 @@ class CausalConv1dFn(torch.autograd.Function):
     def backward(ctx, dy, dfinal=None):
         x, weight, bias, initial_states = ctx.saved_tensors
         dx, dweight, dbias, dinit = conv1d_backward(ctx.dims, x, weight, bias, initial_states, dy, dfinal,
-                                                    ctx.needs_input_grad[3])
+                                                    ctx.needs_input_grad[3],
+                                                    dx_out=grad_sink.take(x) if ctx.needs_input_grad[0] else None)
         return dx, dweight, dbias if ctx.needs_input_grad[2] else None, dinit, None, None
 
 

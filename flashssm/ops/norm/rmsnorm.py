@@ -17,6 +17,7 @@ import triton.language as tl
 from torch.autograd.function import once_differentiable
 
 from flashssm import _runtime
+from flashssm.ops import grad_sink
 
 
 @triton.jit
@@ -281,6 +282,15 @@ def split_tile(group_size: int, split: bool = True) -> tuple[int, int]:
     return (first, rest) if rest < first else (block, 0)
 
 
+def _rows_view(t: torch.Tensor, dim: int) -> torch.Tensor | None:
+    """t as a (rows, dim) view with unit channel stride, or None where its layout has none."""
+    try:
+        t2 = t.view(-1, dim)
+    except RuntimeError:
+        return None
+    return t2 if t2.stride(1) == 1 else None
+
+
 def _rows(t: torch.Tensor, dim: int) -> torch.Tensor:
     """(rows, dim) view with unit channel stride (a copy only when the layout needs one)."""
     t2 = t.reshape(-1, dim)
@@ -316,10 +326,11 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
 
 
 def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_gate: bool, wide_blocks=None,
-                     dres=None, dh_dtype=None):
+                     dres=None, dh_dtype=None, dz_out=None):
     """wide_blocks: (BLOCK_M, BLOCK_N, num_warps) of the two-sweep kernel, forcing it (tests run it at
     small widths); by default it serves groups wider than WIDE_GROUP. dres: a gradient of x from another path, added
-    to dx; dh_dtype: dx also in this dtype. With either, (dx, dz, dw, that second dx or None)."""
+    to dx; dh_dtype: dx also in this dtype. With either, (dx, dz, dw, that second dx or None). dz_out: a buffer of
+    z's shape and dtype for dz (`grad_sink.take`), used where its rows form a (rows, dim) view."""
     dim = x.shape[-1]
     x2 = _rows(x, dim)
     z2 = _rows(z, dim) if z is not None else x2
@@ -343,9 +354,11 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     n_splits = max(1, min(n_blocks, (SPLITS_PER_SM * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
     dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
+    if dz_out is not None and _rows_view(dz_out, dim) is not None:
+        dz = dz_out
     dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None
                else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
-    dx2, dz2 = dx.view(-1, dim), dz.view(-1, dim)
+    dx2, dz2 = dx.view(-1, dim), _rows_view(dz, dim)
     dres2 = _rows(dres, dim) if dres is not None else dx2
     dh = _runtime.empty(x.shape, dh_dtype, x.device) if dh_dtype is not None else None
     dh2 = dh.view(-1, dim) if dh is not None else dx2
@@ -384,7 +397,8 @@ class RMSNormGatedFn(torch.autograd.Function):
     @once_differentiable  # (a second derivative through the kernels raises, rather than coming out as zero)
     def backward(ctx, dy):
         x, weight, z = ctx.saved_tensors
-        dx, dz, dw = rmsnorm_backward(x, weight, z, dy, *ctx.config)
+        dz_out = grad_sink.take(z) if z is not None and ctx.needs_input_grad[2] else None
+        dx, dz, dw = rmsnorm_backward(x, weight, z, dy, *ctx.config, dz_out=dz_out)
         return dx, dw, dz, None, None, None, None
 
 

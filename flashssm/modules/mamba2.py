@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
-from flashssm.ops import grad_sink
 from flashssm.modules.norm import cached_step_params, init_dt_bias
+from flashssm.ops import grad_sink
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.norm import rmsnorm_gated
 from flashssm.ops.ssd import ssd_scan, ssd_step

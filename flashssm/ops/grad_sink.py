@@ -11,7 +11,8 @@ pieces that are not (a piece nobody took, one whose gradients autograd summed, a
 Safe by construction: a piece is handed out once (a second consumer of it allocates its own gradient, which autograd
 then sums: the split copies the sum in); a request must cover exactly one whole piece; a sink lives while its source
 tensor does (the pieces, saved for the backward, keep it alive) and ends at the split's backward, so a later tensor at
-the same address never meets a stale sink; nothing of this runs while torch.compile traces.
+the same address never meets a stale sink; a tensor split a second time while its sink lives hands out nothing more
+(its pieces' consumers could not be told apart); nothing of this runs while torch.compile traces.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class _Sink:
         self.pieces = list(zip(starts, sizes))
         self.taken: set[int] = set()
         self.slab: torch.Tensor | None = None
+        self.shared = False  # (t split again while this sink lives: no more handouts, see `split`)
 
     def piece_of(self, x: torch.Tensor) -> int | None:
         """The piece x is a whole view of, or None: x starts at a piece's first column of the first row, its dims
@@ -72,7 +74,7 @@ def take(x: torch.Tensor) -> torch.Tensor | None:
     if not _SINKS or torch.compiler.is_compiling():
         return None
     sink = _SINKS.get(x.untyped_storage().data_ptr())
-    if sink is None or sink.source() is None:
+    if sink is None or sink.source() is None or sink.shared:
         return None
     i = sink.piece_of(x)
     if i is None or i in sink.taken:
@@ -116,6 +118,12 @@ def split(t: torch.Tensor, sizes) -> tuple[torch.Tensor, ...]:
     sizes = tuple(int(s) for s in sizes)
     if (not torch.is_grad_enabled() or not t.requires_grad or torch.compiler.is_compiling() or not t.is_contiguous()
             or t.storage_offset() != 0 or t.untyped_storage().nbytes() != t.numel() * t.element_size()):
+        return t.split(sizes, dim=-1)
+    live = _SINKS.get(t.untyped_storage().data_ptr())
+    if live is not None and live.source() is not None:
+        # t split twice: a consumer could not tell whose piece it holds, and a slab region handed to the other split's
+        # consumer could be overwritten by this split's copy. Both split plainly from here on.
+        live.shared = True
         return t.split(sizes, dim=-1)
     return _SplitFn.apply(t, sizes)
 

@@ -82,3 +82,26 @@ def test_split_is_plain_without_autograd():
     grad_sink.split(torch.randn(3, 10), [4, 6])
     grad_sink.split((t * 1)[:, :8], [4, 4])  # (not a tensor of its own storage)
     assert not grad_sink._SINKS
+
+
+def test_a_tensor_split_twice_hands_out_nothing():
+    """Two splits of one tensor (each piece consumed by a conv whose backward asks for a buffer): the second split
+    is plain and the first hands out nothing more, so neither's consumers write where the other's copies go; the
+    gradients equal the plain splits'."""
+    gen = torch.Generator().manual_seed(5)
+    h0 = torch.randn(2, 9, 12, generator=gen).to(DEVICE)
+    proj = torch.randn(12, 32, generator=gen).to(DEVICE)
+    w1, w2 = (torch.randn(16, 4, generator=gen).to(DEVICE) for _ in range(2))
+    grads = []
+    for sink in (True, False):
+        h = h0.clone().requires_grad_()
+        t = h @ proj
+        first = grad_sink.split(t, [16, 16]) if sink else t.split([16, 16], dim=-1)
+        second = grad_sink.split(t, [16, 16]) if sink else t.split([16, 16], dim=-1)
+        # (the first split's consumers last: their backward runs first and would take the live sink's pieces, which
+        # the second split's backward would then copy its own gradients over before the first's reads them)
+        loss = sum((flashssm.causal_conv1d(p.transpose(1, 2), w, None, "silu") ** 2).sum()
+                   for p, w in ((second[0], w2), (second[1], w1), (first[0], w1), (first[1], w2)))
+        loss.backward()
+        grads.append(h.grad)
+    assert torch.equal(grads[0], grads[1]) and not grad_sink._SINKS

@@ -133,6 +133,21 @@ def sm_count(device: torch.device, *, on_cpu: int) -> int:
     return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
 
 
+@functools.lru_cache(maxsize=None)
+def _cuda_shared_memory(index: int) -> int:
+    props = torch.cuda.get_device_properties(index)
+    return int(getattr(props, "shared_memory_per_block_optin", 0) or 48 * 1024)
+
+
+def shared_memory(device: torch.device, *, on_cpu: int) -> int:
+    """The shared memory one block may opt in to on the GPU (cached; 227 KB on Hopper, 99 KB on Ada), or `on_cpu`
+    under the interpreter."""
+    if device.type != "cuda":
+        planned = _planning_device() if device.type == "meta" else None
+        return on_cpu if planned is None else _cuda_shared_memory(planned.index)
+    return _cuda_shared_memory(device.index if device.index is not None else torch.cuda.current_device())
+
+
 def cuda_index(t: torch.Tensor) -> int:
     """The index of the GPU a kernel launched on t (`gpu_code`) compiles for."""
     if t.is_meta:

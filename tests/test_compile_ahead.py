@@ -312,6 +312,7 @@ def _planned_and_launched(monkeypatch, device, run_backward, planner):
     if on_cpu:
         monkeypatch.setattr(_runtime, "_can_plan", lambda device: True)
         monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 4)  # the selective scan's on_cpu count
+        monkeypatch.setattr(_runtime, "_cuda_shared_memory", lambda index: 227 * 1024)  # (a Hopper's)
     planned, launched = [], []
     monkeypatch.setattr(_runtime, "_compile_ahead",
                         lambda kernel, grid, args, dev, meta: planned.append(_record(kernel, grid, args, meta, on_cpu)))

@@ -270,3 +270,24 @@ def test_rmsnorm_wide_group_backward(shape, z, norm_before_gate, blocks, device,
     monkeypatch.setattr(rmsnorm, "WIDE_GROUP", 8)
     monkeypatch.setattr(rmsnorm, "WIDE_BLOCKS", blocks)
     check(*shape, torch.float32, device, z=z, norm_before_gate=norm_before_gate)
+
+
+@pytest.mark.parametrize("smem, want", [(227 * 1024, [3, 3, 3]), (99 * 1024, [1, 3, 2])], ids=["hopper", "ada"])
+def test_backward_stages_fit_the_gpu(smem, want, monkeypatch):
+    """The one-tile backward's pipeline stages stay within the GPU's shared memory (a block's opt-in, less headroom):
+    a 4096-wide fp32 gated group (48 KB a row of x, z, dy), the 2560-wide fused add (25.6 KB: s, dy, its gradient) and
+    a 2560-wide fp32 norm (20 KB: x, dy), on Hopper's 227 KB and Ada's 99 KB."""
+    from flashssm.ops.norm import rmsnorm
+
+    monkeypatch.setattr(rmsnorm._runtime, "shared_memory", lambda device, on_cpu: smem)
+    stages = []
+    monkeypatch.setattr(rmsnorm._runtime, "launch", lambda kernel, grid, args, device, **meta: stages.append(
+        meta.get("STAGES")))
+    meta = torch.device("meta")
+    x, z = torch.empty(2, 4096, device=meta), torch.empty(2, 4096, device=meta)
+    rmsnorm.rmsnorm_backward(x, torch.empty(4096, device=meta), z, torch.empty_like(x), 1e-5, 4096, False)
+    s, dy = torch.empty(2, 2560, device=meta), torch.empty(2, 2560, device=meta, dtype=torch.bfloat16)
+    rmsnorm.rmsnorm_backward(s, torch.empty(2560, device=meta), None, dy, 1e-5, 2560, False, dres=torch.empty_like(s),
+                             dh_dtype=torch.bfloat16)
+    rmsnorm.rmsnorm_backward(s, torch.empty(2560, device=meta), None, torch.empty_like(s), 1e-5, 2560, False)
+    assert stages == want

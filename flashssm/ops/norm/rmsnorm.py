@@ -244,8 +244,10 @@ SPLIT_TILE = None
 # (bf16), 336 -> 270 (fp32), 315 -> 287 (x fp32, dy bf16); the two sweeps lose (828 -> 904 at 3, 998 at 2).
 TILE_STAGES = 3
 WIDE_STAGES = 1
-# (the stages' buffers of one program at most this: past it, fewer stages)
+# (the stages' buffers of one program at most this, and the GPU's shared memory a block less STAGE_HEADROOM (the
+# reductions' scratch, a layout conversion's 8-16 KB): past it, fewer stages)
 STAGE_BYTES = 160 * 1024
+STAGE_HEADROOM = 24 * 1024
 
 
 @functools.lru_cache(maxsize=64)
@@ -345,7 +347,9 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
         block_m = max(1, min(block_m, 2048 // block_n))  # (the table's rows are for the one tile's width)
         row_bytes = block_m * (block_n + block_b) * sum(t.element_size() for t in (x2, dy2, *(
             u for u in (z, dres) if u is not None)))
-        stages = max(1, min(TILE_STAGES, STAGE_BYTES // row_bytes))
+        smem = _runtime.shared_memory(x.device, on_cpu=STAGE_BYTES + STAGE_HEADROOM)
+        budget = min(STAGE_BYTES, smem - STAGE_HEADROOM)
+        stages = max(1, min(TILE_STAGES, budget // row_bytes))
         tiles = dict(VEC=load_vector(block_n, False, z is not None), BLOCK_B=block_b, STAGES=stages)
     else:
         tiles = dict(STAGES=WIDE_STAGES)

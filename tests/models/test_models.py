@@ -411,6 +411,27 @@ def test_mixer_compiles_without_graph_breaks(reference_ops):
             torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-3)
 
 
+def test_block_with_fused_add_norm_compiles_without_graph_breaks(reference_ops):
+    """A Mamba-2 block taking a residual (the fused add + norm in training: `add_rmsnorm`'s autograd Function on the
+    GPU) under torch.compile(fullgraph=True): output, new residual and every gradient as eager's."""
+    from flashssm.modules import Block, Mamba2Mixer, RMSNorm, block
+
+    assert block.FUSED_ADD_NORM
+    torch._dynamo.reset()
+    blk = Block(Mamba2Mixer(32, d_state=16, headdim=16, chunk_size=16, device=DEVICE), RMSNorm(32, device=DEVICE))
+    h, r = (torch.randn(2, 19, 32, device=DEVICE, requires_grad=True) for _ in range(2))
+    compiled = torch.compile(blk, fullgraph=True, backend="aot_eager" if DEVICE == "cpu" else "inductor")
+    leaves = [h, r] + [p for p in blk.parameters() if p.requires_grad]
+    runs = []
+    for fn in (compiled, blk):
+        out, res = fn(h, r)
+        runs.append((out, res, torch.autograd.grad(out.square().sum() + res.square().sum(), leaves)))
+    torch.testing.assert_close(runs[0][0], runs[1][0], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(runs[0][1], runs[1][1], atol=0, rtol=0)
+    for g, w in zip(runs[0][2], runs[1][2]):
+        torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-3)
+
+
 def test_kernels_in_model_cpu(monkeypatch):
     """The kernel path (interpreter on the CPU, CUDA on a GPU) of a small model against the references."""
     model = make("hybrid")

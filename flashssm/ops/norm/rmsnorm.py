@@ -357,12 +357,15 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     n_groups = dim // group_size
     n_splits = max(1, min(n_blocks, (SPLITS_PER_SM * _runtime.sm_count(x.device, on_cpu=1)) // n_groups))
     dx = _runtime.empty(x.shape, x.dtype, x.device)
-    dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
-    if dz_out is not None and _rows_view(dz_out, dim) is not None:
+    dz2 = _rows_view(dz_out, dim) if dz_out is not None else None
+    if dz2 is not None:  # (the caller's buffer, where its rows form a view: no allocation of our own)
         dz = dz_out
+    else:
+        dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
+        dz2 = dz.view(-1, dim)
     dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None
                else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
-    dx2, dz2 = dx.view(-1, dim), _rows_view(dz, dim)
+    dx2 = dx.view(-1, dim)
     dres2 = _rows(dres, dim) if dres is not None else dx2
     dh = _runtime.empty(x.shape, dh_dtype, x.device) if dh_dtype is not None else None
     dh2 = dh.view(-1, dim) if dh is not None else dx2

@@ -124,15 +124,6 @@ def _cuda_sm_count(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def sm_count(device: torch.device, *, on_cpu: int) -> int:
-    """The GPU's SM count (cached), or `on_cpu` under the interpreter, where the caller decides what
-    a grid should be sized for."""
-    if device.type != "cuda":
-        planned = _planning_device() if device.type == "meta" else None
-        return on_cpu if planned is None else _cuda_sm_count(planned.index)
-    return _cuda_sm_count(device.index if device.index is not None else torch.cuda.current_device())
-
-
 @functools.lru_cache(maxsize=None)
 def _cuda_shared_memory(index: int) -> int:
     props = torch.cuda.get_device_properties(index)
@@ -140,13 +131,27 @@ def _cuda_shared_memory(index: int) -> int:
     return int(getattr(props, "shared_memory_per_block_optin", 0) or 99 * 1024)
 
 
+def _gpu_index(device: torch.device) -> int | None:
+    """The GPU whose properties size a launch on `device`: its own, a meta dry run's planned one, else None (the
+    interpreter)."""
+    if device.type != "cuda":
+        planned = _planning_device() if device.type == "meta" else None
+        return None if planned is None else planned.index
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def sm_count(device: torch.device, *, on_cpu: int) -> int:
+    """The GPU's SM count (cached), or `on_cpu` under the interpreter, where the caller decides what
+    a grid should be sized for."""
+    index = _gpu_index(device)
+    return on_cpu if index is None else _cuda_sm_count(index)
+
+
 def shared_memory(device: torch.device, *, on_cpu: int) -> int:
     """The shared memory one block may opt in to on the GPU (cached; 227 KB on Hopper, 99 KB on Ada), or `on_cpu`
     under the interpreter."""
-    if device.type != "cuda":
-        planned = _planning_device() if device.type == "meta" else None
-        return on_cpu if planned is None else _cuda_shared_memory(planned.index)
-    return _cuda_shared_memory(device.index if device.index is not None else torch.cuda.current_device())
+    index = _gpu_index(device)
+    return on_cpu if index is None else _cuda_shared_memory(index)
 
 
 def cuda_index(t: torch.Tensor) -> int:

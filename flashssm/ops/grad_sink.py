@@ -88,11 +88,12 @@ def take(x: torch.Tensor) -> torch.Tensor | None:
 class _SplitFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, t, sizes):
+        pieces = t.split(sizes, dim=-1)  # (first: sizes that do not sum to the width raise before a sink exists)
         sink = _Sink(t, sizes)
         _SINKS[sink.key] = sink
         ctx.sink = sink
         ctx.set_materialize_grads(False)  # (a piece no one used: None, zeroed in the slab, not a zeros tensor)
-        return t.split(sizes, dim=-1)
+        return pieces
 
     @staticmethod
     def backward(ctx, *grads):

@@ -82,6 +82,9 @@ def test_split_is_plain_without_autograd():
     grad_sink.split(torch.randn(3, 10), [4, 6])
     grad_sink.split((t * 1)[:, :8], [4, 4])  # (not a tensor of its own storage)
     assert not grad_sink._SINKS
+    with pytest.raises(RuntimeError):  # (torch's own error for sizes that miss the width; no sink left behind)
+        grad_sink.split(u := t * 1, [4, 5])
+    assert not grad_sink._SINKS and u is not None
 
 
 def test_a_tensor_split_twice_hands_out_nothing():

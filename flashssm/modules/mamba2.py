@@ -16,9 +16,9 @@ from flashssm.ops.norm import rmsnorm_gated
 from flashssm.ops.ssd import ssd_scan, ssd_step
 
 # in_proj's output split with its pieces' gradients written into one buffer (`grad_sink.split`: the gated norm's dz and
-# the conv's dx in place, no concatenation in the backward). Off until timed on a GPU (benchmarks/notes/profile.md,
-# sixty-seventh session).
-SPLIT_GRAD_SINK = False
+# the conv's dx in place, no concatenation in the backward). H200, 2.7B 16-layer 8 x 4K training step: -4 ms of 367
+# (benchmarks/notes/profile.md, sixty-seventh and sixty-eighth sessions). False: the plain split (an A/B switch).
+SPLIT_GRAD_SINK = True
 
 
 class Mamba2Mixer(nn.Module):

@@ -28,18 +28,28 @@ def consumers(pieces, w_norm, w_conv, uses):
     return loss
 
 
-def run(sink: bool, uses, seed=0, dtype=torch.float32):
+def run(sink: bool, uses, seed=0, dtype=torch.float32, checkpoint=None):
+    """(h's gradient, the gradient reaching the split's source); `checkpoint`: the projection, the split and its
+    consumers run under torch.utils.checkpoint (use_reentrant = that value)."""
     gen = torch.Generator().manual_seed(seed)
     h = torch.randn(2, 9, 12, generator=gen).to(DEVICE, dtype).requires_grad_()
     proj = torch.randn(12, 16 + 16 + 3, generator=gen).to(DEVICE, dtype)
     w_norm = torch.randn(16, generator=gen).to(DEVICE)
     w_conv = torch.randn(16, 4, generator=gen).to(DEVICE, dtype)
-    t = h @ proj
     seen = []
-    t.register_hook(lambda g: seen.append(g))
-    pieces = grad_sink.split(t, [16, 16, 3]) if sink else t.split([16, 16, 3], dim=-1)
-    consumers(pieces, w_norm, w_conv, uses).backward()
-    return h.grad, seen[0]
+
+    def loss_of(h):
+        t = h @ proj
+        if t.requires_grad:
+            t.register_hook(lambda g: seen.append(g))
+        pieces = grad_sink.split(t, [16, 16, 3]) if sink else t.split([16, 16, 3], dim=-1)
+        return consumers(pieces, w_norm, w_conv, uses)
+
+    if checkpoint is None:
+        loss_of(h).backward()
+    else:
+        torch.utils.checkpoint.checkpoint(loss_of, h, use_reentrant=checkpoint).backward()
+    return h.grad, seen[-1]
 
 
 USES = [("norm", "conv", "dt"), ("norm", "conv"), ("conv", "dt"), ("norm",), ("norm", "conv", "twice", "dt"), ("dt",)]
@@ -60,6 +70,24 @@ def test_split_gradients_equal_the_plain_split(uses, monkeypatch):
     assert len(taken) == ("norm" in uses) + ("conv" in uses)
     if taken:
         assert all(b.untyped_storage().data_ptr() == dt_sink.untyped_storage().data_ptr() for b in taken)
+
+
+@pytest.mark.parametrize("reentrant", [False, True], ids=["non-reentrant", "reentrant"])
+def test_split_under_activation_checkpointing(reentrant):
+    """torch.utils.checkpoint around the split and its consumers, in both of its modes: the forward runs again in the
+    backward. Reentrant: the first forward records nothing (a plain split), the recompute records a split with its
+    sink, which the consumers take. Non-reentrant: the first split's source dies after the forward (its sink with
+    it), and the recomputed pieces outlive their own source tensor, so the consumers find no sink and the split's
+    backward concatenates. Either way the gradients equal the plain split's without checkpointing, and no sink
+    outlives the backward."""
+    import torch.utils.checkpoint  # noqa: F401
+
+    uses = ("norm", "conv", "dt")
+    want, dt_want = run(False, uses)
+    for sink in (True, False):
+        dh, dt_got = run(sink, uses, checkpoint=reentrant)
+        assert torch.equal(dh, want) and torch.equal(dt_got, dt_want)
+        assert not grad_sink._SINKS
 
 
 def test_piece_of_takes_whole_pieces_only():

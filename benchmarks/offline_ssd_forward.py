@@ -70,15 +70,24 @@ def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra
               "stride_final_p": 128, "stride_final_n": 1, **(sizes or {})}
     ptr_type = lambda name: (states_type if name == "states_ptr"  # noqa: E731
                              else INT_PTRS.get(name, "*fp32" if name in FP32_PTRS else in_type))
-    return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource)
+    types = {}
+    if consts.get("TMA"):  # the TMA form's descriptors (`forward_gluon.tma_descriptors`): 2-D, the stages' blocks
+        from triton.experimental.gluon import language as gl
+
+        elem = {"*bf16": gl.bfloat16, "*fp16": gl.float16}[in_type]
+        for name, cols in (("x_desc", 64), ("B_desc", block_n), ("C_desc", block_n)):
+            layout = gl.NVMMASharedLayout.get_default_for([64, cols], elem)
+            types[name] = f"tensordesc<{in_type[1:]}[64, {cols}],{layout!r}>"
+    return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource, types=types)
 
 
 def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, maxnreg=None, floats=(),
-                        source=ASTSource):
+                        source=ASTSource, types=None):
     """triton.compile for sm_90, specialised as the JIT would for these arguments: pointers typed by
     ptr_type(name) and marked 16-divisible, the names in floats fp32, a constexpr not in consts its default (as
-    the JIT takes it), every other argument an int whose value in `values` decides (an unknown one is left unmarked):
-    equal to 1 becomes a constant, a multiple of 16 is marked so."""
+    the JIT takes it), `types` a name's signature type as given (e.g. a tensor descriptor's), every other argument an
+    int whose value in `values` decides (an unknown one is left unmarked): equal to 1 becomes a constant, a multiple
+    of 16 is marked so."""
     signature, attrs = {}, {}
     consts = dict(consts)
     for param in kernel.params:  # (left out, a constexpr would be compiled as a run-time int)
@@ -87,6 +96,8 @@ def compile_specialised(kernel, consts, values, ptr_type, warps, stages=None, ma
     for i, name in enumerate(kernel.arg_names):
         if name in consts:
             signature[name] = "constexpr"
+        elif name in (types or {}):
+            signature[name] = types[name]
         elif name.endswith("_ptr"):
             signature[name] = ptr_type(name)
             attrs[(i,)] = [["tt.divisibility", 16]]

@@ -717,6 +717,14 @@ for early in (False, True):
         assert "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma"
         assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the fp16 wgmmas (early {early})"
         assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (fp16)"
+# the TMA form (`forward_gluon.TMA`): the late publish's rows by tensor descriptors, bf16 and fp16, y moved in 16 bits
+# (the fp32 move's scratch leaves no room for the mbarriers), with and without storing the states
+for in_type, d, stores in (("*bf16", False, False), ("*bf16", True, True), ("*fp16", True, False)):
+    k = compile_gluon_forward(False, d, 128, extra={"TMA": True, "D_HEAD": d, "STORE_STATES": stores,
+                                                    "STATE_CHUNK": 128}, in_type=in_type)
+    assert "cp.async.bulk.tensor.2d" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"]
+    assert "C7514" not in ptxas_usage(k.asm["ptx"], None), "ptxas serialises the TMA form's wgmmas"
+    assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (TMA)"
 print("compiled")
 """
 
@@ -865,6 +873,73 @@ def test_gpu_gluon_fp16_keeps_its_digits(regime, early):
     floor = rel_err(y_ref.half(), y_ref)
     assert 0 < floor and rel_err(y, y_ref) <= 2 * floor, (rel_err(y, y_ref), floor)
     assert rel_err(h, h_ref) <= 2e-3, rel_err(h, h_ref)
+
+
+GLUON_TMA_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group; dtype; TMA taken
+    (3, 1024, 4, 64, 128, 2, 256, 2, torch.bfloat16, True),
+    (2, 768, 6, 128, 64, 3, 128, 3, torch.bfloat16, True),   # two headdim blocks, dstate 64, grouped B/C
+    (4, 4096, 8, 64, 128, 1, 256, 8, torch.float16, True),   # fp16's scaled operands
+    (1, 320, 2, 64, 128, 1, 64, 1, torch.bfloat16, True),    # batch 1: no row of another sequence after the last
+    (2, 1000, 4, 64, 128, 1, 256, 2, torch.bfloat16, False),  # a ragged last sub-chunk: cp.async, as before
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["own", "xbc"])
+@pytest.mark.parametrize("opts", ["none", "states", "all"])
+@pytest.mark.parametrize("case", GLUON_TMA_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-G{c[7]}-{str(c[8])[6:]}"
+                                                        for c in GLUON_TMA_CASES])
+def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
+    """forward_gluon.TMA: the late publish's x, B and C rows by the tensor memory accelerator (2-D descriptors over
+    batch x seqlen rows) move the same bytes into the same shared-memory layout as cp.async: y, y before the gate,
+    the final states and the states stored for the tiles backward the same bits with it on and off, and against
+    float64; where a sub-chunk would cross a sequence's end (seqlen not a multiple of 64) it keeps cp.async. `xbc`: x,
+    B and C as column blocks of one (batch, seqlen, width) tensor, as a Mamba-2 layer's conv output gives them (row
+    strides past their widths)."""
+    from flashssm.ops.ssd import forward_gluon
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group, dtype, taken = case
+    extra = dict(none={}, states=dict(D="h", dt_bias=True, dt_softplus=True, initial_states=True),
+                 all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True))[opts]
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=dtype, device="cuda", **extra)
+    if layout == "xbc":  # one buffer with the three as column blocks, and 8 columns of something else after them
+        widths = [nheads * headdim, ngroups * dstate, ngroups * dstate]
+        whole = torch.randn(batch, seqlen, sum(widths) + 8, device="cuda").to(dtype)
+        x, B, C = torch.split(whole[..., :sum(widths)], widths, dim=-1)
+        whole[..., :widths[0]] = kw["x"].flatten(2)
+        whole[..., widths[0]:widths[0] + widths[1]] = kw["B"].flatten(2)
+        whole[..., widths[0] + widths[1]:sum(widths)] = kw["C"].flatten(2)
+        kw.update(x=x.unflatten(-1, (nheads, headdim)), B=B.unflatten(-1, (ngroups, dstate)),
+                  C=C.unflatten(-1, (ngroups, dstate)))
+    limit = (1e-3, 0.5) if opts == "all" else (0.0, float("inf"))
+    dims = check_ssd_scan(**kw, chunk_size=chunk, dt_limit=limit)
+    base = pick_config(dims, dtype, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, False, group=group, prefetch=True,
+                       pre_decays=True)
+    state_chunk = chunk if dtype == torch.bfloat16 and opts == "states" else None  # (as a training forward stores)
+    outs = []
+    for tma in (False, True):
+        monkeypatch.setattr(forward_gluon, "TMA", tma)
+        chosen = forward_gluon.tma_descriptors(dims, kw["x"], kw["B"], kw["C"], kw.get("z"), kw.get("D"), False)
+        assert (chosen is not None) == (tma and taken and opts != "all")  # (z: the fp32 move of y, no room)
+        y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, store_ypre="z" in kw)
+        assert _on_gluon(compiled)
+        got = [y, h] + ([ypre] if "z" in kw else [])
+        if state_chunk is not None:
+            from flashssm.ops.ssd.forward import states_shape, sweep_states
+
+            assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
+            states = torch.full(states_shape(dataclasses.replace(dims, chunk_size=state_chunk)), float("nan"),
+                                device="cuda", dtype=torch.bfloat16)
+            y2, _, _, compiled = launch(dims, **kw, config=cfg, states=states, state_chunk=state_chunk)
+            assert _on_gluon(compiled) and torch.equal(y2, y)
+            got.append(states)
+        outs.append(got)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit)
+    assert_close(outs[1][0], y_ref, dtype, "y")
+    assert rel_err(outs[1][1], h_ref) < TOLERANCES[dtype], "final_states"
+    for a, b, name in zip(outs[0], outs[1], ["y", "final states", "y before the gate or the stored states"]):
+        assert torch.equal(a, b), f"{name}: TMA and cp.async differ"
 
 
 GLUON_SPAN_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, gluon_group (chunks a program)

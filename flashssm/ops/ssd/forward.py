@@ -1039,13 +1039,17 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     if is_scaled(states) and n_pblocks != 1:
         raise ValueError("scaled states are stored by launches of one headdim block")
     units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
+    descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish) if span % forward_gluon.SUB == 0
+             else None)
+    # (the TMA form's descriptors are not arguments `_runtime.launch` keys or replays: Triton's own launch, for now)
+    run = _runtime.launch if descs is None else (lambda kernel, grid, args, device, **meta: kernel[grid](*args, **meta))
     with _runtime.on_device(device):
-        return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
+        return run(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
             decays, counter, flags, slots, states if states is not None else y, table, state_rows, units,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
-            *init_strides, *final_strides, span), device,
+            *init_strides, *final_strides, span, *(descs or (0, 0, 0))), device, TMA=descs is not None,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,

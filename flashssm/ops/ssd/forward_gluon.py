@@ -60,6 +60,9 @@ ENABLED = os.environ.get("FLASHSSM_GLUON", "1") != "0"
 SUB = 64       # tokens a sub-chunk
 BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
+# The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows (an A/B switch: off, see
+# benchmarks/notes/ssd_forward.md, sixty-eighth session).
+TMA = False
 
 
 def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
@@ -89,10 +92,37 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
     return None
 
 
+def tma_descriptors(dims, x, B, C, z, D, early: bool):
+    """(x_desc, B_desc, C_desc) for the kernel's TMA form, or None where it does not apply: the late publish, dense
+    sequences whose length is a multiple of SUB (no sub-chunk then crosses a sequence's end, so a 2-D view (batch x
+    seqlen rows) serves: its rows past one sequence's end would be the next one's, not zeros), x's heads and B's and
+    C's groups adjacent (one row of columns a token), rows addressable in 32 bits; y moved in 16 bits (no z, D per
+    head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM)."""
+    if (not TMA or early or dims.cu_seqlens is not None or dims.seqlen % SUB or x.device.type != "cuda"
+            or z is not None or (D is not None and D.dim() != 1)):
+        return None
+    rows = dims.batch * dims.seqlen
+    if rows >= 2**31:
+        return None
+    for t, inner in ((x, dims.headdim), (B, dims.dstate), (C, dims.dstate)):
+        if t.stride(0) != dims.seqlen * t.stride(1) and dims.batch > 1 or t.stride(2) != inner or t.stride(3) != 1:
+            return None
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    def desc(t, width, block_cols):
+        layout = gl.NVMMASharedLayout.get_default_for([SUB, block_cols], gl.float16 if t.dtype == torch.float16
+                                                      else gl.bfloat16)
+        return TensorDescriptor(t, [rows, width], [t.stride(1), 1], [SUB, block_cols], layout)
+
+    return (desc(x, dims.nheads * dims.headdim, BLOCK_P), desc(B, dims.ngroups * dims.dstate, dims.dstate),
+            desc(C, dims.ngroups * dims.dstate, dims.dstate))
+
+
 if gluon is not None:
     # Triton 3.6's names; 3.9 renamed cp.async to async_load (same arguments) and the CTA barrier to gl.barrier
     _async_load = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
     _barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+    _tma_load = getattr(hopper.tma, "async_load", None) or hopper.tma.async_copy_global_to_shared
 
     @gluon.jit
     def _issue_loads(x_st, B_st, C_st, dt_st, cs_st, x_base, B_base, C_base, decays, s0, length, stride_x_t, stride_B_t,
@@ -125,6 +155,22 @@ if gluon is not None:
         """`_issue_loads` for an own-state step: the sub-chunk at s0's x and B rows, dt and cumsums (no C)."""
         _issue_loads(x_st, B_st, B_st, dt_st, cs_st, x_base, B_base, B_base, decays, s0, length, stride_x_t, stride_B_t,
                      stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N, False)
+
+    @gluon.jit
+    def _tma_loads(x_desc, B_desc, C_desc, x_st, B_st, C_st, dt_st, cs_st, bar, row, x_col, bc_col, decays, s0, length,
+                   CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+        """`_issue_loads` by the tensor memory accelerator: x, B and C's rows of the sub-chunk at s0 (every one inside
+        the sequence: `tma_descriptors`) as three copies that complete on `bar` (one thread issues them: no address
+        arithmetic a row), dt and the cumsums by cp.async as one group, as before."""
+        NBYTES: gl.constexpr = (SUB * BLOCK_P + 2 * SUB * BLOCK_N) * (x_desc.dtype.primitive_bitwidth // 8)
+        hopper.mbarrier.expect(bar, NBYTES)
+        _tma_load(x_desc, [row + s0, x_col], bar, x_st)
+        _tma_load(B_desc, [row + s0, bc_col], bar, B_st)
+        _tma_load(C_desc, [row + s0, bc_col], bar, C_st)
+        i = s0 + gl.arange(0, SUB, layout=gl.BlockedLayout([1], [32], [4], [0]))
+        _async_load(dt_st, decays + i)
+        _async_load(cs_st, decays + CHUNK + gl.minimum(i, length - 1))
+        async_copy.commit_group()
 
     @gluon.jit
     def _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t, stride_B_t,
@@ -333,20 +379,23 @@ if gluon is not None:
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
         stride_init_s, stride_init_h, stride_init_p, stride_init_n,
-        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span, x_desc, B_desc, C_desc,
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
-        IS_VARLEN: gl.constexpr = False,
+        IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
         compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`). STORE_STATES: the state
         entering every STATE_CHUNK tokens (the running state, as the sweep used it) into states_ptr, the backward's
         (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`); with fp16 inputs a scaled buffer
-        (`forward.new_states`, headdim 64): H_sm's 16 bits as they are, over h_unit, which goes to scale_ptr."""
+        (`forward.new_states`, headdim 64): H_sm's 16 bits as they are, over h_unit, which goes to scale_ptr.
+        TMA (late publish, dense, every sub-chunk whole: `tma_descriptors`): the output sweep's x, B and C rows by the
+        tensor memory accelerator through x_desc, B_desc, C_desc (2-D views (batch x seqlen, columns)), each stage's
+        copies completing on its own mbarrier; else (and then the descriptors are 0) by cp.async."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
@@ -435,8 +484,21 @@ if gluon is not None:
             else:
                 S, total = _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t,
                                       stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
-        _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
-                     C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+        if TMA:  # (rows of the 2-D views: the span's first token's; columns: the head's block, the group's)
+            bars = gl.allocate_shared_memory(gl.int64, [2, 1], hopper.mbarrier.MBarrierLayout())
+            hopper.mbarrier.init(bars.index(0), count=1)
+            hopper.mbarrier.init(bars.index(1), count=1)
+            hopper.fence_async_shared()
+            _barrier()
+            row = (b.to(gl.int64) * seqlen + start).to(gl.int32)
+            x_col = h * (n_pblocks * BLOCK_P) + p0
+            bc_col = g * BLOCK_N
+            _tma_loads(x_desc, B_desc, C_desc, x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0),
+                       cs_sm.index(0), bars.index(0), row, x_col, bc_col, decays, 0, length, CHUNK, SUB, BLOCK_P,
+                       BLOCK_N)
+        else:
+            _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
+                         C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
 
         # the state entering the span, [BLOCK_N, BLOCK_P] (kept transposed: the update is an M = BLOCK_N product)
         n_r = gl.arange(0, BLOCK_N, layout=rows)
@@ -476,6 +538,8 @@ if gluon is not None:
         n_sub = gl.cdiv(length, SUB)
         # the first sub-chunk's C.B^T; each iteration issues the next one's at its end
         async_copy.wait_group(0)
+        if TMA:
+            hopper.mbarrier.wait(bars.index(0), 0)
         _barrier()
         hopper.fence_async_shared()
         cb_next = hopper.warpgroup_mma(C_sm.index(0), B_sm.index(0).permute((1, 0)), zero, use_acc=False,
@@ -489,9 +553,15 @@ if gluon is not None:
             # the next sub-chunk's rows into that stage; the last iteration loads its own rows again, which nothing
             # reads
             nxt = gl.minimum(s0 + SUB, (n_sub - 1) * SUB)
-            _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), dt_sm.index(1 - st),
-                         cs_sm.index(1 - st), x_base, B_base, C_base, decays, nxt, length, stride_x_t, stride_B_t,
-                         stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+            if TMA:  # (the barrier above ordered every thread's reads of that stage before the copies' writes)
+                hopper.fence_async_shared()
+                _tma_loads(x_desc, B_desc, C_desc, x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st),
+                           dt_sm.index(1 - st), cs_sm.index(1 - st), bars.index(1 - st), row, x_col, bc_col, decays,
+                           nxt, length, CHUNK, SUB, BLOCK_P, BLOCK_N)
+            else:
+                _issue_loads(x_sm.index(1 - st), B_sm.index(1 - st), C_sm.index(1 - st), dt_sm.index(1 - st),
+                             cs_sm.index(1 - st), x_base, B_base, C_base, decays, nxt, length, stride_x_t, stride_B_t,
+                             stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
             hopper.fence_async_shared()
             x_s = x_sm.index(st)
             B_s = B_sm.index(st)
@@ -564,6 +634,9 @@ if gluon is not None:
                 hmax_sm.store(gl.max(gl.abs(H), axis=1))
             # the next sub-chunk's C.B^T runs while this one's state and output are written
             async_copy.wait_group(0)
+            if TMA:  # stage 1 - st's copies of this iteration: that barrier's use (it + 1) // 2 (stage 0's first use
+                # was before the loop)
+                hopper.mbarrier.wait(bars.index(1 - st), ((it + 1) // 2) & 1)
             _barrier()
             hopper.fence_async_shared()
             cb_next = hopper.warpgroup_mma(C_sm.index(1 - st), B_sm.index(1 - st).permute((1, 0)), zero,

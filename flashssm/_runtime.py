@@ -499,6 +499,13 @@ _prepared: dict = {}
 _recorder = None  # the `Recording` under way (one at a time; the thread that started it), or None
 
 
+def refuse_recording() -> None:
+    """The call under way launches something a replay could not rebuild (a launch outside `launch`, e.g. with tensor
+    descriptors, which hold their tensors' addresses): the recording under way, if any, keeps nothing."""
+    if _recorder is not None and _recorder._mine():
+        _recorder.ok = False
+
+
 def tensor_signature(t):
     """What an op's Python path reads of a tensor argument (None stays None): shape, strides, dtype, device and 16-byte
     alignment, the part of a prepared call's key (`prepared`) each tensor gives."""

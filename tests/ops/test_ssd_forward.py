@@ -659,6 +659,11 @@ def test_gluon_blocker():
                       kw["B"], kw["C"], None, **ok) is None
     cols = kw["x"].transpose(-1, -2).contiguous().transpose(-1, -2)  # headdim not the inner axis
     assert "stride" in fg.blocker(dims, cols, kw["B"], kw["C"], None, **ok)
+    for extra in (8, 24):  # rows of 16-byte multiples that the JIT does not mark divisible by 16 (elements)
+        wide = torch.zeros(*kw["x"].shape[:2], 4 * 64 + extra, dtype=torch.bfloat16)[..., :4 * 64].unflatten(-1, (4, 64))
+        assert "stride" in fg.blocker(dims, wide, kw["B"], kw["C"], None, **ok)
+    wide = torch.zeros(*kw["x"].shape[:2], 4 * 64 + 16, dtype=torch.bfloat16)[..., :4 * 64].unflatten(-1, (4, 64))
+    assert fg.blocker(dims, wide, kw["B"], kw["C"], None, **ok) is None
     odd = torch.empty(kw["x"].numel() + 1, dtype=torch.bfloat16)[1:].view_as(kw["x"])  # a 2-byte aligned start
     assert "aligned" in fg.blocker(dims, odd, kw["B"], kw["C"], None, **ok)
     assert "z" in fg.blocker(dims, kw["x"], kw["B"], kw["C"], kw["z"].transpose(-1, -2).contiguous().transpose(-1, -2),
@@ -902,9 +907,9 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
     extra = dict(none={}, states=dict(D="h", dt_bias=True, dt_softplus=True, initial_states=True),
                  all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True))[opts]
     kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=dtype, device="cuda", **extra)
-    if layout == "xbc":  # one buffer with the three as column blocks, and 8 columns of something else after them
+    if layout == "xbc":  # one buffer with the three as column blocks, and 16 columns of something else after them
         widths = [nheads * headdim, ngroups * dstate, ngroups * dstate]
-        whole = torch.randn(batch, seqlen, sum(widths) + 8, device="cuda").to(dtype)
+        whole = torch.randn(batch, seqlen, sum(widths) + 16, device="cuda").to(dtype)
         x, B, C = torch.split(whole[..., :sum(widths)], widths, dim=-1)
         whole[..., :widths[0]] = kw["x"].flatten(2)
         whole[..., widths[0]:widths[0] + widths[1]] = kw["B"].flatten(2)

@@ -1041,8 +1041,12 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
     descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish) if span % forward_gluon.SUB == 0
              else None)
-    # (the TMA form's descriptors are not arguments `_runtime.launch` keys or replays: Triton's own launch, for now)
-    run = _runtime.launch if descs is None else (lambda kernel, grid, args, device, **meta: kernel[grid](*args, **meta))
+    # (the TMA form's descriptors are not arguments `_runtime.launch` keys or a prepared call replays: Triton's own
+    # launch, for now, and the call is not prepared)
+    run = _runtime.launch
+    if descs is not None:
+        _runtime.refuse_recording()
+        run = lambda kernel, grid, args, device, **meta: kernel[grid](*args, **meta)  # noqa: E731
     with _runtime.on_device(device):
         return run(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,

@@ -84,9 +84,12 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
         return "x, B and C must all be bf16 or all fp16"
     if dims.headdim % BLOCK_P or dims.dstate not in (64, 128) or dims.chunk_size % SUB or dims.seqlen < 1:
         return "headdim a multiple of 64, dstate 64 or 128, chunks a multiple of 64 tokens, seqlen >= 1"
-    for name, t in (("x", x), ("B", B), ("C", C)):  # cp.async moves 16-byte pieces
-        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(s % 8 for s in t.stride()[:-1]):
-            return f"{name} needs a unit inner stride, other strides multiples of 8 and a 16-byte aligned start"
+    for name, t in (("x", x), ("B", B), ("C", C)):
+        # cp.async moves 16-byte pieces, which the compiler allows only where it knows each row's start is aligned:
+        # from strides the JIT marks divisible by 16 (a multiple of 8 but not 16 failed to compile: "cp.async does not
+        # support transfers smaller than 4 bytes")
+        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(s % 16 for s in t.stride()[:-1]):
+            return f"{name} needs a unit inner stride, other strides multiples of 16 and a 16-byte aligned start"
     if z is not None and z.stride(-1) != 1:
         return "z needs a unit inner stride"
     return None

@@ -110,15 +110,25 @@ def rand(g, *shape):
 
 def place(t: torch.Tensor | None, device, strided: bool, rng: random.Random):
     """t on the device; with `strided`, as a non-contiguous view (every other element of its last
-    dimension, or a transposed layout) holding the same values."""
+    dimension, a transposed layout, or, from 3 dimensions, its last two dimensions as a block of columns of
+    wider rows, as a model's split of one projection gives them) holding the same values."""
     if t is None:
         return None
     if not strided or t.dim() == 0:
         return t.to(device)
-    if t.dim() >= 2 and rng.random() < 0.5:
+    pick = rng.random()
+    if t.dim() >= 2 and pick < 0.4:
         # the last two dimensions stored swapped
         base = t.transpose(-1, -2).contiguous().to(device)
         return base.transpose(-1, -2)
+    if t.dim() >= 3 and pick < 0.7:
+        # rows of the last two dimensions' elements and `pad` more: unit inner stride, a row stride past the block's
+        # width (a multiple of 8 but not of 16, of 16, or odd: what a kernel may or may not move in 16-byte pieces)
+        pad = rng.choice([8, 16, 24, 3])
+        n = t.shape[-2] * t.shape[-1]
+        wide = torch.zeros(*t.shape[:-2], n + pad, dtype=t.dtype)
+        wide[..., :n] = t.flatten(-2)
+        return wide.to(device)[..., :n].unflatten(-1, t.shape[-2:])
     wide = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
     wide[..., ::2] = t
     return wide.to(device)[..., ::2]

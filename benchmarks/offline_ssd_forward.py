@@ -78,6 +78,9 @@ def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra
         for name, cols in (("x_desc", 64), ("B_desc", block_n), ("C_desc", block_n)):
             layout = gl.NVMMASharedLayout.get_default_for([64, cols], elem)
             types[name] = f"tensordesc<{in_type[1:]}[64, {cols}],{layout!r}>"
+        if consts.get("TMA_STATES"):
+            layout = gl.NVMMASharedLayout.get_default_for([block_n, 64], elem)
+            types["states_desc"] = f"tensordesc<{in_type[1:]}[{block_n}, 64],{layout!r}>"
     return compile_specialised(_ssd_fwd_gluon_kernel, consts, values, ptr_type, 4, source=GluonASTSource, types=types)
 
 

@@ -726,7 +726,8 @@ for early in (False, True):
 # (the fp32 move's scratch leaves no room for the mbarriers), with and without storing the states
 for in_type, d, stores in (("*bf16", False, False), ("*bf16", True, True), ("*fp16", True, False)):
     k = compile_gluon_forward(False, d, 128, extra={"TMA": True, "D_HEAD": d, "STORE_STATES": stores,
-                                                    "STATE_CHUNK": 128}, in_type=in_type)
+                                                    "TMA_STATES": stores, "STATE_CHUNK": 128}, in_type=in_type,
+                              states_type=in_type)
     assert "cp.async.bulk.tensor.2d" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"]
     assert "C7514" not in ptxas_usage(k.asm["ptx"], None), "ptxas serialises the TMA form's wgmmas"
     assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (TMA)"
@@ -925,6 +926,7 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
     outs = []
     for tma in (False, True):
         monkeypatch.setattr(forward_gluon, "TMA", tma)
+        monkeypatch.setattr(forward_gluon, "TMA_STATES", tma)  # (bf16's stored states by TMA stores too)
         chosen = forward_gluon.tma_descriptors(dims, kw["x"], kw["B"], kw["C"], kw.get("z"), kw.get("D"), False)
         assert (chosen is not None) == (tma and taken and opts != "all")  # (z: the fp32 move of y, no room)
         y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, store_ypre="z" in kw)

@@ -1043,6 +1043,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
              else None)
     # (the TMA form's descriptors are not arguments `_runtime.launch` keys or a prepared call replays: Triton's own
     # launch, for now, and the call is not prepared)
+    states_desc = forward_gluon.tma_states_descriptor(dims, x, states) if descs is not None else None
     run = _runtime.launch
     if descs is not None:
         _runtime.refuse_recording()
@@ -1053,7 +1054,8 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             decays, counter, flags, slots, states if states is not None else y, table, state_rows, units,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,
             *x.stride()[:3], *B.stride()[:3], *C.stride()[:3], *z_arg.stride()[:3], *y.stride()[:3], *stride_D,
-            *init_strides, *final_strides, span, *(descs or (0, 0, 0))), device, TMA=descs is not None,
+            *init_strides, *final_strides, span, *(descs or (0, 0, 0)), states_desc or 0), device,
+            TMA=descs is not None, TMA_STATES=states_desc is not None,
             CHUNK=chunk, SUB=forward_gluon.SUB, BLOCK_P=forward_gluon.BLOCK_P, BLOCK_N=block_n, HAS_D=D is not None,
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,

@@ -63,6 +63,9 @@ CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 # The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows (an A/B switch: off, see
 # benchmarks/notes/ssd_forward.md, sixty-eighth session).
 TMA = False
+# With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (an
+# A/B switch; bf16, whose stored states are H's 16 bits as the sweep holds them).
+TMA_STATES = False
 
 
 def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
@@ -121,11 +124,27 @@ def tma_descriptors(dims, x, B, C, z, D, early: bool):
             desc(C, dims.ngroups * dims.dstate, dims.dstate))
 
 
+def tma_states_descriptor(dims, x, states):
+    """The stored states (chunk rows, nheads, dstate, headdim) as a 2-D view (rows x heads x dstate, headdim) for the
+    TMA form's stores of H_sm as it is, or None: TMA_STATES, bf16 inputs and bf16 states (fp16's are scaled, with
+    their units in the same buffer; fp32 states are not H_sm's bits)."""
+    if not TMA_STATES or states is None or x.dtype != torch.bfloat16 or states.dtype != torch.bfloat16:
+        return None
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    rows, width = states.numel() // states.shape[-1], states.shape[-1]
+    if rows >= 2**31 or not states.is_contiguous():
+        return None
+    layout = gl.NVMMASharedLayout.get_default_for([dims.dstate, BLOCK_P], gl.bfloat16)
+    return TensorDescriptor(states, [rows, width], [width, 1], [dims.dstate, BLOCK_P], layout)
+
+
 if gluon is not None:
     # Triton 3.6's names; 3.9 renamed cp.async to async_load (same arguments) and the CTA barrier to gl.barrier
     _async_load = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
     _barrier = getattr(gl, "thread_barrier", None) or gl.barrier
     _tma_load = getattr(hopper.tma, "async_load", None) or hopper.tma.async_copy_global_to_shared
+    _tma_store = getattr(hopper.tma, "async_store", None) or hopper.tma.async_copy_shared_to_global
 
     @gluon.jit
     def _issue_loads(x_st, B_st, C_st, dt_st, cs_st, x_base, B_base, C_base, decays, s0, length, stride_x_t, stride_B_t,
@@ -382,13 +401,13 @@ if gluon is not None:
         stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
         stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
         stride_init_s, stride_init_h, stride_init_p, stride_init_n,
-        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span, x_desc, B_desc, C_desc,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span, x_desc, B_desc, C_desc, states_desc,
         CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
         HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
         STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
-        IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False,
+        IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False, TMA_STATES: gl.constexpr = False,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
@@ -592,7 +611,10 @@ if gluon is not None:
                 if s0 % STATE_CHUNK == 0:
                     state_row = _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK, STATE_CHUNK,
                                               IS_VARLEN)
-                    _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
+                    if TMA_STATES:  # H_sm as it is (its writes were fenced for the async proxy at the top)
+                        _tma_store(states_desc, [(state_row * nheads + h).to(gl.int32) * BLOCK_N, p0], H_sm)
+                    else:
+                        _store_entering(H_sm, states_ptr, state_row, nheads, n_pblocks, h, p0, BLOCK_N, BLOCK_P)
                     if FP16:
                         gl.store(scale_ptr + (state_row * nheads + h) + n_r * 0, h_unit + n_r * 0.0, mask=n_r == 0)
             if not FP16:
@@ -640,6 +662,8 @@ if gluon is not None:
             if TMA:  # stage 1 - st's copies of this iteration: that barrier's use (it + 1) // 2 (stage 0's first use
                 # was before the loop)
                 hopper.mbarrier.wait(bars.index(1 - st), ((it + 1) // 2) & 1)
+            if TMA_STATES:  # the state's store has read H_sm before anyone writes it below
+                hopper.tma.store_wait(0)
             _barrier()
             hopper.fence_async_shared()
             cb_next = hopper.warpgroup_mma(C_sm.index(1 - st), B_sm.index(1 - st).permute((1, 0)), zero,

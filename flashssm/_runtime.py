@@ -307,6 +307,32 @@ POINTER_ADDRESSES = True
 _MAX_COMPILED = 4096  # cached (kernel, specialisation) entries; cleared when full
 _compiled: dict = {}
 _layouts: dict = {}  # id(kernel) -> number of leading pointer arguments, or -1: always Triton's launch
+_descriptor_args: dict = {}  # id(kernel) -> positions among its scalars where a tensor descriptor may stand
+
+
+def descriptor_arguments(kernel, *names: str) -> None:
+    """Declare that `kernel`'s parameters `names` (after its pointers) take Triton tensor descriptors (or a placeholder
+    int): `launch` then keys them by what Triton specialises on (dtype, block shape, layout, padding), not by the
+    tensor they describe, and still launches the kernel directly. A prepared call does not record such a launch."""
+    first = next(i for i, a in enumerate(kernel.arg_names) if not a.endswith("_ptr"))
+    _descriptor_args[id(kernel)] = tuple(kernel.arg_names.index(n) - first for n in names)
+
+
+def _is_descriptor(a) -> bool:
+    return type(a).__name__ == "TensorDescriptor"
+
+
+def _scalars_key(kernel, scalars: tuple) -> tuple:
+    """The scalars as `_key` takes them: a declared descriptor as its specialisation (`descriptor_arguments`)."""
+    places = _descriptor_args.get(id(kernel))
+    if places is None:
+        return scalars
+    out = list(scalars)
+    for i in places:
+        a = out[i]
+        if _is_descriptor(a):
+            out[i] = ("desc", a.base.dtype, tuple(a.block_shape), a.layout, a.padding)
+    return tuple(out)
 
 
 def _pointer_prefix(kernel, args: tuple) -> int:
@@ -320,7 +346,9 @@ def _pointer_prefix(kernel, args: tuple) -> int:
     while n < len(args) and names[n].endswith("_ptr"):
         n += 1
     tensors_first = all(isinstance(a, torch.Tensor) for a in args[:n])
-    scalars_after = all(isinstance(a, (int, float)) for a in args[n:])
+    places = _descriptor_args.get(id(kernel), ())
+    scalars_after = all(isinstance(a, (int, float)) or (i in places and _is_descriptor(a))
+                        for i, a in enumerate(args[n:]))
     return n if tensors_first and scalars_after else -1
 
 
@@ -375,7 +403,8 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
         return kernel[grid](*args, **meta)
     ptrs = args[:n]
     addresses = [t.data_ptr() for t in ptrs]
-    key = _key(kernel, device_index, meta, args[n:], [t.dtype for t in ptrs], [a & 15 for a in addresses])
+    key = _key(kernel, device_index, meta, _scalars_key(kernel, args[n:]), [t.dtype for t in ptrs],
+               [a & 15 for a in addresses])
     entry = _compiled.get(key)
     if entry is None:
         job = _pending.get(key)
@@ -497,13 +526,6 @@ PREPARED = os.environ.get("FLASHSSM_PREPARED", "1") != "0"
 _MAX_PREPARED = 512
 _prepared: dict = {}
 _recorder = None  # the `Recording` under way (one at a time; the thread that started it), or None
-
-
-def refuse_recording() -> None:
-    """The call under way launches something a replay could not rebuild (a launch outside `launch`, e.g. with tensor
-    descriptors, which hold their tensors' addresses): the recording under way, if any, keeps nothing."""
-    if _recorder is not None and _recorder._mine():
-        _recorder.ok = False
 
 
 def tensor_signature(t):
@@ -629,6 +651,23 @@ class _Nest:
 
     def __init__(self, kind, items: tuple):
         self.kind, self.items = kind, items
+
+
+class _Described:
+    """A recorded launch's scalars where some are tensor descriptors: each descriptor as its class, the place of the
+    tensor it describes and the rest of its fields, rebuilt over the replay's tensor (a descriptor holds its tensor's
+    address; the shape, strides and block a replay's signature fixes)."""
+
+    __slots__ = ("scalars", "slots")
+
+    def __init__(self, scalars: tuple, slots: tuple):
+        self.scalars, self.slots = scalars, slots  # slots: (position, cls, place, shape, strides, block, layout, pad)
+
+    def build(self, flat: list) -> tuple:
+        out = list(self.scalars)
+        for pos, cls, place, shape, strides, block, layout, padding in self.slots:
+            out[pos] = cls(flat[place], shape, strides, block, layout, padding)
+        return tuple(out)
 
 
 def _resolve(a, flat: list):
@@ -796,13 +835,25 @@ class Recording:
         if -1 in idx or any(isinstance(a, torch.Tensor) for a in args[k:]):
             self.ok = False  # (a tensor no step made, or one among the scalars)
             return
+        rest = tuple(args[k:])
+        if any(_is_descriptor(a) for a in rest):  # (rebuilt at a replay over its tensor there: `_Described`)
+            slots = []
+            for pos, a in enumerate(rest):
+                if _is_descriptor(a):
+                    place = self._place(a.base)
+                    if place < 0:  # (a tensor no step made: the replay could not say which it is)
+                        self.ok = False
+                        return
+                    slots.append((pos, type(a), place, list(a.shape), list(a.strides), list(a.block_shape), a.layout,
+                                  a.padding))
+            rest = _Described(rest, tuple(slots))
         tail = None
         if compiled is not None and device.type == "cuda" and _direct(compiled) and _layout(kernel, args) == k:
             tail = _constexpr_tail(kernel, len(args), meta)
         # the places whose alignment a replay checks before the launcher takes them: the made tensors (the inputs'
         # alignment is in the signature; the compiled kernel assumes 16 bytes for every pointer)
         check = tuple(j for j, i in enumerate(idx) if i >= self.n_inputs)
-        self.steps.append((_LAUNCH, kernel, tuple(grid) + (1,) * (3 - len(grid)), idx, tuple(args[k:]), tail, meta,
+        self.steps.append((_LAUNCH, kernel, tuple(grid) + (1,) * (3 - len(grid)), idx, rest, tail, meta,
                            compiled if tail is not None else None, check))
         self.devices.add(device)
 
@@ -868,6 +919,8 @@ class Prepared:
             if kind == _LAUNCH:
                 _, kernel, grid, idx, rest, tail, meta, compiled, check = step
                 tensors = [flat[i] for i in idx]
+                if type(rest) is _Described:
+                    rest = rest.build(flat)
                 if compiled is not None:
                     addresses = [t.data_ptr() for t in tensors]
                     if not any(addresses[j] & 15 for j in check):
@@ -909,7 +962,7 @@ def _prepare(rec: Recording, switch_fn) -> Prepared | None:
     last = {}
     for k, step in enumerate(rec.steps):
         if step[0] == _LAUNCH:
-            used = list(step[3])
+            used = list(step[3]) + ([slot[2] for slot in step[4].slots] if type(step[4]) is _Described else [])
         elif step[0] == _ALLOC:
             used = list(range(step[3], step[3] + step[4]))
         else:
@@ -1050,7 +1103,7 @@ def _compile_ahead(kernel, grid, args, device: torch.device, meta: dict):
     n = _layout(kernel, args)
     if n < 0:  # not a direct launch's layout: its launch compiles it
         return None
-    key = _key(kernel, device.index, meta, args[n:], [t.dtype for t in args[:n]], [0] * n)
+    key = _key(kernel, device.index, meta, _scalars_key(kernel, args[n:]), [t.dtype for t in args[:n]], [0] * n)
     if key in _compiled or key in _pending:
         return None
     job = _Job(key, kernel, grid, args, meta, device.index)

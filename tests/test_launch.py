@@ -3,6 +3,8 @@
 Driven with stand-ins for a @triton.jit function and its compiled kernel (the direct path runs on GPUs
 only; the GPU tests run every kernel through it)."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -198,3 +200,96 @@ def test_poisoned_outputs_not_filled_while_compiling(monkeypatch):
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: False)
     _runtime.empty((3,), torch.float32, "cpu")
     assert len(filled) == 1
+
+
+@dataclasses.dataclass
+class TensorDescriptor:
+    """Stands in for Triton's (Gluon's) tensor descriptor, its fields in its order (`_runtime` tells one by its class
+    name)."""
+
+    base: torch.Tensor
+    shape: list
+    strides: list
+    block_shape: list
+    layout: str = "L"
+    padding: str = "zero"
+
+
+def _desc(t, block):
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), block)
+
+
+class _DescJit(_Jit):
+    """A stand-in whose scalar `desc` may be a tensor descriptor (or 0)."""
+
+    arg_names = ["x_ptr", "y_ptr", "n", "desc", "BLOCK"]
+
+
+def test_declared_descriptors_launch_directly_keyed_by_their_specialisation(clean_cache, monkeypatch):
+    """A kernel's declared descriptor argument (`descriptor_arguments`): a call with a descriptor over another tensor of
+    the same dtype and block launches the compiled kernel directly with this call's descriptor (not the first call's);
+    another block shape or dtype, or a placeholder 0, is another compile; an undeclared descriptor keeps Triton's
+    launch for the kernel."""
+    monkeypatch.setattr(_runtime, "_descriptor_args", {})
+    kernel = _DescJit()
+    _runtime.descriptor_arguments(kernel, "desc")
+    x, y = torch.zeros(64), torch.zeros(64)
+
+    def call(desc):
+        return _runtime.cached_launch(kernel, (4,), (x, y, 64, desc), 0, 7, {"BLOCK": 32, "num_warps": 4})
+
+    first = call(_desc(torch.zeros(8, 8), [4, 8]))
+    desc = _desc(torch.ones(8, 8), [4, 8])
+    assert call(desc) is first and len(kernel.compiles) == 1
+    assert first.launches[-1][1][3] is desc  # (this call's descriptor)
+    call(_desc(torch.zeros(8, 8), [8, 8]))
+    call(_desc(torch.zeros(8, 8, dtype=torch.float64), [4, 8]))
+    call(0)
+    assert len(kernel.compiles) == 4
+    undeclared = _DescJit()
+    _runtime.cached_launch(undeclared, (4,), (x, y, 64, desc), 0, 7, {"BLOCK": 32, "num_warps": 4})
+    assert _runtime._layouts[id(undeclared)] == -1  # (Triton's launch, every call)
+
+
+class _RunsStandIn(_DescJit):
+    """A stand-in whose launches are kept (Triton's launch: the replay of a recording without a compiled kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.runs = []
+
+    def __getitem__(self, grid):
+        return lambda *args, **meta: self.runs.append(args)
+
+
+def test_a_prepared_call_rebuilds_its_descriptors_over_the_replay_tensors(monkeypatch):
+    """A recorded launch with a tensor descriptor among its scalars: the replay hands the kernel a descriptor of the
+    same class and fields over the replay's tensor in the described one's place (an input, or a tensor a step made),
+    never the recorded one (which holds the first call's address); a descriptor over a tensor no step made leaves the
+    call unprepared."""
+    monkeypatch.setattr(_runtime, "_prepared", {})
+    kernel = _RunsStandIn()
+
+    def call(x, key):
+        with _runtime.Recording(key, (x,), lambda: ()) as rec:
+            made = _runtime.empty((8, 8), torch.float32, x.device)
+            _runtime.launch(kernel, (1,), (x, made, 4, _desc(x, [4, 8])), x.device, BLOCK=8)
+            _runtime.launch(kernel, (1,), (x, made, 4, _desc(made, [8, 8])), x.device, BLOCK=8)
+            rec.outputs = (made,)
+        return made
+
+    x = torch.zeros(8, 8)
+    call(x, ("desc",))
+    plan = _runtime._prepared[("desc",)]
+    assert type(plan) is _runtime.Prepared
+    x2 = torch.ones(8, 8)
+    kernel.runs.clear()
+    (made2,) = plan.run((x2,))
+    (_, _, _, d1), (_, _, _, d2) = kernel.runs
+    assert type(d1) is TensorDescriptor and d1.base is x2 and d1.block_shape == [4, 8] and d1.strides == [8, 1]
+    assert d2.base is made2 and d2.block_shape == [8, 8]
+    with _runtime.Recording(("stray",), (x,), lambda: ()) as rec:
+        stray = torch.zeros(8, 8)  # (not an input, not made by a step)
+        _runtime.launch(kernel, (1,), (x, x, 4, _desc(stray, [4, 8])), x.device, BLOCK=8)
+        assert not rec.ok
+        rec.outputs = (x,)

@@ -197,6 +197,37 @@ def test_a_training_call_replays_its_forward(name, device, monkeypatch):
     assert_close(out[0], y_ref, torch.float32, "y")
 
 
+@pytest.mark.gpu
+def test_gpu_a_tma_training_call_replays_its_descriptors(monkeypatch):
+    """A bf16 training call whose forward takes the Gluon kernel's TMA form (late publish: 640 chains; its x, B, C and
+    stored states through tensor descriptors): recorded, then replayed on new inputs with the descriptors rebuilt over
+    them (no Python path: `tma_descriptors` not called), the outputs the whole path's bit for bit and the gradients
+    too but for the order of the backward's atomic sums, and y against float64."""
+    from flashssm.ops.ssd import forward_gluon
+
+    monkeypatch.setattr(_runtime, "_prepared", {})
+    seen = []
+    real = forward_gluon.tma_descriptors
+    monkeypatch.setattr(forward_gluon, "tma_descriptors", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    call = dict(chunk_size=256, return_final_states=False, state_dtype=None)
+    kw = ssd_inputs(8, 256, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
+    dy = torch.randn_like(kw["x"])
+    _grads(kw, call, dy)
+    assert any(d is not None for d in seen), "the training forward did not take the TMA form"
+    assert [p for key, p in _runtime._prepared.items() if key[1] == "training" and type(p) is _runtime.Prepared]
+    new = ssd_inputs(8, 256, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
+    seen.clear()
+    out, grads = _grads(new, call, dy)
+    assert not seen, "the second call took the whole path"
+    with _no_replays():
+        whole, whole_grads = _grads(new, call, dy)
+    assert seen and _equal(out, whole)
+    for k in grads:  # (float atomics in the backward's sums: equal to their order of addition)
+        assert (grads[k].float() - whole_grads[k].float()).abs().max() <= 1e-3 * whole_grads[k].float().abs().max(), k
+    y_ref, _ = ref.ssd_scan_chunked(**to_float64(new), chunk_size=256)
+    assert_close(out[0], y_ref, torch.bfloat16, "y")
+
+
 def test_an_fp16_training_call_replays_its_scaled_states(device, monkeypatch):
     """fp16 inputs whose forward stores the tiles' scaled states (`forward.new_states`: the units at the buffer's
     tail, a view the launches take): the training forward and backward are recorded (the view a step of its own,

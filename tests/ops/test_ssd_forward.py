@@ -924,11 +924,11 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
                        pre_decays=True)
     state_chunk = chunk if dtype == torch.bfloat16 and opts == "states" else None  # (as a training forward stores)
     outs = []
-    for tma in (False, True):
+    for tma in (False, "always"):
         monkeypatch.setattr(forward_gluon, "TMA", tma)
-        monkeypatch.setattr(forward_gluon, "TMA_STATES", tma)  # (bf16's stored states by TMA stores too)
+        monkeypatch.setattr(forward_gluon, "TMA_STATES", bool(tma))  # (bf16's stored states by TMA stores too)
         chosen = forward_gluon.tma_descriptors(dims, kw["x"], kw["B"], kw["C"], kw.get("z"), kw.get("D"), False)
-        assert (chosen is not None) == (tma and taken and opts != "all")  # (z: the fp32 move of y, no room)
+        assert (chosen is not None) == (bool(tma) and taken and opts != "all")  # (z: the fp32 move of y, no room)
         y, h, ypre, compiled = launch(dims, **kw, return_final_states=True, config=cfg, store_ypre="z" in kw)
         assert _on_gluon(compiled)
         got = [y, h] + ([ypre] if "z" in kw else [])
@@ -942,6 +942,9 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
             assert _on_gluon(compiled) and torch.equal(y2, y)
             got.append(states)
         outs.append(got)
+    # TMA True (the default): only the launches that store states
+    monkeypatch.setattr(forward_gluon, "TMA", True)
+    assert forward_gluon.tma_descriptors(dims, kw["x"], kw["B"], kw["C"], kw.get("z"), kw.get("D"), False) is None
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk, dt_limit=limit)
     assert_close(outs[1][0], y_ref, dtype, "y")
     assert rel_err(outs[1][1], h_ref) < TOLERANCES[dtype], "final_states"

@@ -1039,17 +1039,13 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     if is_scaled(states) and n_pblocks != 1:
         raise ValueError("scaled states are stored by launches of one headdim block")
     units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
-    descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish) if span % forward_gluon.SUB == 0
-             else None)
-    # (the TMA form's descriptors are not arguments `_runtime.launch` keys or a prepared call replays: Triton's own
-    # launch, for now, and the call is not prepared)
+    # (the TMA form: its tensor descriptors go through `launch` as declared arguments; a prepared call does not record
+    # such a launch, whose descriptors hold the tensors' addresses)
+    descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish, states)
+             if span % forward_gluon.SUB == 0 else None)
     states_desc = forward_gluon.tma_states_descriptor(dims, x, states) if descs is not None else None
-    run = _runtime.launch
-    if descs is not None:
-        _runtime.refuse_recording()
-        run = lambda kernel, grid, args, device, **meta: kernel[grid](*args, **meta)  # noqa: E731
     with _runtime.on_device(device):
-        return run(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
+        return _runtime.launch(forward_gluon._ssd_fwd_gluon_kernel, (n_programs,), (
             x, B, C, D_arg, z_arg, init_arg, y, ypre if ypre is not None else y, final if final is not None else y,
             decays, counter, flags, slots, states if states is not None else y, table, state_rows, units,
             dims.batch, dims.seqlen, dims.nheads, dims.nheads // dims.ngroups, n_pblocks, n_programs,

@@ -44,6 +44,7 @@ import os
 
 import torch
 
+from flashssm import _runtime
 from flashssm.ops.triton_common import LOG2E
 
 try:
@@ -60,12 +61,14 @@ ENABLED = os.environ.get("FLASHSSM_GLUON", "1") != "0"
 SUB = 64       # tokens a sub-chunk
 BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
-# The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows (an A/B switch: off, see
-# benchmarks/notes/ssd_forward.md, sixty-eighth session).
-TMA = False
-# With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (an
-# A/B switch; bf16, whose stored states are H's 16 bits as the sweep holds them).
-TMA_STATES = False
+# The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows: True, in the launches that
+# store the states for the backward (a training forward: 8 x 4K's kernel -12.6 % with TMA_STATES, H200); "always", in
+# every launch it can serve (the forward alone measured within the spread, and once +15 % at 8 x 4K, unexplained);
+# False, none (benchmarks/notes/ssd_forward.md, sixty-eighth session).
+TMA = True
+# With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (bf16,
+# whose stored states are H's 16 bits as the sweep holds them).
+TMA_STATES = True
 
 
 def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
@@ -98,14 +101,16 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
     return None
 
 
-def tma_descriptors(dims, x, B, C, z, D, early: bool):
+def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
     """(x_desc, B_desc, C_desc) for the kernel's TMA form, or None where it does not apply: the late publish, dense
     sequences whose length is a multiple of SUB (no sub-chunk then crosses a sequence's end, so a 2-D view (batch x
     seqlen rows) serves: its rows past one sequence's end would be the next one's, not zeros), x's heads and B's and
     C's groups adjacent (one row of columns a token), rows addressable in 32 bits; y moved in 16 bits (no z, D per
-    head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM)."""
-    if (not TMA or early or dims.cu_seqlens is not None or dims.seqlen % SUB or x.device.type != "cuda"
-            or z is not None or (D is not None and D.dim() != 1)):
+    head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM); with TMA
+    True only where the launch stores `states`. (Meta tensors too: a compile planned ahead is the variant the call
+    will launch.)"""
+    if (not TMA or (TMA is True and states is None) or early or dims.cu_seqlens is not None or dims.seqlen % SUB
+            or x.device.type not in ("cuda", "meta") or z is not None or (D is not None and D.dim() != 1)):
         return None
     rows = dims.batch * dims.seqlen
     if rows >= 2**31:
@@ -747,3 +752,6 @@ if gluon is not None:
             gl.store(slot, H.to(slot.dtype.element_ty))
             _barrier()  # every thread's part of the slot is written before the flag says so
             gl.atomic_xchg(flag, k + 1, sem="release")
+
+if gluon is not None:
+    _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")

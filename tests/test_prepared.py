@@ -206,16 +206,18 @@ def test_gpu_a_tma_training_call_replays_its_descriptors(monkeypatch):
     from flashssm.ops.ssd import forward_gluon
 
     monkeypatch.setattr(_runtime, "_prepared", {})
+    monkeypatch.setattr(forward_gluon, "TMA", "always")
     seen = []
     real = forward_gluon.tma_descriptors
     monkeypatch.setattr(forward_gluon, "tma_descriptors", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
     call = dict(chunk_size=256, return_final_states=False, state_dtype=None)
-    kw = ssd_inputs(8, 256, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
+    kw = ssd_inputs(8, 1024, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
     dy = torch.randn_like(kw["x"])
     _grads(kw, call, dy)
-    assert any(d is not None for d in seen), "the training forward did not take the TMA form"
-    assert [p for key, p in _runtime._prepared.items() if key[1] == "training" and type(p) is _runtime.Prepared]
-    new = ssd_inputs(8, 256, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
+    assert any(d is not None for d in seen), f"the training forward did not take the TMA form: {seen}"
+    assert [p for key, p in _runtime._prepared.items() if key[1] == "training" and type(p) is _runtime.Prepared], \
+        _runtime._prepared
+    new = ssd_inputs(8, 1024, 80, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
     seen.clear()
     out, grads = _grads(new, call, dy)
     assert not seen, "the second call took the whole path"

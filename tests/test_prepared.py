@@ -224,8 +224,8 @@ def test_gpu_a_tma_training_call_replays_its_descriptors(monkeypatch):
     with _no_replays():
         whole, whole_grads = _grads(new, call, dy)
     assert seen and _equal(out, whole)
-    for k in grads:  # (float atomics in the backward's sums: equal to their order of addition)
-        assert (grads[k].float() - whole_grads[k].float()).abs().max() <= 1e-3 * whole_grads[k].float().abs().max(), k
+    for k in grads:  # (float atomics in the backward's sums: equal but for their order, a bf16 rounding flip apart)
+        assert (grads[k].float() - whole_grads[k].float()).abs().max() <= 1e-2 * whole_grads[k].float().abs().max(), k
     y_ref, _ = ref.ssd_scan_chunked(**to_float64(new), chunk_size=256)
     assert_close(out[0], y_ref, torch.bfloat16, "y")
 

@@ -9,3 +9,7 @@ rm -rf /tmp/xrepo && mkdir -p /tmp/xrepo && cp -r tests benchmarks flashssm pypr
 (cd /tmp/xrepo && timeout 100 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short \
   tests/test_prepared.py -k "tma_training" > "$OUT/tests.txt" 2>&1; echo "== tests rc $?";
   grep -E "^E |^(FAILED|ERROR)|passed|failed" "$OUT/tests.txt" | tail -12)
+# Then (calls 9-10, the machine still warm, by hand): the same test again after its tolerance (one bf16 flip of dB
+# from the atomic sums' order): 1 passed; and
+#   PYTHONPATH=$PWD python3 benchmarks/ab_train_flag.py flashssm.ops.ssd.forward_gluon.TMA --workload 8x4K \
+#       --rounds 5 --kernel _ssd_fwd_gluon_kernel > $OUT/ab-train-5.txt

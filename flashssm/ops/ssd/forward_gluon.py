@@ -62,11 +62,10 @@ SUB = 64       # tokens a sub-chunk
 BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 # The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows: True, in the launches that
-# store the states for the backward (a training forward: 8 x 4K's kernel -12.5 % with TMA_STATES, H200, but the call
-# +0.7 %, not explained); "always", in every launch it can serve (the forward alone within the spread, and once +15 %
-# at 8 x 4K, unexplained); False, none: the default until the call gains (benchmarks/notes/ssd_forward.md,
-# sixty-eighth session).
-TMA = False
+# store the states for the backward (a training forward, with TMA_STATES: 8 x 4K's kernel -11.6 to -12.6 %, the
+# call's kernels -1.8 to -2.4 %, H200); "always", in every launch it can serve (the forward alone within the spread,
+# and once +15 % at 8 x 4K, unexplained); False, none (benchmarks/notes/ssd_forward.md, sixty-eighth session).
+TMA = True
 # With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (bf16,
 # whose stored states are H's 16 bits as the sweep holds them).
 TMA_STATES = True

@@ -2,7 +2,7 @@
 # Prepared by the sixty-eighth session, not run (its device time was spent). Two H200s (nvidia-h200-x2), ~420 s:
 # the whole test suite once more with the TMA training forward on (`forward_gluon.TMA = True`, TMA_STATES; call 2 ran the
 # whole suite before it; after it only the TMA, prepared, launch, late Gluon forward and the backward's layer-call and
-# stored-states tests ran), GPU 0 the two SSD files, GPU 1 the rest; then the SSD bench rows against mamba_ssm and fla
+# stored-states tests ran), GPU 0 the two SSD files, GPU 1 the rest; then the SSD bench rows against mamba_ssm
 # (README's tables; the training rows were last run by the sixty-fifth session), on GPU 0 once its tests are done
 # while GPU 1's still run (their CPU load may touch the host-bound rows: compare with a quiet run). Carry [".whl"].
 set -uo pipefail

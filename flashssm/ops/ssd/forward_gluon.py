@@ -107,9 +107,11 @@ def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
     seqlen rows) serves: its rows past one sequence's end would be the next one's, not zeros), x's heads and B's and
     C's groups adjacent (one row of columns a token), rows addressable in 32 bits; y moved in 16 bits (no z, D per
     head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM); with TMA
-    True only where the launch stores `states`. (CUDA tensors only: a compile-ahead dry run on meta tensors plans the
-    cp.async form, whose descriptors-free compile has run on the GPU.)"""
-    if (not TMA or (TMA is True and states is None) or early or dims.cu_seqlens is not None or dims.seqlen % SUB
+    True only where the launch stores `states` and in bf16 (what was measured and run on the GPU with stored states:
+    fp16's scaled states beside TMA's loads have not been). CUDA tensors only: a compile-ahead dry run on meta tensors
+    plans the cp.async form."""
+    if (not TMA or (TMA is True and (states is None or x.dtype != torch.bfloat16)) or early
+            or dims.cu_seqlens is not None or dims.seqlen % SUB
             or x.device.type != "cuda" or z is not None or (D is not None and D.dim() != 1)):
         return None
     rows = dims.batch * dims.seqlen

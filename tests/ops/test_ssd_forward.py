@@ -681,6 +681,41 @@ def test_gluon_blocker():
         fg.ENABLED = enabled
 
 
+def test_tma_blocker(monkeypatch):
+    """What keeps a Gluon launch off the TMA form (`forward_gluon.tma_blocker`), each reason alone, on CPU tensors
+    (the descriptors themselves are made on CUDA tensors only): the switch and its modes (True: bf16 launches that
+    store states; "always": every one), the early publish, packed sequences, a length that is no multiple of 64, z or
+    D per element, and tokens that are not rows of one 2-D view."""
+    from flashssm.ops.ssd import forward_gluon as fg
+
+    kw, dims = _gluon_case(batch=2, seqlen=320, D="h")
+    states = torch.empty(1)
+    x, B, C, D = kw["x"], kw["B"], kw["C"], kw["D"]
+    monkeypatch.setattr(fg, "TMA", True)
+    assert fg.tma_blocker(dims, x, B, C, None, D, False, states) is None
+    assert fg.tma_descriptors(dims, x, B, C, None, D, False, states) is None  # (CPU tensors)
+    assert "states" in fg.tma_blocker(dims, x, B, C, None, D, False, None)
+    kw16, dims16 = _gluon_case(batch=2, seqlen=320, dtype=torch.float16)
+    assert "bf16" in fg.tma_blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, None, False, states)
+    monkeypatch.setattr(fg, "TMA", "always")
+    assert fg.tma_blocker(dims, x, B, C, None, D, False, None) is None
+    assert fg.tma_blocker(dims16, kw16["x"], kw16["B"], kw16["C"], None, None, False, None) is None
+    assert "early" in fg.tma_blocker(dims, x, B, C, None, D, True, states)
+    kwr, dimsr = _gluon_case(batch=2, seqlen=300)
+    assert "multiple" in fg.tma_blocker(dimsr, kwr["x"], kwr["B"], kwr["C"], None, None, False, states)
+    assert "z" in fg.tma_blocker(dims, x, B, C, torch.empty(1), D, False, states)
+    assert "per element" in fg.tma_blocker(dims, x, B, C, None, torch.empty(4, 64), False, states)
+    one = {k: v[:1] if k in ("x", "dt", "B", "C") else v for k, v in kw.items() if k != "initial_states"}
+    packed = check_ssd_scan(**one, chunk_size=256, cu_seqlens=torch.tensor([0, 128, 320]))
+    assert "packed" in fg.tma_blocker(packed, x[:1], B[:1], C[:1], None, D, False, states)
+    apart = x.transpose(0, 1).contiguous().transpose(0, 1)  # (tokens of one sequence, then the next: not one view)
+    assert "rows" in fg.tma_blocker(dims, apart, B, C, None, D, False, states)
+    heads = torch.zeros(*x.shape[:3], x.shape[3] + 16, dtype=x.dtype)[..., :x.shape[3]]  # (heads not adjacent)
+    assert "rows" in fg.tma_blocker(dims, heads, B, C, None, D, False, states)
+    monkeypatch.setattr(fg, "TMA", False)
+    assert "off" in fg.tma_blocker(dims, x, B, C, None, D, False, states)
+
+
 def test_gluon_never_on_cpu():
     from flashssm.ops.ssd.forward import gluon_blocker
 

@@ -101,25 +101,38 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
     return None
 
 
-def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
-    """(x_desc, B_desc, C_desc) for the kernel's TMA form, or None where it does not apply: the late publish, dense
+def tma_blocker(dims, x, B, C, z, D, early: bool, states=None) -> str | None:
+    """None where a Gluon launch (one `blocker` admits) takes the TMA form, else why not: the late publish, dense
     sequences whose length is a multiple of SUB (no sub-chunk then crosses a sequence's end, so a 2-D view (batch x
     seqlen rows) serves: its rows past one sequence's end would be the next one's, not zeros), x's heads and B's and
     C's groups adjacent (one row of columns a token), rows addressable in 32 bits; y moved in 16 bits (no z, D per
     head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM); with TMA
     True only where the launch stores `states` and in bf16 (what was measured and run on the GPU with stored states:
-    fp16's scaled states beside TMA's loads have not been). CUDA tensors only: a compile-ahead dry run on meta tensors
-    plans the cp.async form."""
-    if (not TMA or (TMA is True and (states is None or x.dtype != torch.bfloat16)) or early
-            or dims.cu_seqlens is not None or dims.seqlen % SUB
-            or x.device.type != "cuda" or z is not None or (D is not None and D.dim() != 1)):
+    fp16's scaled states beside TMA's loads have not been). The device is the caller's to check."""
+    if not TMA:
+        return "TMA is off"
+    if TMA is True and (states is None or x.dtype != torch.bfloat16):
+        return "TMA True serves bf16 launches that store the states (TMA = 'always': every one it can)"
+    if early or dims.cu_seqlens is not None:
+        return "the early publish, or packed sequences"
+    if dims.seqlen % SUB:
+        return f"seqlen not a multiple of {SUB}: a sub-chunk would cross a sequence's end"
+    if z is not None or (D is not None and D.dim() != 1):
+        return "z, or D per element: y moves in fp32, whose scratch leaves no room for the mbarriers"
+    if dims.batch * dims.seqlen >= 2**31:
+        return "more than 2^31 rows"
+    for name, t, inner in (("x", x, dims.headdim), ("B", B, dims.dstate), ("C", C, dims.dstate)):
+        if (t.stride(0) != dims.seqlen * t.stride(1) and dims.batch > 1) or t.stride(2) != inner or t.stride(3) != 1:
+            return f"{name}'s tokens are not rows of one 2-D view (sequences or heads/groups not adjacent)"
+    return None
+
+
+def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
+    """(x_desc, B_desc, C_desc) for the kernel's TMA form where `tma_blocker` admits the launch, on CUDA tensors (a
+    compile-ahead dry run on meta tensors plans the cp.async form); else None."""
+    if x.device.type != "cuda" or tma_blocker(dims, x, B, C, z, D, early, states) is not None:
         return None
     rows = dims.batch * dims.seqlen
-    if rows >= 2**31:
-        return None
-    for t, inner in ((x, dims.headdim), (B, dims.dstate), (C, dims.dstate)):
-        if t.stride(0) != dims.seqlen * t.stride(1) and dims.batch > 1 or t.stride(2) != inner or t.stride(3) != 1:
-            return None
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     def desc(t, width, block_cols):

@@ -313,7 +313,8 @@ _descriptor_args: dict = {}  # id(kernel) -> positions among its scalars where a
 def descriptor_arguments(kernel, *names: str) -> None:
     """Declare that `kernel`'s parameters `names` (after its pointers) take Triton tensor descriptors (or a placeholder
     int): `launch` then keys them by what Triton specialises on (dtype, block shape, layout, padding), not by the
-    tensor they describe, and still launches the kernel directly. A prepared call does not record such a launch."""
+    tensor they describe, and still launches the kernel directly; a prepared call rebuilds them over its replay's
+    tensors (`_Described`)."""
     first = next(i for i, a in enumerate(kernel.arg_names) if not a.endswith("_ptr"))
     _descriptor_args[id(kernel)] = tuple(kernel.arg_names.index(n) - first for n in names)
 
@@ -931,7 +932,7 @@ class Prepared:
                         kernel[grid](*tensors, *rest, **meta)
                 else:  # the interpreter, or a kernel Triton's own launch takes
                     kernel[grid](*tensors, *rest, **meta)
-                tensors = None  # (a tensor this launch used last must not outlive it here)
+                tensors = rest = None  # (a tensor this launch used last must not outlive it here, nor a descriptor's)
             elif kind == _ALLOC:
                 _, fn, args, first, count, many = step
                 if many:

@@ -1039,8 +1039,8 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     if is_scaled(states) and n_pblocks != 1:
         raise ValueError("scaled states are stored by launches of one headdim block")
     units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
-    # (the TMA form: its tensor descriptors go through `launch` as declared arguments; a prepared call does not record
-    # such a launch, whose descriptors hold the tensors' addresses)
+    # (the TMA form: its tensor descriptors go through `launch` as declared arguments, which a prepared call rebuilds
+    # over its replay's tensors)
     descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish, states)
              if span % forward_gluon.SUB == 0 else None)
     states_desc = forward_gluon.tma_states_descriptor(dims, x, states) if descs is not None else None

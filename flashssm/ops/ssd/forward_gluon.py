@@ -133,15 +133,18 @@ def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
     if x.device.type != "cuda" or tma_blocker(dims, x, B, C, z, D, early, states) is not None:
         return None
     rows = dims.batch * dims.seqlen
+    return (_descriptor(x, rows, dims.nheads * dims.headdim, x.stride(1), [SUB, BLOCK_P]),
+            _descriptor(B, rows, dims.ngroups * dims.dstate, B.stride(1), [SUB, dims.dstate]),
+            _descriptor(C, rows, dims.ngroups * dims.dstate, C.stride(1), [SUB, dims.dstate]))
+
+
+def _descriptor(t, rows: int, width: int, row_stride: int, block: list):
+    """A 2-D tensor descriptor over t's memory (rows x width, unit inner stride) whose blocks land in the kernel's
+    shared-memory layout for that block (Gluon's default for it, as the kernel allocates its stages)."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    def desc(t, width, block_cols):
-        layout = gl.NVMMASharedLayout.get_default_for([SUB, block_cols], gl.float16 if t.dtype == torch.float16
-                                                      else gl.bfloat16)
-        return TensorDescriptor(t, [rows, width], [t.stride(1), 1], [SUB, block_cols], layout)
-
-    return (desc(x, dims.nheads * dims.headdim, BLOCK_P), desc(B, dims.ngroups * dims.dstate, dims.dstate),
-            desc(C, dims.ngroups * dims.dstate, dims.dstate))
+    layout = gl.NVMMASharedLayout.get_default_for(block, gl.float16 if t.dtype == torch.float16 else gl.bfloat16)
+    return TensorDescriptor(t, [rows, width], [row_stride, 1], block, layout)
 
 
 def tma_states_descriptor(dims, x, states):
@@ -150,13 +153,10 @@ def tma_states_descriptor(dims, x, states):
     their units in the same buffer; fp32 states are not H_sm's bits)."""
     if not TMA_STATES or states is None or x.dtype != torch.bfloat16 or states.dtype != torch.bfloat16:
         return None
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
     rows, width = states.numel() // states.shape[-1], states.shape[-1]
     if rows >= 2**31 or not states.is_contiguous():
         return None
-    layout = gl.NVMMASharedLayout.get_default_for([dims.dstate, BLOCK_P], gl.bfloat16)
-    return TensorDescriptor(states, [rows, width], [width, 1], [dims.dstate, BLOCK_P], layout)
+    return _descriptor(states, rows, width, width, [dims.dstate, BLOCK_P])
 
 
 if gluon is not None:

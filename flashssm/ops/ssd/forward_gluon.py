@@ -727,6 +727,9 @@ if gluon is not None:
             _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, seq, h, p0,
                      n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
 
+    # (the TMA form's descriptors: `launch` keys them by their specialisation and a replay rebuilds them)
+    _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")
+
     @gluon.jit
     def _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK: gl.constexpr, STATE_CHUNK: gl.constexpr,
                       IS_VARLEN: gl.constexpr):
@@ -767,6 +770,3 @@ if gluon is not None:
             gl.store(slot, H.to(slot.dtype.element_ty))
             _barrier()  # every thread's part of the slot is written before the flag says so
             gl.atomic_xchg(flag, k + 1, sem="release")
-
-if gluon is not None:
-    _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")

@@ -716,6 +716,77 @@ def test_tma_blocker(monkeypatch):
     assert "off" in fg.tma_blocker(dims, x, B, C, None, D, False, states)
 
 
+@pytest.mark.parametrize("chains, chunks, slots", [(640, 16, 264), (2560, 8, 264), (529, 3, 264), (24, 4, 7),
+                                                   (12, 5, 5), (10, 1, 5), (32, 16, 5), (14, 7, 7)])
+def test_balanced_pieces(chains, chunks, slots):
+    """The balanced pieces' plan (`forward.balanced_pieces`, which the Gluon kernel's PIECES form computes from its
+    ticket): every chain's chunks swept once, in order, in at most two pieces; every slot the same share to a chunk;
+    a cut chain's first piece its slot's first and the next slot's, its second piece its slot's last. Swept with the
+    slots in ticket order (slot s + 1 first), a chunk a unit of time, no second piece waits for its first: every slot
+    ends at its share, the makespan the largest share."""
+    from flashssm.ops.ssd.forward import balanced_pieces
+
+    plan = balanced_pieces(chains, chunks, slots)
+    total = chains * chunks
+    assert [sum(p[2] for p in pieces) for pieces in plan] == [
+        total * (s + 1) // slots - total * s // slots for s in range(slots)]
+    seen = {}
+    for s, pieces in enumerate(plan):
+        for i, (c, first, n, k, n_pieces) in enumerate(pieces):
+            seen.setdefault(c, []).append((k, first, n, n_pieces, s, i))
+    assert sorted(seen) == list(range(chains))
+    for c, parts in seen.items():
+        parts.sort()
+        assert [p[0] for p in parts] == list(range(len(parts))) and len(parts) <= 2
+        assert all(p[3] == len(parts) for p in parts)
+        assert parts[0][1] == 0 and sum(p[2] for p in parts) == chunks
+        if len(parts) == 2:
+            (_, _, n0, _, s0, i0), (_, first1, _, _, s1, i1) = parts
+            assert first1 == n0 and s0 == s1 + 1 and i0 == 0 and i1 == len(plan[s1]) - 1
+    ends, clock = {}, [0] * slots
+    for s in reversed(range(slots)):  # (tickets: slot slots - 1 first)
+        for c, first, n, k, _ in plan[s]:
+            start = clock[s] if k == 0 else max(clock[s], ends[c])
+            assert start == clock[s], f"slot {s} waits for chain {c}'s first piece"
+            clock[s] = ends[c] = start + n
+    assert max(clock) == -(-total // slots)
+    with pytest.raises(ValueError, match="longer than a slot"):
+        balanced_pieces(slots, 2, 2 * slots - 1)
+
+
+def test_pieces_blocker(monkeypatch):
+    """What keeps a Gluon launch off the balanced pieces (`forward.pieces_blocker`), each reason alone, on CPU tensors
+    (on the GPU the last reason goes): the switch, the early publish, too few chains for the slots, a launch the TMA
+    form does not take (z; fp16 storing states), offsets past 2^31 within a sequence; with PIECES the TMA form takes
+    launches TMA True alone would not (no states, fp16)."""
+    from flashssm.ops.ssd import forward_gluon as fg
+    from flashssm.ops.ssd.forward import pieces_blocker
+
+    kw, dims = _gluon_case(batch=2, seqlen=320, D="h")  # 8 chains
+    x, B, C, D = kw["x"], kw["B"], kw["C"], kw["D"]
+    late = LaunchConfig(64, 64, 4, 2, False, group=1, prefetch=True, pre_decays=True)
+    monkeypatch.setattr(fg, "TMA", True)
+    monkeypatch.setattr(fg, "PIECES", True)
+    monkeypatch.setattr(fg, "PIECES_SLOTS", 4)
+    assert "GPU" in pieces_blocker(dims, late, x, B, C, None, D, None)
+    assert "GPU" in pieces_blocker(dims, late, x, B, C, None, D, torch.empty(1))
+    assert "early" in pieces_blocker(dims, dataclasses.replace(late, early_publish=True), x, B, C, None, D, None)
+    monkeypatch.setattr(fg, "PIECES_SLOTS", 5)
+    assert "fewer than two" in pieces_blocker(dims, late, x, B, C, None, D, None)
+    monkeypatch.setattr(fg, "PIECES_SLOTS", 4)
+    assert "TMA form" in pieces_blocker(dims, late, x, B, C, torch.empty(1), D, None)
+    kw16, dims16 = _gluon_case(batch=2, seqlen=320, dtype=torch.float16)
+    x16, B16, C16 = kw16["x"], kw16["B"], kw16["C"]
+    assert "GPU" in pieces_blocker(dims16, late, x16, B16, C16, None, None, None)
+    assert "fp16" in pieces_blocker(dims16, late, x16, B16, C16, None, None, torch.empty(1))
+    wide = torch.empty(0, device="meta", dtype=x.dtype).as_strided(x.shape, (320 * 2**23, 2**23, 64, 1))
+    assert "2^31" in pieces_blocker(dims, late, wide, B, C, None, D, None)
+    monkeypatch.setattr(fg, "TMA", False)
+    assert "TMA form" in pieces_blocker(dims, late, x, B, C, None, D, None)
+    monkeypatch.setattr(fg, "PIECES", False)
+    assert "off" in pieces_blocker(dims, late, x, B, C, None, D, None)
+
+
 def test_gluon_never_on_cpu():
     from flashssm.ops.ssd.forward import gluon_blocker
 
@@ -985,6 +1056,63 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
     assert rel_err(outs[1][1], h_ref) < TOLERANCES[dtype], "final_states"
     for a, b, name in zip(outs[0], outs[1], ["y", "final states", "y before the gate or the stored states"]):
         assert torch.equal(a, b), f"{name}: TMA and cp.async differ"
+
+
+GLUON_PIECES_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group; slots; dtype
+    (3, 1024, 4, 128, 64, 2, 256, 2, 7, torch.bfloat16),    # two headdim blocks, dstate 64, grouped B/C
+    (4, 4096, 8, 64, 128, 1, 256, 8, 5, torch.bfloat16),    # chains of 16 chunks, 102-103 a slot
+    (2, 320, 6, 64, 128, 3, 64, 1, 5, torch.float16),       # fp16's scaled operands; chains of 5 chunks of 64
+    (3, 704, 4, 64, 128, 1, 256, 2, 5, torch.bfloat16),     # a short last chunk (192 tokens)
+    (8, 512, 80, 64, 128, 1, 256, 2, None, torch.bfloat16),  # every slot of the GPU: 640 chains
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", ["none", "states"])
+@pytest.mark.parametrize("case", GLUON_PIECES_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-G{c[7]}-S{c[8]}-{str(c[9])[6:]}"
+                                                          for c in GLUON_PIECES_CASES])
+def test_gpu_gluon_pieces_same_bits(case, opts, monkeypatch):
+    """forward_gluon.PIECES: the late publish by a program a slot, each sweeping its share of the chains in pieces
+    (`forward.balanced_pieces`' plan, from the ticket) in place of a program a span in waves. With fp32 states (the
+    hand-over exact wherever a chain is cut) y, the final states and the states stored for the tiles backward are the
+    same bits as the waves' (both by TMA), and against float64; with bf16 states within their tolerance."""
+    from flashssm.ops.ssd import forward_gluon
+    from flashssm.ops.ssd.forward import pieces_blocker, states_shape, sweep_states
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group, slots, dtype = case
+    extra = dict(none={}, states=dict(D="h", dt_bias=True, dt_softplus=True, initial_states=True))[opts]
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=dtype, device="cuda", **extra)
+    dims = check_ssd_scan(**kw, chunk_size=chunk)
+    base = pick_config(dims, dtype, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, False, group=group, prefetch=True,
+                       pre_decays=True)
+    monkeypatch.setattr(forward_gluon, "TMA", "always")
+    monkeypatch.setattr(forward_gluon, "PIECES_SLOTS", slots)
+    stores = opts == "states" and dtype == torch.bfloat16  # (as a training forward stores them)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk)
+    for state_dtype in (torch.float32, torch.bfloat16):
+        outs = []
+        for pieces in (False, True, "batch"):  # (the waves; the pieces, chains in order or batch rows first)
+            monkeypatch.setattr(forward_gluon, "PIECES", pieces)
+            states = None
+            if stores:
+                assert sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, chunk)
+                states = torch.full(states_shape(dims), float("nan"), device="cuda", dtype=torch.bfloat16)
+            why = pieces_blocker(dims, cfg, kw["x"], kw["B"], kw["C"], None, kw.get("D"), states)
+            assert (why is None) == bool(pieces), why
+            y, h, _, compiled = launch(dims, **kw, return_final_states=True, config=cfg, state_dtype=state_dtype,
+                                       states=states, state_chunk=chunk if stores else None)
+            assert _on_gluon(compiled)
+            outs.append([y, h] + ([states] if stores else []))
+        for got in outs[1:]:
+            assert_close(got[0], y_ref, dtype, "y")
+            assert rel_err(got[1].double(), h_ref) < TOLERANCES[dtype if state_dtype == torch.float32 else
+                                                                state_dtype], "final_states"
+            if stores:
+                assert not got[2].isnan().any(), "a stored state left unwritten"
+            if state_dtype == torch.float32:
+                for a, b, name in zip(outs[0], got, ["y", "final states", "stored states"]):
+                    assert torch.equal(a, b), f"{name}: the pieces and the waves differ"
 
 
 GLUON_SPAN_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, gluon_group (chunks a program)

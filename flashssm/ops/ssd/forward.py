@@ -647,6 +647,34 @@ def _varlen_table(cu: tuple[int, ...], q: int, device: torch.device) -> tuple[to
     return table, len(rows), n_lanes
 
 
+def balanced_pieces(chains: int, chunks: int, slots: int) -> list[list[tuple[int, int, int, int, int]]]:
+    """The late publish's chains (each `chunks` chunks long) over `slots` programs that each sweep about the same
+    number of chunks (McNaughton's wrap-around rule): the chains laid one after another along the slots, slot s taking
+    the chunks total * s // slots to total * (s + 1) // slots of that line. A chain that crosses from slot s to slot
+    s + 1 is cut there: its first piece (the chain's first chunks, as many as lie on slot s + 1) is slot s + 1's first,
+    its second piece (the rest) slot s's last, which then starts no sooner than the first piece ends, when each slot
+    holds at least one whole chain's chunks (chunks <= total // slots). Per slot, its pieces in sweep order as
+    (chain, first chunk, chunks, piece index k, pieces of the chain)."""
+    total = chains * chunks
+    if chunks > total // slots:
+        raise ValueError(f"balanced_pieces: chains of {chunks} chunks are longer than a slot's share of {total // slots}")
+    bounds = [total * s // slots for s in range(slots + 1)]
+    out = []
+    for s in range(slots):
+        lo, hi = bounds[s], bounds[s + 1]
+        pieces = []
+        for c in range(lo // chunks, -(-hi // chunks)):
+            a, e = max(lo, c * chunks), min(hi, (c + 1) * chunks)
+            if a == c * chunks and e == (c + 1) * chunks:
+                pieces.append((c, 0, chunks, 0, 1))
+            elif a > c * chunks:  # the chain began on slot s - 1: its first e - a chunks are its first piece, here
+                pieces.append((c, 0, e - a, 0, 2))
+            else:  # it goes on to slot s + 1, which sweeps its first chunks: here its last e - a
+                pieces.append((c, chunks - (e - a), e - a, 1, 2))
+        out.append(pieces)
+    return out
+
+
 def varlen_state_rows(dims: SSDDims, span: int, state_chunk: int, device: torch.device) -> torch.Tensor:
     """Packed sequences: for every row of the table of `span`-token spans (`varlen_table(dims, device, span)`), the
     rows in `entering_states`' layout for chunks of `state_chunk` tokens (the table of those chunks, position-major)
@@ -1019,13 +1047,20 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     span, chunk = gluon_span(dims, cfg, x, dt, B, C, y, z, ypre)
     given = span != chunk
     state_rows = x  # (read only by a packed launch that stores states)
-    if dims.cu_seqlens is not None:  # packed: the Triton kernel's table of spans (span == chunk here)
+    pieces = pieces_blocker(dims, cfg, x, B, C, z, D, states, dt, y, ypre) is None
+    if pieces:  # a program a slot, the chains in balanced pieces; the decays' rows whole sequences
+        chunk = dims.chunk_size * _runtime.next_power_of_2(_runtime.cdiv(dims.seqlen, dims.chunk_size))
+        span, given = dims.chunk_size, False  # (the kernel's `span`: a chunk's tokens)
+        n_programs = pieces_slots(device)
+        table, n_rows, n_lanes = x, dims.batch, dims.batch
+    elif dims.cu_seqlens is not None:  # packed: the Triton kernel's table of spans (span == chunk here)
         table, n_rows, n_lanes = varlen_table(dims, device, chunk)
         if states is not None:
             state_rows = varlen_state_rows(dims, chunk, state_chunk, device)
     else:
         table, n_rows, n_lanes = x, _chunk_rows(dims, span), dims.batch  # (IS_VARLEN=False never reads the table)
-    n_programs = n_rows * dims.nheads * n_pblocks
+    if not pieces:
+        n_programs = n_rows * dims.nheads * n_pblocks
     counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks,
                                                   forward_gluon.BLOCK_P * block_n, state_dtype)
     decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, table, dt, A, dt_bias, dt_softplus,
@@ -1041,7 +1076,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     units = states_units(states, block_n * dims.headdim) if is_scaled(states) else y
     # (the TMA form: its tensor descriptors go through `launch` as declared arguments, which a prepared call rebuilds
     # over its replay's tensors)
-    descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish, states)
+    descs = (forward_gluon.tma_descriptors(dims, x, B, C, z, D, cfg.early_publish, states, pieces)
              if span % forward_gluon.SUB == 0 else None)
     states_desc = forward_gluon.tma_states_descriptor(dims, x, states) if descs is not None else None
     with _runtime.on_device(device):
@@ -1056,7 +1091,38 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
-            IS_VARLEN=dims.cu_seqlens is not None, num_warps=4)
+            IS_VARLEN=dims.cu_seqlens is not None, PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0,
+            num_warps=4)
+
+
+def pieces_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, D, states, *others) -> str | None:
+    """None where a Gluon launch of `cfg` takes the balanced pieces (`forward_gluon.PIECES`), else why not: the late
+    publish on dense sequences with at least two chains a slot (each chain then cut at most once), the TMA
+    form (`forward_gluon.tma_blocker(pieces=True)`), and every offset within a sequence in 32 bits (a piece's offsets
+    are from its sequence's start, whose rows the decays lay out whole), on the GPU. `others`: more tensors the kernel
+    steps along seqlen (None: absent)."""
+    if not forward_gluon.PIECES:
+        return "PIECES is off"
+    if cfg.early_publish or dims.cu_seqlens is not None:
+        return "the early publish, or packed sequences"
+    slots = pieces_slots(x.device)
+    chains = dims.batch * dims.nheads * _runtime.cdiv(dims.headdim, forward_gluon.BLOCK_P)
+    if chains < 2 * slots:
+        return f"{chains} chains, fewer than two for each of the {slots} slots"
+    why = forward_gluon.tma_blocker(dims, x, B, C, z, D, False, states, pieces=True)
+    if why is not None:
+        return f"the TMA form does not take it: {why}"
+    chunk = dims.chunk_size * _runtime.next_power_of_2(_runtime.cdiv(dims.seqlen, dims.chunk_size))
+    if chunk * max(t.stride(1) for t in (x, B, C, z, *others) if t is not None) >= 2**31:
+        return "a sequence's offsets pass 2^31"
+    if x.device.type != "cuda":
+        return "not on the GPU (the TMA form's descriptors are made on CUDA tensors)"
+    return None
+
+
+def pieces_slots(device: torch.device) -> int:
+    """The balanced pieces' programs: `forward_gluon.PIECES_SLOTS`, or as many as the GPU holds at once."""
+    return forward_gluon.PIECES_SLOTS or _resident_programs(device)
 
 
 def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None):

@@ -69,6 +69,15 @@ TMA = True
 # With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (bf16,
 # whose stored states are H's 16 bits as the sweep holds them).
 TMA_STATES = True
+# The late publish in balanced pieces (`forward.balanced_pieces`): one program a slot (two an SM), each sweeping about
+# the same share of the chains, instead of a program a span of GROUP chunks in waves whose last is part empty (8 x 4K:
+# 1280 spans for 264 slots, 4.85 waves). Only in the TMA form (`tma_blocker(pieces=True)`, whatever TMA's True
+# serves): with cp.async the pieces' loop kept the rows' addresses in vector registers (offline, sm_90: the plain
+# loop 935 -> 964 instructions; the TMA form's 950 -> 943). False: the waves (A/B).
+PIECES = False
+# The slots of the balanced pieces (None: the programs the GPU holds at once, two an SM); fewer for tests at small
+# shapes (two chains a slot at least).
+PIECES_SLOTS = None
 
 
 def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
@@ -101,17 +110,21 @@ def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) 
     return None
 
 
-def tma_blocker(dims, x, B, C, z, D, early: bool, states=None) -> str | None:
+def tma_blocker(dims, x, B, C, z, D, early: bool, states=None, pieces: bool = False) -> str | None:
     """None where a Gluon launch (one `blocker` admits) takes the TMA form, else why not: the late publish, dense
     sequences whose length is a multiple of SUB (no sub-chunk then crosses a sequence's end, so a 2-D view (batch x
     seqlen rows) serves: its rows past one sequence's end would be the next one's, not zeros), x's heads and B's and
     C's groups adjacent (one row of columns a token), rows addressable in 32 bits; y moved in 16 bits (no z, D per
     head if any: the fp32 move's scratch leaves no room for the stages' mbarriers within two programs an SM); with TMA
     True only where the launch stores `states` and in bf16 (what was measured and run on the GPU with stored states:
-    fp16's scaled states beside TMA's loads have not been). The device is the caller's to check."""
+    fp16's scaled states beside TMA's loads have not been). `pieces`: for the balanced pieces (`PIECES`, whose loop
+    is the TMA form's: with cp.async its addresses leave the uniform registers), any launch but fp16's storing states.
+    The device is the caller's to check."""
     if not TMA:
         return "TMA is off"
-    if TMA is True and (states is None or x.dtype != torch.bfloat16):
+    if pieces and states is not None and x.dtype != torch.bfloat16:
+        return "fp16's scaled states beside TMA's loads have not been run"
+    if TMA is True and not pieces and (states is None or x.dtype != torch.bfloat16):
         return "TMA True serves bf16 launches that store the states (TMA = 'always': every one it can)"
     if early or dims.cu_seqlens is not None:
         return "the early publish, or packed sequences"
@@ -127,10 +140,10 @@ def tma_blocker(dims, x, B, C, z, D, early: bool, states=None) -> str | None:
     return None
 
 
-def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None):
+def tma_descriptors(dims, x, B, C, z, D, early: bool, states=None, pieces: bool = False):
     """(x_desc, B_desc, C_desc) for the kernel's TMA form where `tma_blocker` admits the launch, on CUDA tensors (a
     compile-ahead dry run on meta tensors plans the cp.async form); else None."""
-    if x.device.type != "cuda" or tma_blocker(dims, x, B, C, z, D, early, states) is not None:
+    if x.device.type != "cuda" or tma_blocker(dims, x, B, C, z, D, early, states, pieces) is not None:
         return None
     rows = dims.batch * dims.seqlen
     return (_descriptor(x, rows, dims.nheads * dims.headdim, x.stride(1), [SUB, BLOCK_P]),
@@ -414,30 +427,23 @@ if gluon is not None:
         return gl.sum(cs_sm.index(st).slice(SUB - 1, 1).load(one), axis=0)
 
     @gluon.jit
-    def _ssd_fwd_gluon_kernel(
-        x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
-        slot_ptr, states_ptr, table_ptr, state_rows_ptr, scale_ptr,
-        batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
-        stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
-        stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
-        stride_init_s, stride_init_h, stride_init_p, stride_init_n,
-        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span, x_desc, B_desc, C_desc, states_desc,
-        CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
-        HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
-        STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
-        OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
-        SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
-        IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False, TMA_STATES: gl.constexpr = False,
+    def _sweep_span(
+        x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr, states_ptr,
+        state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks, stride_x_b, stride_x_t, stride_x_h, stride_B_b,
+        stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g, stride_z_b, stride_z_t, stride_z_h, stride_y_b,
+        stride_y_t, stride_y_h, stride_D_h, stride_D_p, stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n, x_desc, B_desc, C_desc, states_desc, x_sm, B_sm,
+        C_sm, xw_sm, H_sm, dt_sm, cs_sm, hmax_sm, bars, b, h, g, seq, k, start, length, n_chunks, chain, pb, rest,
+        decays, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr, HAS_D:
+        gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr, STORE_FINAL: gl.constexpr,
+        EARLY: gl.constexpr, D_HEAD: gl.constexpr, STORE_STATES: gl.constexpr, STATE_CHUNK: gl.constexpr, IS_VARLEN:
+        gl.constexpr, TMA: gl.constexpr, TMA_STATES: gl.constexpr, PIECES: gl.constexpr, MOVE_16: gl.constexpr,
+        OWN_STAGES: gl.constexpr, H_ROWS: gl.constexpr
     ):
-        """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
-        or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
-        compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`). STORE_STATES: the state
-        entering every STATE_CHUNK tokens (the running state, as the sweep used it) into states_ptr, the backward's
-        (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`); with fp16 inputs a scaled buffer
-        (`forward.new_states`, headdim 64): H_sm's 16 bits as they are, over h_unit, which goes to scale_ptr.
-        TMA (late publish, dense, every sub-chunk whole: `tma_descriptors`): the output sweep's x, B and C rows by the
-        tensor memory accelerator through x_desc, B_desc, C_desc (2-D views (batch x seqlen, columns)), each stage's
-        copies completing on its own mbarrier; else (and then the descriptors are 0) by cp.async."""
+        """One span of a chain (sequence seq at batch row b, head h of group g, headdim block pb; its `length` tokens
+        from `start`, piece or span k of n_chunks, `decays` its dt and cumsums): wait for the state entering it (k >
+        0), sweep it, hand the state on or store the final one. The shared buffers are the kernel's; see
+        `_ssd_fwd_gluon_kernel` for the forms."""
         acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                       instr_shape=[16, BLOCK_P, 16])
         op_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
@@ -445,47 +451,11 @@ if gluon is not None:
         cols: gl.constexpr = gl.SliceLayout(0, acc)
         out_l: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
         dtype: gl.constexpr = x_ptr.dtype.element_ty
-        sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
-        sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
-        sl_h: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_P], dtype)
         # fp16: the computed operands (H for C.H, w x for the update, m for m x) go into the products divided by a
         # power of two at or above their largest values, and the products come out multiplied by it (with dt near 0
         # they would be fp16 subnormals; bf16 has fp32's exponents: `_pow2_at_least`)
         FP16: gl.constexpr = dtype == gl.float16
 
-        # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
-        # (relaxed: a ticket carries no data, and an acquire here would invalidate the SM's L1 at every program's
-        # start: `triton_common.take_ticket`)
-        ticket = gl.atomic_add(counter_ptr, 1, sem="relaxed")
-        if ticket == n_programs - 1:
-            gl.atomic_xchg(counter_ptr, 0, sem="relaxed")
-        pb = ticket % n_pblocks
-        rest = ticket // n_pblocks
-        h = rest % nheads
-        rest = rest // nheads
-        g = h // heads_per_group
-        if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a lane
-            entry = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
-            seq = gl.load(entry).to(gl.int32)
-            k = gl.load(entry + 1).to(gl.int32)
-            start = gl.load(entry + 2)
-            length = gl.load(entry + 3).to(gl.int32)
-            n_chunks = gl.load(entry + 4).to(gl.int32)
-            b = rest * 0
-            chain = (gl.load(entry + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
-        else:
-            b = rest % batch
-            k = rest // batch
-            seq = b
-            if SPAN_GIVEN:
-                start = (k * span).to(gl.int64)
-                length = gl.minimum(seqlen - k * span, span)
-                n_chunks = gl.cdiv(seqlen, span)
-            else:
-                start = (k * CHUNK).to(gl.int64)
-                length = gl.minimum(seqlen - k * CHUNK, CHUNK)
-                n_chunks = gl.cdiv(seqlen, CHUNK)
-            chain = (b * nheads + h) * n_pblocks + pb
         p0 = pb * BLOCK_P
 
         # int64 bases: (token * stride) passes 2^31 on long inputs
@@ -494,31 +464,8 @@ if gluon is not None:
         C_base = C_ptr + b.to(gl.int64) * stride_C_b + g.to(gl.int64) * stride_C_g + start * stride_C_t
         y_off = b.to(gl.int64) * stride_y_b + h.to(gl.int64) * stride_y_h + start * stride_y_t + p0
         z_base = z_ptr + b.to(gl.int64) * stride_z_b + h.to(gl.int64) * stride_z_h + start * stride_z_t + p0
-        decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
-
-        x_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_P], sl_p)
-        B_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
-        C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
-        xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
-        H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
-        # dt and the dt A cumsums of each stage's sub-chunk (from global memory, their latency was a quarter of the
-        # warps' stalls: ncu, 1x128K).
-        # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
-        # any, one per head, added in the products' layout), by hand through xw_sm; else in fp32 by convert_layout (a
-        # 64x64 fp32 tile takes its 8 KB of scratch in two rounds, each with its barriers: 5 % at 8x4K). The same
-        # bits either way. Without that scratch (106 KB in all) there is room for a third stage of dt and the cumsums,
-        # which the early form's own-state sweep takes (`_own_state3`); with it, 113 KB, H100's most for two programs
-        # an SM (the compile test checks)
-        MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
-        OWN_STAGES: gl.constexpr = 3 if (MOVE_16 and OWN3) else 2
-        dt_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-        cs_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-        # fp16: the rows' largest |H| through the loop's own barrier (`_h_rows_max`), where y moves in 16 bits (with
-        # the fp32 move's scratch these 512 bytes would pass H100's most for two programs an SM: Gluon's own reduction
-        # across the warps there, two more barriers a sub-chunk)
-        H_ROWS: gl.constexpr = FP16 and MOVE_16
-        if H_ROWS:
-            hmax_sm = gl.allocate_shared_memory(gl.float32, [BLOCK_N], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        if PIECES:  # the previous piece's last reads of the stages, H_sm and xw_sm are done before anyone writes them
+            _barrier()
         if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
             if OWN_STAGES == 3:
                 S, total = _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, H_sm.slice(0, SUB), x_base, B_base,
@@ -527,7 +474,6 @@ if gluon is not None:
                 S, total = _own_state(x_sm, B_sm, dt_sm, cs_sm, xw_sm, x_base, B_base, decays, length, stride_x_t,
                                       stride_B_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
         if TMA:  # (rows of the 2-D views: the span's first token's; columns: the head's block, the group's)
-            bars = gl.allocate_shared_memory(gl.int64, [2, 1], hopper.mbarrier.MBarrierLayout())
             hopper.mbarrier.init(bars.index(0), count=1)
             hopper.mbarrier.init(bars.index(1), count=1)
             hopper.fence_async_shared()
@@ -726,6 +672,155 @@ if gluon is not None:
         else:
             _publish(H, slot, final_ptr, stride_final_s, stride_final_h, stride_final_p, stride_final_n, seq, h, p0,
                      n_r, p_c, flag_ptr + chain, k, n_chunks, STORE_FINAL)
+        if PIECES and TMA:  # the next piece initialises them again (every copy on them was waited for)
+            hopper.mbarrier.invalidate(bars.index(0))
+            hopper.mbarrier.invalidate(bars.index(1))
+
+    @gluon.jit
+    def _ssd_fwd_gluon_kernel(
+        x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, decays_ptr, counter_ptr, flag_ptr,
+        slot_ptr, states_ptr, table_ptr, state_rows_ptr, scale_ptr,
+        batch, seqlen, nheads, heads_per_group, n_pblocks, n_programs,
+        stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g,
+        stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p,
+        stride_init_s, stride_init_h, stride_init_p, stride_init_n,
+        stride_final_s, stride_final_h, stride_final_p, stride_final_n, span, x_desc, B_desc, C_desc, states_desc,
+        CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+        HAS_D: gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr,
+        STORE_FINAL: gl.constexpr, EARLY: gl.constexpr = False, D_HEAD: gl.constexpr = False,
+        OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
+        SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
+        IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False, TMA_STATES: gl.constexpr = False,
+        PIECES: gl.constexpr = 0,
+    ):
+        """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
+        or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
+        compiled kernel for spans of any number of chunks up to CHUNK (`forward.gluon_span`). STORE_STATES: the state
+        entering every STATE_CHUNK tokens (the running state, as the sweep used it) into states_ptr, the backward's
+        (chunk rows, nheads, BLOCK_N, headdim) layout (`_store_entering`); with fp16 inputs a scaled buffer
+        (`forward.new_states`, headdim 64): H_sm's 16 bits as they are, over h_unit, which goes to scale_ptr.
+        TMA (late publish, dense, every sub-chunk whole: `tma_descriptors`): the output sweep's x, B and C rows by the
+        tensor memory accelerator through x_desc, B_desc, C_desc (2-D views (batch x seqlen, columns)), each stage's
+        copies completing on its own mbarrier; else (and then the descriptors are 0) by cp.async.
+        PIECES (late publish, dense; `span` the chunk's tokens, CHUNK the decays' rows, a whole sequence): a program
+        is one of n_programs slots, which sweeps the pieces (a chain's tokens, whole or cut in two at a chunk
+        boundary) of `forward.balanced_pieces`' plan one after another: every slot about the same number of chunks,
+        no wave left part empty. The slot that takes
+        ticket t is n_programs - 1 - t, so that a cut chain's second piece (its slot's last) waits on its first (the
+        next slot's first piece), which a program with an earlier ticket sweeps before anything else."""
+        dtype: gl.constexpr = x_ptr.dtype.element_ty
+        sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
+        sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
+        sl_h: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_P], dtype)
+        FP16: gl.constexpr = dtype == gl.float16
+        # the ticket: launch order, chunk-position-major (the program with the last one puts the counter back to 0)
+        # (relaxed: a ticket carries no data, and an acquire here would invalidate the SM's L1 at every program's
+        # start: `triton_common.take_ticket`)
+        ticket = gl.atomic_add(counter_ptr, 1, sem="relaxed")
+        if ticket == n_programs - 1:
+            gl.atomic_xchg(counter_ptr, 0, sem="relaxed")
+        x_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_P], sl_p)
+        B_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
+        C_sm = gl.allocate_shared_memory(dtype, [2, SUB, BLOCK_N], sl_n)
+        xw_sm = gl.allocate_shared_memory(dtype, [SUB, BLOCK_P], sl_p)
+        H_sm = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_P], sl_h)
+        # dt and the dt A cumsums of each stage's sub-chunk (from global memory, their latency was a quarter of the
+        # warps' stalls: ncu, 1x128K).
+        # y moves to the stores' layout in 16 bits where nothing after the rounding needs its columns (no gate; D, if
+        # any, one per head, added in the products' layout), by hand through xw_sm; else in fp32 by convert_layout (a
+        # 64x64 fp32 tile takes its 8 KB of scratch in two rounds, each with its barriers: 5 % at 8x4K). The same
+        # bits either way. Without that scratch (106 KB in all) there is room for a third stage of dt and the cumsums,
+        # which the early form's own-state sweep takes (`_own_state3`); with it, 113 KB, H100's most for two programs
+        # an SM (the compile test checks)
+        MOVE_16: gl.constexpr = not HAS_Z and (D_HEAD or not HAS_D)
+        OWN_STAGES: gl.constexpr = 3 if (MOVE_16 and OWN3) else 2
+        dt_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        cs_sm = gl.allocate_shared_memory(gl.float32, [OWN_STAGES, SUB], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        # fp16: the rows' largest |H| through the loop's own barrier (`_h_rows_max`), where y moves in 16 bits (with
+        # the fp32 move's scratch these 512 bytes would pass H100's most for two programs an SM: Gluon's own reduction
+        # across the warps there, two more barriers a sub-chunk)
+        H_ROWS: gl.constexpr = FP16 and MOVE_16
+        if H_ROWS:
+            hmax_sm = gl.allocate_shared_memory(gl.float32, [BLOCK_N], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        else:
+            hmax_sm = dt_sm  # (not read)
+        if TMA:  # each stage's copies complete on its mbarrier (initialised by each span's sweep)
+            bars = gl.allocate_shared_memory(gl.int64, [2, 1], hopper.mbarrier.MBarrierLayout())
+        else:
+            bars = dt_sm  # (not read)
+        if PIECES:  # slot s's share of the chains' chunks laid end to end (`forward.balanced_pieces`: the same plan,
+            # here from the ticket alone, so that everything derived from it stays in uniform registers); `span` is
+            # the chunk's tokens
+            s = n_programs - 1 - ticket
+            chunks = gl.cdiv(seqlen, span)
+            total = (batch * nheads * n_pblocks * chunks).to(gl.int64)
+            lo = (total * s // n_programs).to(gl.int32)
+            hi = (total * (s + 1) // n_programs).to(gl.int32)
+            for chain in range(lo // chunks, gl.cdiv(hi, chunks)):
+                n = gl.minimum(hi, chain * chunks + chunks) - gl.maximum(lo, chain * chunks)  # its chunks here
+                cut = (n != chunks).to(gl.int32)
+                k = cut * (lo <= chain * chunks).to(gl.int32)  # 1: its last chunks (slot s + 1 sweeps its first)
+                n_chunks = 1 + cut
+                start = (k * (chunks - n) * span).to(gl.int64)
+                length = gl.minimum(seqlen - k * (chunks - n) * span, n * span)
+                if PIECES == 2:  # the line's chains batch row first: chains that start together share B and C
+                    b = chain % batch
+                    pb = chain // batch % n_pblocks
+                    h = chain // batch // n_pblocks
+                else:
+                    pb = chain % n_pblocks
+                    b = chain // n_pblocks // nheads
+                    h = chain // n_pblocks % nheads
+                decays = decays_ptr + (b.to(gl.int64) * nheads + h) * (2 * CHUNK) + start  # (rows: whole sequences)
+                _sweep_span(
+                    x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr,
+                    states_ptr, state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks, stride_x_b, stride_x_t,
+                    stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g, stride_z_b,
+                    stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p, stride_init_s,
+                    stride_init_h, stride_init_p, stride_init_n, stride_final_s, stride_final_h, stride_final_p,
+                    stride_final_n, x_desc, B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm,
+                    hmax_sm, bars, b, h, h // heads_per_group, b, k, start, length, n_chunks, chain, pb, b, decays,
+                    CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z, STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD,
+                    STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, PIECES, MOVE_16, OWN_STAGES, H_ROWS)
+        else:
+            pb = ticket % n_pblocks
+            rest = ticket // n_pblocks
+            h = rest % nheads
+            rest = rest // nheads
+            g = h // heads_per_group
+            if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a lane
+                entry = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
+                seq = gl.load(entry).to(gl.int32)
+                k = gl.load(entry + 1).to(gl.int32)
+                start = gl.load(entry + 2)
+                length = gl.load(entry + 3).to(gl.int32)
+                n_chunks = gl.load(entry + 4).to(gl.int32)
+                b = rest * 0
+                chain = (gl.load(entry + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
+            else:
+                b = rest % batch
+                k = rest // batch
+                seq = b
+                if SPAN_GIVEN:
+                    start = (k * span).to(gl.int64)
+                    length = gl.minimum(seqlen - k * span, span)
+                    n_chunks = gl.cdiv(seqlen, span)
+                else:
+                    start = (k * CHUNK).to(gl.int64)
+                    length = gl.minimum(seqlen - k * CHUNK, CHUNK)
+                    n_chunks = gl.cdiv(seqlen, CHUNK)
+                chain = (b * nheads + h) * n_pblocks + pb
+            decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
+            _sweep_span(
+                x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr, states_ptr,
+                state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks, stride_x_b, stride_x_t, stride_x_h,
+                stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g, stride_z_b, stride_z_t,
+                stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p, stride_init_s, stride_init_h,
+                stride_init_p, stride_init_n, stride_final_s, stride_final_h, stride_final_p, stride_final_n, x_desc,
+                B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm, hmax_sm, bars, b, h, g, seq,
+                k, start, length, n_chunks, chain, pb, rest, decays, CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z,
+                STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD, STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES,
+                PIECES, MOVE_16, OWN_STAGES, H_ROWS)
 
     # (the TMA form's descriptors: `launch` keys them by their specialisation and a replay rebuilds them)
     _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")

@@ -293,3 +293,33 @@ def test_a_prepared_call_rebuilds_its_descriptors_over_the_replay_tensors(monkey
         _runtime.launch(kernel, (1,), (x, x, 4, _desc(stray, [4, 8])), x.device, BLOCK=8)
         assert not rec.ok
         rec.outputs = (x,)
+
+
+def test_cached_helpers_are_traced_without_lru_cache_warnings():
+    """`_runtime.cached`: the host path's pure helpers keep a cache in eager calls, and torch.compile traces the
+    function itself with no warning (an lru_cache wrapper makes Dynamo warn once for each: eight on a Mamba-2 layer's
+    compile on the GPU), giving the same values."""
+    import warnings
+
+    calls = []
+
+    @_runtime.cached(maxsize=8)
+    def blocks(n: int, wide: bool) -> tuple[int, int]:
+        calls.append(n)
+        return (n * 2, 64 if wide else 32)
+
+    def step(x):
+        rows, width = blocks(x.shape[0], x.shape[1] > 4)
+        return x * rows + width
+
+    x = torch.randn(3, 5)
+    assert blocks(3, True) == (6, 64) and blocks(3, True) == (6, 64) and calls == [3]
+    assert blocks.cache_info().hits == 1
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(step, fullgraph=True, backend="eager")(x)
+    torch.testing.assert_close(got, x * 6 + 64)
+    assert not [w for w in caught if "lru_cache" in str(w.message)], [str(w.message)[:200] for w in caught]
+    blocks.cache_clear()
+    assert blocks.cache_info().currsize == 0

@@ -19,7 +19,6 @@ fixed order (deterministic, no atomics).
 
 from __future__ import annotations
 
-import functools
 
 import torch
 import triton
@@ -366,7 +365,7 @@ def _conv_update_kernel(
 
 # ---- launchers ----
 
-@functools.lru_cache(maxsize=64)
+@_runtime.cached(maxsize=64)
 def pick_blocks(dim: int, seqlen: int, channels_contiguous: bool) -> tuple[int, int, int]:
     """(BLOCK_L, BLOCK_D, num_warps): 4096-element tiles, long along the contiguous dimension
     (benchmarks/notes/conv1d.md has the sweep)."""
@@ -426,7 +425,7 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
     return y, final
 
 
-@functools.lru_cache(maxsize=64)
+@_runtime.cached(maxsize=64)
 def pick_bwd_blocks(dim: int, elem_size: int) -> tuple[int, int, int, int]:
     """(BLOCK_L, BLOCK_D, T, num_warps) of the backward: T rows per step of the window (16 bytes of a
     row per thread when the tokens are contiguous), one channel per thread."""

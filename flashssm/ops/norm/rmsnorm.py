@@ -9,7 +9,6 @@ fixed order afterwards (deterministic, no atomics).
 
 from __future__ import annotations
 
-import functools
 
 import torch
 import triton
@@ -250,7 +249,7 @@ STAGE_BYTES = 160 * 1024
 STAGE_HEADROOM = 24 * 1024
 
 
-@functools.lru_cache(maxsize=64)
+@_runtime.cached(maxsize=64)
 def pick_blocks(group_size: int) -> tuple[int, int, int]:
     """(BLOCK_M rows, BLOCK_N channels, num_warps): two rows of a wide group on 16 warps, else
     2048-element programs (benchmarks/notes/rmsnorm_gated.md has the sweep)."""

@@ -1594,7 +1594,7 @@ LATE_SEGMENT = 512
 LATE_WAVES = 4
 
 
-@functools.lru_cache(maxsize=256)
+@_runtime.cached(maxsize=256)
 def forward_config(batch: int, dim: int, dstate: int, ngroups: int, n_sms: int, elem_size: int = 2,
                    seqlen: int = 0, channels_last: bool = False) -> ForwardConfig:
     """Lanes per channel: the fewest that keep at most 8 states a thread up to dstate 16 (2 at dstate 16),
@@ -1684,7 +1684,7 @@ def backward_config_uncached(batch: int, dim: int, dstate: int, ngroups: int, se
     return BackwardConfig(block_d, lanes, tile, 32, 1, segment=segment)
 
 
-backward_config = functools.lru_cache(maxsize=256)(backward_config_uncached)
+backward_config = _runtime.cached(maxsize=256)(backward_config_uncached)
 
 
 def ckpt_layout(dstate: int) -> tuple[int, int]:

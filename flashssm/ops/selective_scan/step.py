@@ -8,7 +8,6 @@ repeat the in-place update). No host synchronisation, no allocation but the outp
 
 from __future__ import annotations
 
-import functools
 
 import triton
 import triton.language as tl
@@ -72,7 +71,7 @@ def _scan_step_kernel(
     tl.store(y_ptr + i_b * stride_y_b + o_d * stride_y_d, b_y.to(y_ptr.dtype.element_ty), mask=m_d)
 
 
-@functools.lru_cache(maxsize=256)
+@_runtime.cached(maxsize=256)
 def pick_block_d(batch: int, dim: int, dstate: int, n_sms: int) -> int:
     """Channels per program: 512 state elements (one warp), fewer while the grid is under ~8 programs per SM."""
     block_n = _runtime.next_power_of_2(dstate)

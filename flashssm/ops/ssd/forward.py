@@ -521,7 +521,7 @@ def prepared_switches() -> tuple:
     return _runtime.module_switches(sys.modules[__name__], forward_gluon)
 
 
-@functools.lru_cache(maxsize=1024)
+@_runtime.cached(maxsize=1024)
 def _config_for(dims: SSDDims, itemsize: int, resident: int, switches: tuple) -> LaunchConfig:
     # (`switches` holds the module switches read below, only so that the cache sees a change of them)
     many = _many_chains(dims, resident)
@@ -612,7 +612,7 @@ def _block_n(dstate: int) -> int:
     return max(16, _runtime.next_power_of_2(dstate))
 
 
-@functools.lru_cache(maxsize=256)
+@_runtime.cached(maxsize=256)
 def _pick_config(headdim: int, dstate: int, chunk_size: int, itemsize: int, many_chains: bool) -> LaunchConfig:
     block_n = _block_n(dstate)
     # the running state [BLOCK_N, BLOCK_P] lives in registers: keep it at 8K fp32 elements
@@ -935,7 +935,7 @@ def _chunk_rows(dims: SSDDims, q: int) -> int:
     return _packed_chunk_rows(dims.cu_seqlens, q)
 
 
-@functools.lru_cache(maxsize=256)
+@_runtime.cached(maxsize=256)
 def _packed_chunk_rows(offsets: tuple[int, ...], q: int) -> int:
     """A packing's rows of q-token chunks (one at least a sequence, an empty one too); cached: a training call asks
     two or three times, every layer of a model with the same offsets."""
@@ -1165,7 +1165,7 @@ def supported(dstate: int, device: torch.device) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@_runtime.cached(maxsize=None)
 def _capability(index: int | None) -> tuple[int, int]:
     return torch.cuda.get_device_capability(index)
 

@@ -12,7 +12,6 @@ that), so the step can be captured in a CUDA graph.
 
 from __future__ import annotations
 
-import functools
 
 import triton
 import triton.language as tl
@@ -77,7 +76,7 @@ def _ssd_step_kernel(
     tl.store(y_ptr + i_b * stride_y_b + i_h * stride_y_h + o_p * stride_y_p, b_y.to(y_ptr.dtype.element_ty), mask=m_p)
 
 
-@functools.lru_cache(maxsize=256)
+@_runtime.cached(maxsize=256)
 def pick_block_p(batch: int, nheads: int, headdim: int, dstate: int, num_sms: int) -> int:
     """Rows of headdim per program: 512 state elements (one warp's worth, benchmarks/notes/steps.md),
     fewer while the grid has under ~8 programs per SM (small batches are latency-bound)."""

@@ -65,7 +65,8 @@ def compile_gluon_forward(has_z=True, has_d=True, block_n=128, chunk=2048, extra
 
     consts = {**dict(CHUNK=chunk, SUB=64, BLOCK_P=64, BLOCK_N=block_n, HAS_D=has_d, HAS_Z=has_z, STORE_YPRE=has_z,
                      HAS_INIT=True, STORE_FINAL=True), **(extra or {})}
-    values = {**STRIDES, **SIZES, "span": chunk if not (extra or {}).get("PIECES") else 256, "stride_init_s": 80 * 64 * 128, "stride_init_h": 64 * 128,
+    span = 256 if (extra or {}).get("PIECES") else chunk  # (PIECES: `span` is a chunk's tokens)
+    values = {**STRIDES, **SIZES, "span": span, "stride_init_s": 80 * 64 * 128, "stride_init_h": 64 * 128,
               "stride_init_p": 128, "stride_init_n": 1, "stride_final_s": 80 * 64 * 128, "stride_final_h": 64 * 128,
               "stride_final_p": 128, "stride_final_n": 1, **(sizes or {})}
     ptr_type = lambda name: (states_type if name == "states_ptr"  # noqa: E731

@@ -657,7 +657,8 @@ def balanced_pieces(chains: int, chunks: int, slots: int) -> list[list[tuple[int
     (chain, first chunk, chunks, piece index k, pieces of the chain)."""
     total = chains * chunks
     if chunks > total // slots:
-        raise ValueError(f"balanced_pieces: chains of {chunks} chunks are longer than a slot's share of {total // slots}")
+        raise ValueError(f"balanced_pieces: chains of {chunks} chunks are longer than a slot's share of "
+                         f"{total // slots}")
     bounds = [total * s // slots for s in range(slots + 1)]
     out = []
     for s in range(slots):
@@ -1091,8 +1092,8 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             HAS_Z=z is not None, STORE_YPRE=ypre is not None, HAS_INIT=initial_states is not None,
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
-            IS_VARLEN=dims.cu_seqlens is not None, PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0,
-            num_warps=4)
+            IS_VARLEN=dims.cu_seqlens is not None,
+            PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0, num_warps=4)
 
 
 def pieces_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, D, states, *others) -> str | None:

@@ -149,6 +149,8 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # (an xdist worker's reports reach the controller, which prints them)
+        _CONFIG[:] = [config]
     config.addinivalue_line("markers", "gpu: real shapes on a CUDA GPU (skipped without one; select with -m gpu)")
     config.addinivalue_line(
         "markers", "full: a further case of a cross product whose other cases the default run covers (more tuning "
@@ -228,6 +230,23 @@ if os.environ.get("PYTEST_XDIST_WORKER") and not HAS_GPU:
 def pytest_terminal_summary(terminalreporter):
     # (the header is not shown under -q, nor by pytest-xdist's workers: the seed that replays the run, at the end)
     terminalreporter.write_line(f"FLASHSSM_TEST_SEED={SESSION_SEED} replays this run's inputs")
+
+
+_CONFIG = []  # (the session's config, in the process that reports: not an xdist worker)
+
+
+def pytest_sessionfinish(session):
+    _CONFIG.clear()
+
+
+def pytest_runtest_logreport(report):
+    """A failure named the moment it is reported, with the seed that replays it: a run stopped by a time limit never
+    prints its summary, and quiet output (-q) shows a failure as an F alone (a GPU session lost a failing test's name
+    that way). Under pytest-xdist the controller prints it as each worker's report arrives."""
+    if report.failed and _CONFIG:
+        terminal = _CONFIG[0].pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"\nFAILED {report.nodeid} ({report.when}), FLASHSSM_TEST_SEED={SESSION_SEED}")
 
 
 def pytest_report_header(config):

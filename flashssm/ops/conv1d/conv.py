@@ -19,7 +19,6 @@ fixed order (deterministic, no atomics).
 
 from __future__ import annotations
 
-
 import torch
 import triton
 import triton.language as tl

@@ -9,7 +9,6 @@ fixed order afterwards (deterministic, no atomics).
 
 from __future__ import annotations
 
-
 import torch
 import triton
 import triton.language as tl

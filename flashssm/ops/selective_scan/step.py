@@ -8,7 +8,6 @@ repeat the in-place update). No host synchronisation, no allocation but the outp
 
 from __future__ import annotations
 
-
 import triton
 import triton.language as tl
 

@@ -541,7 +541,7 @@ def _one_wave_group(dims: SSDDims, resident: int) -> int | None:
     two, and the wave filling at least ONE_WAVE_FILL of them. Every program then runs at once (the own-state sweeps
     together, the short chain of hand-overs, the output sweeps together) with no second wave and no tail. None where
     no such span fills the GPU (too many chains or too few chunks)."""
-    chains = dims.batch * dims.nheads * _runtime.cdiv(dims.headdim, forward_gluon.BLOCK_P)
+    chains = _gluon_chains(dims)
     spans = resident // chains
     chunks = _runtime.cdiv(dims.seqlen, dims.chunk_size)
     if spans < 2 or chunks < 2:
@@ -1050,7 +1050,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
     state_rows = x  # (read only by a packed launch that stores states)
     pieces = pieces_blocker(dims, cfg, x, B, C, z, D, states, dt, y, ypre) is None
     if pieces:  # a program a slot, the chains in balanced pieces; the decays' rows whole sequences
-        chunk = dims.chunk_size * _runtime.next_power_of_2(_runtime.cdiv(dims.seqlen, dims.chunk_size))
+        chunk = _pieces_chunk(dims)
         span, given = dims.chunk_size, False  # (the kernel's `span`: a chunk's tokens)
         n_programs = pieces_slots(device)
         table, n_rows, n_lanes = x, dims.batch, dims.batch
@@ -1107,18 +1107,28 @@ def pieces_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, D, states, *oth
     if cfg.early_publish or dims.cu_seqlens is not None:
         return "the early publish, or packed sequences"
     slots = pieces_slots(x.device)
-    chains = dims.batch * dims.nheads * _runtime.cdiv(dims.headdim, forward_gluon.BLOCK_P)
+    chains = _gluon_chains(dims)
     if chains < 2 * slots:
         return f"{chains} chains, fewer than two for each of the {slots} slots"
     why = forward_gluon.tma_blocker(dims, x, B, C, z, D, False, states, pieces=True)
     if why is not None:
         return f"the TMA form does not take it: {why}"
-    chunk = dims.chunk_size * _runtime.next_power_of_2(_runtime.cdiv(dims.seqlen, dims.chunk_size))
-    if chunk * max(t.stride(1) for t in (x, B, C, z, *others) if t is not None) >= 2**31:
+    if _pieces_chunk(dims) * max(t.stride(1) for t in (x, B, C, z, *others) if t is not None) >= 2**31:
         return "a sequence's offsets pass 2^31"
     if x.device.type != "cuda":
         return "not on the GPU (the TMA form's descriptors are made on CUDA tensors)"
     return None
+
+
+def _pieces_chunk(dims: SSDDims) -> int:
+    """The balanced pieces' CHUNK: the decays' rows, a whole sequence (a chunk count's power-of-two ceiling: a compile
+    for each doubling of seqlen)."""
+    return dims.chunk_size * _runtime.next_power_of_2(_runtime.cdiv(dims.seqlen, dims.chunk_size))
+
+
+def _gluon_chains(dims: SSDDims) -> int:
+    """The Gluon kernel's chains: (sequence, head, headdim block of forward_gluon.BLOCK_P), not packed."""
+    return dims.batch * dims.nheads * _runtime.cdiv(dims.headdim, forward_gluon.BLOCK_P)
 
 
 def pieces_slots(device: torch.device) -> int:

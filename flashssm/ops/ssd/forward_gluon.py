@@ -63,8 +63,9 @@ BLOCK_P = 64   # headdim a program
 CAPABILITY = (9, 0)  # wgmma: Hopper (sm_90) only
 # The late publish's rows by the tensor memory accelerator where `tma_descriptors` allows: True, in the launches that
 # store the states for the backward (a training forward, with TMA_STATES: 8 x 4K's kernel -11.6 to -12.6 %, the
-# call's kernels -1.8 to -2.4 %, H200); "always", in every launch it can serve (the forward alone within the spread,
-# and once +15 % at 8 x 4K, unexplained); False, none (benchmarks/notes/ssd_forward.md, sixty-eighth session).
+# call's kernels -1.8 to -2.4 %, H200); "always", in every launch it can serve (the forward alone's kernel -1.3 to
+# +1.9 %: the sixty-eighth session's +15 % at 8 x 4K was its unprepared host path); False, none
+# (benchmarks/notes/ssd_forward.md, sixty-eighth and sixty-ninth sessions).
 TMA = True
 # With TMA, the training forward's entering states stored from shared memory by the tensor memory accelerator too (bf16,
 # whose stored states are H's 16 bits as the sweep holds them).

@@ -12,7 +12,6 @@ that), so the step can be captured in a CUDA graph.
 
 from __future__ import annotations
 
-
 import triton
 import triton.language as tl
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sixty-ninth session's next_session_a.sh, run as the seventieth session's first call (nvidia-h200-x2, ~400 s).
 # Call 6 of the sixty-ninth ran every test file but the two SSD ones on one GPU and hit its limit with one failure
-# failure, with its seed, as it is reported). This runs the same files on two GPUs, GPU 0 the selective-scan files,
+# whose name its quiet output never printed (tests/conftest.py now names each failure, with its seed, as reported). This runs the same files on two GPUs, GPU 0 the selective-scan files,
 # GPU 1 the rest; then the failures alone again, to tell a flaky draw from a steady one.
 set -uo pipefail
 OUT=${OUT:-out}

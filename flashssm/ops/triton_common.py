@@ -186,6 +186,15 @@ def prefetch(p, LEVEL: tl.constexpr):
 
 
 @triton.jit
+def launch_dependents():
+    """griddepcontrol.launch_dependents: the launch after this one, if it was launched by programmatic dependent launch
+    (Hopper's PDL), may start now; it waits for this launch's end itself before it reads what this one writes
+    (griddepcontrol.wait). Nothing where the next launch was not so launched. GPU (sm_90) only."""
+    tl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [], dtype=tl.int32, is_pure=False,
+                              pack=1)
+
+
+@triton.jit
 def take_ticket(counter_ptr, n_programs):
     """This program's place in launch order. The program that takes the last ticket puts the counter
     back to zero for the next launch: every other program of this launch has taken its ticket by

@@ -837,6 +837,20 @@ for in_type, d, stores in (("*bf16", False, False), ("*bf16", True, True), ("*fp
     assert "cp.async.bulk.tensor.2d" in k.asm["ptx"] and "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"]
     assert "C7514" not in ptxas_usage(k.asm["ptx"], None), "ptxas serialises the TMA form's wgmmas"
     assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (TMA)"
+# PDL (`forward_gluon.PDL`): one wait for the preparation launch, before any read of what it wrote (dt and the
+# cumsums, the 4-byte cp.async); in the late publish after the first stage's x, B and C copies are issued
+import re
+for early, tma in ((False, False), (False, True), (True, False)):
+    k = compile_gluon_forward(False, False, 128, extra={"EARLY": early, "TMA": tma, "PDL": True})
+    ptx = k.asm["ptx"]
+    assert ptx.count("griddepcontrol.wait") == 1, "PDL: not one wait for the preparation launch"
+    before = ptx[:ptx.index("griddepcontrol.wait")]
+    sizes = re.findall(r"cp\\.async\\.\\w+\\.shared\\.global \\[[^\\]]*\\], \\[[^\\]]*\\], (\\w+)", before)
+    assert "0x4" not in sizes, "PDL: dt or a cumsum copied before the wait"
+    if not early:
+        assert sizes.count("0x10") == 20 or ("cp.async.bulk.tensor" in before and tma), "PDL: no rows on their way"
+k = compile_gluon_forward(False, False, 128)
+assert "griddepcontrol" not in k.asm["ptx"]
 print("compiled")
 """
 
@@ -1056,6 +1070,69 @@ def test_gpu_gluon_tma_same_bits(case, opts, layout, monkeypatch):
     assert rel_err(outs[1][1], h_ref) < TOLERANCES[dtype], "final_states"
     for a, b, name in zip(outs[0], outs[1], ["y", "final states", "y before the gate or the stored states"]):
         assert torch.equal(a, b), f"{name}: TMA and cp.async differ"
+
+
+GLUON_PDL_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, options, packed lengths
+    (8, 4096, 80, 64, 128, 1, 256, "none", None),     # the bench's 8 x 4K: late publish, many waves
+    (1, 20000, 80, 64, 128, 1, 256, "layer", None),   # batch 1: early publish, spans of several chunks
+    (2, 1000, 6, 128, 64, 3, 128, "all", None),       # z (y moved in fp32), two headdim blocks, grouped B/C
+    (1, None, 8, 64, 128, 2, 256, "layer", (700, 1, 3000, 257)),  # packed sequences
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GLUON_PDL_CASES, ids=[f"{c[0]}x{c[1] or sum(c[8])}-h{c[2]}p{c[3]}n{c[4]}-{c[7]}"
+                                                      for c in GLUON_PDL_CASES])
+def test_gpu_gluon_pdl(case, monkeypatch):
+    """forward_gluon.PDL: the sweep may start while the preparation launch runs and reads its dt and cumsums only
+    after waiting for its end. Through the public path (a prepared replay from the second call), two sets of inputs
+    alternating call after call, so that a read of the decays' buffer before this call's launch has written it would
+    find the other set's: every call the same bits as without PDL, and y against float64. With the states the
+    training forward stores (its TMA form) too."""
+    from flashssm.ops.ssd import forward_gluon
+    from flashssm.ops.ssd.forward import states_shape, sweep_states
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, opts, lengths = case
+    extra = dict(none={}, layer=dict(D="h", dt_bias=True, dt_softplus=True),
+                 all=dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True))[opts]
+    if lengths is not None:
+        seqlen = sum(lengths)
+        extra = dict(extra, num_seqs=len(lengths))
+    sets = [ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
+            for _ in range(2)]
+    cu = None
+    if lengths is not None:
+        cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda")
+        for kw in sets:
+            kw["cu_seqlens"] = cu
+    dims = check_ssd_scan(**sets[0], chunk_size=chunk)
+    assert forward_gluon.blocker(dims, sets[0]["x"], sets[0]["B"], sets[0]["C"], sets[0].get("z"), output=True,
+                                 stores_states=False, capability=torch.cuda.get_device_capability()) is None
+    runs = {}
+    for pdl in (False, True):
+        monkeypatch.setattr(forward_gluon, "PDL", pdl)
+        runs[pdl] = [flashssm.ssd_scan(**sets[i % 2], chunk_size=chunk, return_final_states=True)
+                     for i in range(12)]
+    for i, (plain, early) in enumerate(zip(runs[False], runs[True])):
+        for a, b, name in zip(plain, early, ["y", "final states"]):
+            assert torch.equal(a, b), f"call {i}: {name} with PDL differ"
+    y_ref, _ = ref.ssd_scan_chunked(**to_float64(sets[1]), chunk_size=chunk)
+    assert_close(runs[True][-1][0], y_ref, torch.bfloat16, "y")
+    if opts == "all" or lengths is not None:
+        return
+    # the training forward: its states stored (by TMA where it publishes late), the same bits
+    kw = sets[0]
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    if not sweep_states(dims, base, kw["x"], kw["B"], kw["C"], None, chunk):
+        return  # (a training forward that stores no states here: the backward's sweeps recompute them)
+    got = []
+    for pdl in (False, True):
+        monkeypatch.setattr(forward_gluon, "PDL", pdl)
+        states = torch.full(states_shape(dims), float("nan"), device="cuda", dtype=torch.bfloat16)
+        y, _, _, compiled = launch(dims, **kw, config=base, states=states, state_chunk=chunk)
+        assert _on_gluon(compiled)
+        got.append((y, states))
+    assert torch.equal(got[0][0], got[1][0]) and torch.equal(got[0][1], got[1][1]), "stored states with PDL differ"
 
 
 GLUON_PIECES_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group; slots; dtype

@@ -49,7 +49,8 @@ from flashssm import _runtime
 from flashssm.ops.checks import SSDDims, check_register_cap
 from flashssm._runtime import workspace
 from flashssm.ops.ssd import forward_gluon
-from flashssm.ops.triton_common import LOG2E, fast_exp, fp16_scale, prefetch, process_dt, store_tile, take_ticket
+from flashssm.ops.triton_common import (LOG2E, fast_exp, fp16_scale, launch_dependents, prefetch, process_dt,
+                                       store_tile, take_ticket)
 
 
 @triton.jit
@@ -90,14 +91,18 @@ def _ssd_decays_kernel(dt_ptr, A_ptr, dt_bias_ptr, table_ptr, out_ptr,
                        batch, seqlen, nheads, n_subs, row_stride, stride_dt_b, stride_dt_t, stride_dt_h, dt_lo, dt_hi,
                        span, CHUNK: tl.constexpr, SUB: tl.constexpr, BLOCK_H: tl.constexpr,
                        HAS_DT_BIAS: tl.constexpr, DT_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr,
-                       STORE_DT: tl.constexpr = True, SPAN_GIVEN: tl.constexpr = False):
+                       STORE_DT: tl.constexpr = True, SPAN_GIVEN: tl.constexpr = False,
+                       DEPENDENTS: tl.constexpr = False):
     """The preparation launch: for sub-chunk j of span row `rest` and a block of heads, dt (processed) and the
     inclusive cumsum of dt A within the sub-chunk, into row (rest, h) of out, rows `row_stride` apart: dt at the
     span's token, cs CHUNK further on (fp32); STORE_DT False: cs alone, at the token (the backward's tiles, whose dt
     is processed already). Tokens past the span's end get dt 0 and the cumsum's last value, up to the sub-chunk's end,
     so that exp(cs_i - cs_j) of a padding token i never overflows (times its zero operand that would be NaN).
     SPAN_GIVEN (not packed): the rows are spans of the run-time `span` tokens, at most CHUNK (the Gluon kernel's spans
-    of any number of chunks: CHUNK only lays the row out)."""
+    of any number of chunks: CHUNK only lays the row out). DEPENDENTS (Hopper): the next launch may start at once, if
+    it was launched by PDL (`forward_gluon.PDL`: it waits for this launch's end before it reads out_ptr)."""
+    if DEPENDENTS:
+        launch_dependents()
     pid = tl.program_id(0)
     j = pid % n_subs
     rest = pid // n_subs
@@ -1064,8 +1069,9 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
         n_programs = n_rows * dims.nheads * n_pblocks
     counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks,
                                                   forward_gluon.BLOCK_P * block_n, state_dtype)
+    pdl = bool(forward_gluon.PDL)  # (the Gluon kernel runs on Hopper only, where PDL is)
     decays = _decays(dims, forward_gluon.SUB, chunk, n_rows, table, dt, A, dt_bias, dt_softplus,
-                     span=span if given else None)
+                     span=span if given else None, dependents=pdl)
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
     init_arg, init_strides = init_operand(initial_states, y)
@@ -1093,7 +1099,7 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
             IS_VARLEN=dims.cu_seqlens is not None,
-            PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0, num_warps=4)
+            PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0, PDL=pdl, launch_pdl=pdl, num_warps=4)
 
 
 def pieces_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, D, states, *others) -> str | None:
@@ -1136,11 +1142,12 @@ def pieces_slots(device: torch.device) -> int:
     return forward_gluon.PIECES_SLOTS or _resident_programs(device)
 
 
-def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None):
+def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=None, span=None, dependents=False):
     """The preparation launch: (span rows, nheads, 2, chunk) fp32, dt and its cumsums within steps of `sub` tokens.
     With `out` (fp32, rows of `chunk` for (span row, head)), the cumsums alone go there, of a dt processed already
     (dt_bias None, no softplus, no clamp). `span` (not packed): the rows' spans are that many tokens, at most `chunk`,
-    which then only lays the rows out."""
+    which then only lays the rows out. `dependents` (Hopper): the launch lets the next one start at once, as one
+    launched by PDL may (`forward_gluon.PDL`), which then waits for this one's end before it reads `out`."""
     store_dt = out is None
     lo, hi = dims.dt_limit if store_dt else (-math.inf, math.inf)
     if store_dt:
@@ -1152,7 +1159,8 @@ def _decays(dims, sub, chunk, n_rows, table, dt, A, dt_bias, dt_softplus, out=No
         dims.batch, dims.seqlen, dims.nheads, n_subs, chunk * (2 if store_dt else 1), *dt.stride(),
         float(lo), float(hi), span or chunk), dt.device,
         CHUNK=chunk, SUB=sub, BLOCK_H=block_h, HAS_DT_BIAS=dt_bias is not None, DT_SOFTPLUS=dt_softplus,
-        IS_VARLEN=dims.cu_seqlens is not None, STORE_DT=store_dt, SPAN_GIVEN=span is not None, num_warps=4)
+        IS_VARLEN=dims.cu_seqlens is not None, STORE_DT=store_dt, SPAN_GIVEN=span is not None, DEPENDENTS=dependents,
+        num_warps=4)
     return out
 
 

@@ -79,6 +79,10 @@ PIECES = False
 # The slots of the balanced pieces (None: the programs the GPU holds at once, two an SM); fewer for tests at small
 # shapes (two chains a slot at least).
 PIECES_SLOTS = None
+# The sweep launched by programmatic dependent launch (PDL, Hopper): it may start while the preparation launch still
+# runs (which lets it go at its own start: `forward._decays`), its programs taking their tickets and issuing their first
+# x, B and C rows before they wait for that launch's end (`_wait_prior_grid`). False: it starts after that end (A/B).
+PDL = False
 
 
 def blocker(dims, x, B, C, z, *, output: bool, stores_states: bool, capability) -> str | None:
@@ -181,12 +185,18 @@ if gluon is not None:
     _tma_store = getattr(hopper.tma, "async_store", None) or hopper.tma.async_copy_shared_to_global
 
     @gluon.jit
+    def _wait_prior_grid():
+        """griddepcontrol.wait: until the launch before this one (the preparation launch) has finished and its writes
+        are visible; at once where this launch was not started early (`PDL`), and on any later call."""
+        gl.inline_asm_elementwise("griddepcontrol.wait; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
+
+    @gluon.jit
     def _issue_loads(x_st, B_st, C_st, dt_st, cs_st, x_base, B_base, C_base, decays, s0, length, stride_x_t, stride_B_t,
                      stride_C_t, CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
-                     LOAD_C: gl.constexpr = True):
+                     LOAD_C: gl.constexpr = True, WAIT: gl.constexpr = False):
         """cp.async of the sub-chunk at s0's x [SUB, BLOCK_P], B and (LOAD_C) C [SUB, BLOCK_N] rows (zeros past the
         span's end) and its dt and dt A cumsums [2, SUB] (fp32, one 4-byte piece a thread) into one stage, as one
-        group."""
+        group. WAIT: the preparation launch's end is waited for between the two (`_wait_prior_grid`)."""
         ld_p: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_P, BLOCK_P // 8], [4, 1], [1, 0])
         ld_n: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // BLOCK_N, BLOCK_N // 8], [4, 1], [1, 0])
         t_p = s0 + gl.arange(0, SUB, layout=gl.SliceLayout(1, ld_p))
@@ -198,6 +208,8 @@ if gluon is not None:
         _async_load(B_st, B_base + t_n[:, None] * stride_B_t + n[None, :], mask=mask_n)
         if LOAD_C:
             _async_load(C_st, C_base + t_n[:, None] * stride_C_t + n[None, :], mask=mask_n)
+        if WAIT:
+            _wait_prior_grid()
         i = s0 + gl.arange(0, SUB, layout=gl.BlockedLayout([1], [32], [4], [0]))
         _async_load(dt_st, decays + i)  # (s0 + SUB <= CHUNK)
         # the cumsums past the span's end repeat its last one (they meet only x's zero rows and y's unstored rows): the
@@ -214,15 +226,18 @@ if gluon is not None:
 
     @gluon.jit
     def _tma_loads(x_desc, B_desc, C_desc, x_st, B_st, C_st, dt_st, cs_st, bar, row, x_col, bc_col, decays, s0, length,
-                   CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr):
+                   CHUNK: gl.constexpr, SUB: gl.constexpr, BLOCK_P: gl.constexpr, BLOCK_N: gl.constexpr,
+                   WAIT: gl.constexpr = False):
         """`_issue_loads` by the tensor memory accelerator: x, B and C's rows of the sub-chunk at s0 (every one inside
         the sequence: `tma_descriptors`) as three copies that complete on `bar` (one thread issues them: no address
-        arithmetic a row), dt and the cumsums by cp.async as one group, as before."""
+        arithmetic a row), dt and the cumsums by cp.async as one group, as before (WAIT: after `_wait_prior_grid`)."""
         NBYTES: gl.constexpr = (SUB * BLOCK_P + 2 * SUB * BLOCK_N) * (x_desc.dtype.primitive_bitwidth // 8)
         hopper.mbarrier.expect(bar, NBYTES)
         _tma_load(x_desc, [row + s0, x_col], bar, x_st)
         _tma_load(B_desc, [row + s0, bc_col], bar, B_st)
         _tma_load(C_desc, [row + s0, bc_col], bar, C_st)
+        if WAIT:
+            _wait_prior_grid()
         i = s0 + gl.arange(0, SUB, layout=gl.BlockedLayout([1], [32], [4], [0]))
         _async_load(dt_st, decays + i)
         _async_load(cs_st, decays + CHUNK + gl.minimum(i, length - 1))
@@ -439,7 +454,7 @@ if gluon is not None:
         gl.constexpr, HAS_Z: gl.constexpr, STORE_YPRE: gl.constexpr, HAS_INIT: gl.constexpr, STORE_FINAL: gl.constexpr,
         EARLY: gl.constexpr, D_HEAD: gl.constexpr, STORE_STATES: gl.constexpr, STATE_CHUNK: gl.constexpr, IS_VARLEN:
         gl.constexpr, TMA: gl.constexpr, TMA_STATES: gl.constexpr, PIECES: gl.constexpr, MOVE_16: gl.constexpr,
-        OWN_STAGES: gl.constexpr, H_ROWS: gl.constexpr
+        OWN_STAGES: gl.constexpr, H_ROWS: gl.constexpr, PDL: gl.constexpr
     ):
         """One span of a chain (sequence seq at batch row b, head h of group g, headdim block pb; its `length` tokens
         from `start`, piece or span k of n_chunks, `decays` its dt and cumsums): wait for the state entering it (k >
@@ -467,6 +482,11 @@ if gluon is not None:
         z_base = z_ptr + b.to(gl.int64) * stride_z_b + h.to(gl.int64) * stride_z_h + start * stride_z_t + p0
         if PIECES:  # the previous piece's last reads of the stages, H_sm and xw_sm are done before anyone writes them
             _barrier()
+        # PDL: this launch may start while the preparation launch runs; nothing it wrote (`decays`) is read before
+        # the wait: in the late form, after the first stage's x, B and C are on their way
+        LATE_WAIT: gl.constexpr = PDL and not (EARLY or PIECES)
+        if PDL and (EARLY or PIECES):
+            _wait_prior_grid()
         if EARLY:  # the span's own state first: the hand-over below then needs no sweep after the wait
             if OWN_STAGES == 3:
                 S, total = _own_state3(x_sm, B_sm, C_sm, xw_sm, dt_sm, cs_sm, H_sm.slice(0, SUB), x_base, B_base,
@@ -484,10 +504,11 @@ if gluon is not None:
             bc_col = g * BLOCK_N
             _tma_loads(x_desc, B_desc, C_desc, x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0),
                        cs_sm.index(0), bars.index(0), row, x_col, bc_col, decays, 0, length, CHUNK, SUB, BLOCK_P,
-                       BLOCK_N)
+                       BLOCK_N, LATE_WAIT)
         else:
             _issue_loads(x_sm.index(0), B_sm.index(0), C_sm.index(0), dt_sm.index(0), cs_sm.index(0), x_base, B_base,
-                         C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N)
+                         C_base, decays, 0, length, stride_x_t, stride_B_t, stride_C_t, CHUNK, SUB, BLOCK_P, BLOCK_N,
+                         True, LATE_WAIT)
 
         # the state entering the span, [BLOCK_N, BLOCK_P] (kept transposed: the update is an M = BLOCK_N product)
         n_r = gl.arange(0, BLOCK_N, layout=rows)
@@ -692,7 +713,7 @@ if gluon is not None:
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
         IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False, TMA_STATES: gl.constexpr = False,
-        PIECES: gl.constexpr = 0,
+        PIECES: gl.constexpr = 0, PDL: gl.constexpr = False,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
@@ -708,7 +729,9 @@ if gluon is not None:
         boundary) of `forward.balanced_pieces`' plan one after another: every slot about the same number of chunks,
         no wave left part empty. The slot that takes
         ticket t is n_programs - 1 - t, so that a cut chain's second piece (its slot's last) waits on its first (the
-        next slot's first piece), which a program with an earlier ticket sweeps before anything else."""
+        next slot's first piece), which a program with an earlier ticket sweeps before anything else.
+        PDL: launched to start while the preparation launch still runs (`launch_pdl`); `_sweep_span` reads `decays`
+        only after waiting for that launch's end."""
         dtype: gl.constexpr = x_ptr.dtype.element_ty
         sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
         sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
@@ -782,7 +805,7 @@ if gluon is not None:
                     stride_final_n, x_desc, B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm,
                     hmax_sm, bars, b, h, h // heads_per_group, b, k, start, length, n_chunks, chain, pb, b, decays,
                     CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z, STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD,
-                    STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, PIECES, MOVE_16, OWN_STAGES, H_ROWS)
+                    STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, PIECES, MOVE_16, OWN_STAGES, H_ROWS, PDL)
         else:
             pb = ticket % n_pblocks
             rest = ticket // n_pblocks
@@ -821,7 +844,7 @@ if gluon is not None:
                 B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm, hmax_sm, bars, b, h, g, seq,
                 k, start, length, n_chunks, chain, pb, rest, decays, CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z,
                 STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD, STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES,
-                PIECES, MOVE_16, OWN_STAGES, H_ROWS)
+                PIECES, MOVE_16, OWN_STAGES, H_ROWS, PDL)
 
     # (the TMA form's descriptors: `launch` keys them by their specialisation and a replay rebuilds them)
     _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")

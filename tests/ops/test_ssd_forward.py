@@ -787,6 +787,32 @@ def test_pieces_blocker(monkeypatch):
     assert "off" in pieces_blocker(dims, late, x, B, C, None, D, None)
 
 
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+@pytest.mark.parametrize("pdl", [False, True], ids=["plain", "pdl"])
+def test_gluon_pdl_launch_options(pdl, early, monkeypatch):
+    """forward_gluon.PDL, on the host (CPU tensors, the launches recorded, none run): the sweep takes Triton's
+    `launch_pdl` option exactly when its kernel is compiled to wait for the preparation launch (PDL), and the
+    preparation launch lets it start (DEPENDENTS) then too; off, none of the three. A sweep started early whose kernel
+    did not wait would read the decays before they are written."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import forward, forward_gluon
+
+    if forward_gluon.gluon is None:
+        pytest.skip("this Triton has no Gluon")
+    launched = []
+    monkeypatch.setattr(_runtime, "launch", lambda kernel, grid, args, device, **meta: launched.append(
+        (getattr(kernel, "__name__", None) or kernel.fn.__name__, meta)))
+    monkeypatch.setattr(forward_gluon, "PDL", pdl)
+    kw, dims = _gluon_case(batch=2, seqlen=320, D="h")
+    cfg = LaunchConfig(64, 64, 4, 2, early, group=1, prefetch=not early, pre_decays=True)
+    y = torch.empty_like(kw["x"])
+    forward._run_gluon(dims, cfg, kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], kw["D"], None, None, False, None,
+                       None, y, None, None)
+    assert [name for name, _ in launched] == ["_ssd_decays_kernel", "_ssd_fwd_gluon_kernel"]
+    (_, prep), (_, sweep) = launched
+    assert prep["DEPENDENTS"] is pdl and sweep["PDL"] is pdl and sweep["launch_pdl"] is pdl
+
+
 def test_gluon_never_on_cpu():
     from flashssm.ops.ssd.forward import gluon_blocker
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepared by the seventieth session, not run (its device time was spent). Two H200s (nvidia-h200-x2), ~300 s; carry
+# [".whl"]. That session found a 1 x 2K training call of the SSD layer 41 % faster (mamba_ssm's 23 %) with the backward
+# on the calling thread (torch.autograd.set_multithreading_enabled(False)) instead of autograd's CUDA device thread.
+# GPU 0: what a whole model's training step gets from it (benchmarks/model_step_threads.py: the 130M Mamba-2 and
+# Mamba-1 models, a host-bound 1 x 512 step and a 4 x 2K one; flashssm and mamba_ssm's model over the same weights).
+# GPU 1: the same for the Mamba-1 scan's training calls and a GPU-bound SSD call (the control), then issue 4's bench rows.
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > /dev/null 2>&1
+rm -rf /tmp/xrepo && mkdir -p /tmp/xrepo && cp -r tests benchmarks flashssm pyproject.toml README.md /tmp/xrepo/
+cd /tmp/xrepo
+export PYTHONPATH=.:/tmp/site
+CUDA_VISIBLE_DEVICES=0 timeout 280 python3 benchmarks/model_step_threads.py --preset mamba2-130m --preset mamba-130m \
+  --shape 1x512 --shape 4x2048 --rounds 5 > "$OUT/model-threads.txt" 2>&1 &
+(
+  CUDA_VISIBLE_DEVICES=1 timeout 150 python3 benchmarks/autograd_threads.py -w m1train-130m-1x8K -w m1train-2.8b-8x2K \
+    -w train-2.7b-1x32K -i flashssm -i mamba_ssm --rounds 5 > "$OUT/threads.txt" 2>&1
+  CUDA_VISIBLE_DEVICES=1 timeout 130 python3 -m flashssm bench -w train-2.7b-1x2K -w train-2.7b-8x4K \
+    -w train-2.7b-1x32K -i flashssm -i mamba_ssm > "$OUT/bench-train.txt" 2>&1
+) &
+wait
+grep -v "Warning\|warn_once" "$OUT/model-threads.txt" | tail -10
+grep -v "Warning\|warn_once" "$OUT/threads.txt" | tail -8
+grep -E "^(flashssm|mamba_ssm) |train-" "$OUT/bench-train.txt" | head -12

@@ -13,7 +13,7 @@ import statistics
 
 import torch
 
-from flashssm.bench.impls import IMPLS
+from flashssm.bench.impls import IMPLS, Unavailable
 from flashssm.bench.measure import time_ms
 from flashssm.bench.workloads import WORKLOADS
 
@@ -29,7 +29,11 @@ def main():
         w = WORKLOADS[name]
         inp = w.make_inputs("cuda")
         for impl in args.impl or ["flashssm", "mamba_ssm"]:
-            fn = IMPLS[w.op][impl].setup(w, inp)
+            try:
+                fn = IMPLS[w.op][impl].setup(w, inp)
+            except Unavailable as why:
+                print(f"{name} {impl}: unavailable ({why})")
+                continue
             fn()
 
             def calling_thread():

@@ -50,9 +50,13 @@ def main():
                         step()
 
                 times = {"device thread": [], "calling thread": []}
-                for _ in range(args.rounds):
-                    times["device thread"].append(_timed(step, device, args.repeat)[0])
-                    times["calling thread"].append(_timed(calling_thread, device, args.repeat)[0])
+                try:
+                    for _ in range(args.rounds):
+                        times["device thread"].append(_timed(step, device, args.repeat)[0])
+                        times["calling thread"].append(_timed(calling_thread, device, args.repeat)[0])
+                except Exception as err:  # (a peer failing, e.g. mamba_ssm's Mamba-1 without its CUDA build)
+                    print(f"{name} {shape} {impl}: failed ({type(err).__name__}: {str(err).splitlines()[0][:160]})")
+                    continue
                 a, b = (statistics.median(v) * 1e3 for v in times.values())
                 print(f"{name} {shape} {impl}: device thread {a:.2f} ms, calling thread {b:.2f} ms "
                       f"({(b / a - 1) * 100:+.1f} %)", flush=True)

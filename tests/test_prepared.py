@@ -293,6 +293,42 @@ def test_a_training_backward_replays_its_steps(name, deterministic, device, monk
         assert grads[k] is not None and torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed backward differs"
 
 
+@pytest.mark.parametrize("tiles", [False, True], ids=["sweeps", "tiles"])
+def test_dB_and_dC_take_one_fill_and_one_cast(tiles, device, monkeypatch):
+    """With float atomics dB and dC are the halves of one zeroed fp32 buffer and come out of one cast
+    (`backward_chain._zeroed_pair`, `_cast_pair`), and dA alone its plane's sum (`_one_sum`): a recorded backward holds
+    one step for each (a small training call's host work is a torch call each) and no other fill, and its gradients
+    are the whole path's bit for bit and the reference's. (The custom op keeps dB and dC apart, `bc_apart`: its
+    outputs may not alias; the gradcheck and torch.compile tests take that path.)"""
+    from flashssm.ops.ssd import backward_chain
+
+    monkeypatch.setattr(backward_chain, "TILES", tiles)
+    kw, call = _inputs(device)
+    incoming = _incoming(kw, call, device)
+    _grads(kw, call, *incoming)
+    plans = [plan for plan in _runtime._prepared.values() if isinstance(plan, _runtime.Prepared)]
+    assert len(plans) == 2
+    derived = [step[2][0] for plan in plans for step, _ in plan.steps
+               if step[1] is _runtime.derive and step[0] in (_runtime._ALLOC, _runtime._OP)]
+    assert derived.count(backward_chain._zeroed_pair) == 1 and derived.count(backward_chain._cast_pair) == 1
+    assert derived.count(backward_chain._one_sum) == 1
+    fills = [step for plan in plans for step, _ in plan.steps
+             if step[0] == _runtime._OP and getattr(step[1], "__name__", "") in ("zeros", "zeros_like", "zero_")]
+    assert not fills, "another fill besides dB's and dC's one"
+    out, grads = _grads(kw, call, *incoming)  # (replayed)
+    with _no_replays():
+        whole, whole_grads = _grads(kw, call, *incoming)
+    for k in ("B", "C", "A", "x", "dt"):
+        assert torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed backward differs"
+    y_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=call["chunk_size"])[0]
+    g = {k: v.double().detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
+    y64 = ref.ssd_scan_chunked(**g, chunk_size=call["chunk_size"])[0]
+    assert_close(out[0], y_ref, torch.float32, "y")
+    y64.backward(incoming[0].double())
+    for k in ("B", "C", "A"):
+        assert_close(grads[k], g[k].grad, torch.float32, f"d{k}")
+
+
 def test_what_the_backward_key_holds(device, monkeypatch):
     """The gradients asked for, the incoming gradient's layout and the backward's module switches are the backward
     key's or its check's: each change runs the backward's Python again (recorded anew), with the whole path's

@@ -14,6 +14,7 @@ import time
 import torch
 
 import flashssm
+from benchmarks.replay_steps import timer
 from flashssm import _runtime
 from flashssm.bench.workloads import WORKLOADS
 from flashssm.ops.ssd import autograd as ssd_autograd
@@ -25,21 +26,10 @@ def main():
     ap.add_argument("--calls", type=int, default=300)
     args = ap.parse_args()
     spans = {}
-
-    def timed(name, fn):
-        def wrapper(*a, **k):
-            t = time.perf_counter()
-            try:
-                return fn(*a, **k)
-            finally:
-                spans.setdefault(name, []).append(time.perf_counter() - t)
-        return wrapper
-
-    backward = ssd_autograd.SSDScanFunction.backward
-    ssd_autograd.SSDScanFunction.backward = staticmethod(timed("backward body", backward))
-    _runtime.replay = timed("backward replay", _runtime.replay)
-    run = _runtime.Prepared.run
-    _runtime.Prepared.run = timed("Prepared.run", run)  # (the forward's replay, then the backward's, each call)
+    backward, replay, run = ssd_autograd.SSDScanFunction.backward, _runtime.replay, _runtime.Prepared.run
+    ssd_autograd.SSDScanFunction.backward = staticmethod(timer("backward body", backward, spans))
+    _runtime.replay = timer("backward replay", replay, spans)
+    _runtime.Prepared.run = timer("Prepared.run", run, spans)  # (the forward's replay, then the backward's, each call)
     try:
         for name in args.workload or ["train-2.7b-1x2K"]:
             w = WORKLOADS[name]
@@ -69,7 +59,7 @@ def main():
                 print(f"  {k:16s} {statistics.median(v) * 1e6:8.1f}")
     finally:
         ssd_autograd.SSDScanFunction.backward = backward
-        _runtime.Prepared.run = run
+        _runtime.replay, _runtime.Prepared.run = replay, run
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from flashssm.bench.impls import IMPLS
 from flashssm.bench.workloads import WORKLOADS
 
 
-def _timer(name, fn, log):
+def timer(name, fn, log):
+    """fn, timed: each call's wall time on the host appended to log[name] (seconds)."""
     def timed(*a, **k):
         t = time.perf_counter()
         try:
@@ -54,10 +55,10 @@ def main():
             for j, (step, frees) in enumerate(plan.steps):
                 label = f"plan {k} step {j:2d}"
                 if step[0] == _runtime._ALLOC:
-                    step = (step[0], _timer(f"{label} alloc {getattr(step[1], '__name__', step[1])}", step[1], log),
+                    step = (step[0], timer(f"{label} alloc {getattr(step[1], '__name__', step[1])}", step[1], log),
                             *step[2:])
                 elif step[0] == _runtime._OP:
-                    step = (step[0], _timer(f"{label} op {getattr(step[1], '__name__', step[1])}", step[1], log),
+                    step = (step[0], timer(f"{label} op {getattr(step[1], '__name__', step[1])}", step[1], log),
                             *step[2:])
                 steps.append((step, frees))
             plan.steps = tuple(steps)

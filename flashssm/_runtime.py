@@ -83,7 +83,8 @@ MIN_CAPABILITY = (8, 0)
 # The name is asked for only when the GPU is refused: torch.compile traces this check, and a call
 # returning a string (get_device_name) breaks a fullgraph trace.
 @cached(maxsize=None)
-def _cuda_capability(index: int) -> tuple[int, int]:
+def cuda_capability(index: int | None) -> tuple[int, int]:
+    """GPU `index`'s compute capability (None: the current GPU), cached."""
     return tuple(torch.cuda.get_device_capability(index))
 
 
@@ -96,7 +97,7 @@ def gpu_blocker(device: torch.device) -> str | None:
     if torch.version.hip is not None:  # ROCm reports its own numbering; Triton targets it
         return None
     index = device.index if device.index is not None else torch.cuda.current_device()
-    capability = _cuda_capability(index)
+    capability = cuda_capability(index)
     if capability < MIN_CAPABILITY:
         return (f"{_cuda_name(index)} has compute capability {capability[0]}.{capability[1]}; the Triton kernels need "
                 f"{MIN_CAPABILITY[0]}.{MIN_CAPABILITY[1]} (Ampere) or newer")
@@ -285,8 +286,9 @@ def _empty_like(x: torch.Tensor) -> torch.Tensor:
 
 
 def derive(fn, *args) -> torch.Tensor:
-    """fn(*args): a tensor derived from tensors (a view of part of a buffer) without a torch call a recording would
-    see, recorded as a step of its own (`Recording.make`), so that a replay derives it from its own tensors."""
+    """fn(*args): a tensor, or a tuple of them, made or derived from tensors among args (a view of part of a buffer;
+    two halves of one zeroed buffer) by torch calls a recording does not see one by one, recorded as one step
+    (`Recording.make`), so that a replay makes or derives them again from its own tensors."""
     if _recorder is not None:
         return _recorder.make(derive, (fn, *args), lambda f, *a: f(*a))
     return fn(*args)

@@ -203,7 +203,7 @@ def _planners_run_as_on_a_gpu(request, monkeypatch):
                         and not torch.compiler.is_compiling())
     monkeypatch.setattr(_runtime, "_cuda_sm_count", lambda index: 132)
     monkeypatch.setattr(_runtime, "_cuda_shared_memory", lambda index: 227 * 1024)
-    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: (9, 0))
+    monkeypatch.setattr(_runtime, "cuda_capability", lambda index: (9, 0))
     monkeypatch.setattr(_runtime, "_compile_ahead", lambda *args, **kwargs: None)
     real_launch = _runtime.launch
 

@@ -405,7 +405,6 @@ def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device
     options' dt launches and the recompute: ten kernels) and without (132), packed sequences, deterministic mode (the
     parallel form), gradients not wanted."""
     import flashssm
-    from flashssm.ops.ssd import forward
     from tests.helpers import ssd_inputs
 
     c = SSD_CASES[case]
@@ -418,7 +417,7 @@ def test_ssd_backward_planner_plans_the_backward_launches(case, sm_count, device
     on_cpu = torch.device(device).type != "cuda"
     if on_cpu:  # the dry run plans for a GPU: give the real run the same SM count and an Ampere's capability
         monkeypatch.setattr(_runtime, "sm_count", lambda device, *, on_cpu: sm_count)
-        monkeypatch.setattr(forward, "_capability", lambda index: (8, 0))
+        monkeypatch.setattr(_runtime, "cuda_capability", lambda index: (8, 0))
     if c.get("deterministic"):
         monkeypatch.setattr(torch, "are_deterministic_algorithms_enabled", lambda: True)
     for name, t in kw.items():

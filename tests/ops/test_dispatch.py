@@ -39,12 +39,12 @@ def test_cpu_without_interpreter_runs_the_reference():
 def test_an_old_gpu_is_refused_with_its_name_and_capability(monkeypatch):
     from flashssm import _runtime
 
-    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: (7, 5))
+    monkeypatch.setattr(_runtime, "cuda_capability", lambda index: (7, 5))
     monkeypatch.setattr(_runtime, "_cuda_name", lambda index: "Tesla T4")
     monkeypatch.setattr(torch.version, "hip", None)
     why = _runtime.gpu_blocker(torch.device("cuda", 0))
     assert why is not None and "Tesla T4" in why and "7.5" in why and "8.0" in why
-    monkeypatch.setattr(_runtime, "_cuda_capability", lambda index: (9, 0))
+    monkeypatch.setattr(_runtime, "cuda_capability", lambda index: (9, 0))
     monkeypatch.setattr(_runtime, "_cuda_name", lambda index: "NVIDIA H100")
     assert _runtime.gpu_blocker(torch.device("cuda", 0)) is None
 

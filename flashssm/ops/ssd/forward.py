@@ -1022,7 +1022,7 @@ def _run(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_states, 
 def gluon_blocker(dims: SSDDims, x, B, C, z, states=None) -> str | None:
     """None when a forward launch with output (and `states`, if given) takes the Gluon kernel (forward_gluon.py), else
     why not; a launch's configuration only says whether to ask (`LaunchConfig.gluon`)."""
-    capability = _capability(_runtime.cuda_index(x)) if _runtime.gpu_code(x) else None
+    capability = _runtime.cuda_capability(_runtime.cuda_index(x)) if _runtime.gpu_code(x) else None
     return forward_gluon.blocker(dims, x, B, C, z, output=True,
                                  stores_states=states is not None, capability=capability)
 
@@ -1179,14 +1179,9 @@ def supported(dstate: int, device: torch.device) -> str | None:
     """None when the kernel runs here, else why not."""
     if dstate > 256:
         return f"dstate {dstate} > 256"
-    if device.type == "cuda" and _capability(device.index)[0] < 8:
+    if device.type == "cuda" and _runtime.cuda_capability(device.index)[0] < 8:
         return "the kernel needs compute capability 8.0 or newer"
     return None
-
-
-@_runtime.cached(maxsize=None)
-def _capability(index: int | None) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(index)
 
 
 __all__ = ["ssd_forward", "launch", "entering_states", "stores_states", "sweep_states", "states_shape", "chunk_rows",

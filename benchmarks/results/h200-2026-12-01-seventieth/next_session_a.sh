@@ -17,8 +17,14 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 rm -rf /tmp/xrepo && mkdir -p /tmp/xrepo && cp -r tests benchmarks flashssm pyproject.toml README.md /tmp/xrepo/
 cd /tmp/xrepo
 export PYTHONPATH=.:/tmp/site
-CUDA_VISIBLE_DEVICES=0 timeout 280 python3 benchmarks/model_step_threads.py --preset mamba2-130m --preset mamba-130m \
-  --shape 1x512 --shape 4x2048 --rounds 5 > "$OUT/model-threads.txt" 2>&1 &
+(
+  CUDA_VISIBLE_DEVICES=0 timeout 280 python3 benchmarks/model_step_threads.py --preset mamba2-130m --preset mamba-130m \
+    --shape 1x512 --shape 4x2048 --rounds 5 > "$OUT/model-threads.txt" 2>&1
+  # (the Gluon dispatch now asks _runtime.cuda_capability: the forward file and the dispatch tests on the GPU)
+  CUDA_VISIBLE_DEVICES=0 timeout 200 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging \
+    --tb=short -n 14 --dist worksteal tests/ops/test_ssd_forward.py tests/ops/test_dispatch.py \
+    > "$OUT/tests-forward.txt" 2>&1
+) &
 (
   CUDA_VISIBLE_DEVICES=1 timeout 120 python3 benchmarks/autograd_threads.py -w m1train-130m-1x8K -w m1train-2.8b-8x2K \
     -w train-2.7b-1x32K -i flashssm -i mamba_ssm --rounds 5 > "$OUT/threads.txt" 2>&1
@@ -34,5 +40,5 @@ wait
 grep -v "Warning\|warn_once" "$OUT/model-threads.txt" | tail -10
 grep -v "Warning\|warn_once" "$OUT/threads.txt" | tail -8
 grep -E "call|FEWER" "$OUT/ab-fewer-torch-calls.txt" | head -8
-grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | sort -u | head; tail -1 "$OUT/tests.txt"
+for f in tests tests-forward; do grep -E "^(FAILED|ERROR)" "$OUT/$f.txt" | sort -u | head; tail -1 "$OUT/$f.txt"; done
 grep -E "^(flashssm|mamba_ssm) |train-" "$OUT/bench-train.txt" | head -12

@@ -28,7 +28,7 @@ def main():
     from flashssm.models import MambaLM
 
     device = torch.device(args.device)
-    for name in args.preset or ["mamba2-130m", "mamba-130m"]:
+    for name in args.preset or ["mamba2-130m", "mamba1-130m"]:
         config = _config(name)
         for shape in args.shape or ["1x512", "4x2048"]:
             batch, seqlen = (int(v) for v in shape.split("x"))

@@ -286,8 +286,8 @@ def _empty_like(x: torch.Tensor) -> torch.Tensor:
 
 
 def derive(fn, *args) -> torch.Tensor:
-    """fn(*args): a tensor, or a tuple of them, made or derived from tensors among args (a view of part of a buffer;
-    two halves of one zeroed buffer) by torch calls a recording does not see one by one, recorded as one step
+    """fn(*args): a tensor, or a tuple of them, made or derived from tensors among args (a view of part of a buffer)
+    by torch calls a recording does not see one by one, recorded as one step
     (`Recording.make`), so that a replay makes or derives them again from its own tensors."""
     if _recorder is not None:
         return _recorder.make(derive, (fn, *args), lambda f, *a: f(*a))

@@ -234,7 +234,10 @@ def test_an_fp16_training_call_replays_its_scaled_states(device, monkeypatch):
     """fp16 inputs whose forward stores the tiles' scaled states (`forward.new_states`: the units at the buffer's
     tail, a view the launches take): the training forward and backward are recorded (the view a step of its own,
     `_runtime.derive`, not a tensor the forward's recording does not know) and replayed, with the whole path's
-    outputs and gradients bit for bit on new inputs."""
+    outputs bit for bit on new inputs, and its gradients too but for dB and dC: float atomics sum those over a
+    group's heads and launches, in an order that differs between runs on a GPU (seventy-first session: 2 replays of 20
+    differed from the whole path, and from a second replay, by ~1e-7 to 2e-6 of the largest value), so those are
+    held within a few fp16 roundings of it."""
     from flashssm.ops.ssd import backward, backward_chain, forward
 
     monkeypatch.setattr(backward, "DEFAULT_FORM", "chain")
@@ -254,7 +257,11 @@ def test_an_fp16_training_call_replays_its_scaled_states(device, monkeypatch):
         whole, whole_grads = _grads(new, call, *incoming)
     assert _equal(out, whole)
     for k in grads:
-        assert torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed call differs"
+        if k in ("B", "C") and device == "cuda":  # (the atomics' order; a mis-replayed buffer is off by far more)
+            top = whole_grads[k].float().abs().max()
+            assert (grads[k].float() - whole_grads[k].float()).abs().max() <= 1e-3 * top, f"d{k} of the replay differs"
+        else:
+            assert torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed call differs"
 
 
 def _incoming(kw, call, device, dtype=None):
@@ -291,42 +298,6 @@ def test_a_training_backward_replays_its_steps(name, deterministic, device, monk
     assert _equal(out, whole)
     for k in grads:
         assert grads[k] is not None and torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed backward differs"
-
-
-@pytest.mark.parametrize("tiles", [False, True], ids=["sweeps", "tiles"])
-def test_dB_and_dC_take_one_fill_and_one_cast(tiles, device, monkeypatch):
-    """With float atomics dB and dC are the halves of one zeroed fp32 buffer and come out of one cast
-    (`backward_chain._zeroed_pair`, `_cast_pair`), and dA alone its plane's sum (`_one_sum`): a recorded backward holds
-    one step for each (a small training call's host work is a torch call each) and no other fill, and its gradients
-    are the whole path's bit for bit and the reference's. (The custom op keeps dB and dC apart, `bc_apart`: its
-    outputs may not alias; the gradcheck and torch.compile tests take that path.)"""
-    from flashssm.ops.ssd import backward_chain
-
-    monkeypatch.setattr(backward_chain, "TILES", tiles)
-    kw, call = _inputs(device)
-    incoming = _incoming(kw, call, device)
-    _grads(kw, call, *incoming)
-    plans = [plan for plan in _runtime._prepared.values() if isinstance(plan, _runtime.Prepared)]
-    assert len(plans) == 2
-    derived = [step[2][0] for plan in plans for step, _ in plan.steps
-               if step[1] is _runtime.derive and step[0] in (_runtime._ALLOC, _runtime._OP)]
-    assert derived.count(backward_chain._zeroed_pair) == 1 and derived.count(backward_chain._cast_pair) == 1
-    assert derived.count(backward_chain._one_sum) == 1
-    fills = [step for plan in plans for step, _ in plan.steps
-             if step[0] == _runtime._OP and getattr(step[1], "__name__", "") in ("zeros", "zeros_like", "zero_")]
-    assert not fills, "another fill besides dB's and dC's one"
-    out, grads = _grads(kw, call, *incoming)  # (replayed)
-    with _no_replays():
-        whole, whole_grads = _grads(kw, call, *incoming)
-    for k in ("B", "C", "A", "x", "dt"):
-        assert torch.equal(grads[k], whole_grads[k]), f"d{k} of the replayed backward differs"
-    y_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=call["chunk_size"])[0]
-    g = {k: v.double().detach().clone().requires_grad_() for k, v in kw.items() if isinstance(v, torch.Tensor)}
-    y64 = ref.ssd_scan_chunked(**g, chunk_size=call["chunk_size"])[0]
-    assert_close(out[0], y_ref, torch.float32, "y")
-    y64.backward(incoming[0].double())
-    for k in ("B", "C", "A"):
-        assert_close(grads[k], g[k].grad, torch.float32, f"d{k}")
 
 
 def test_what_the_backward_key_holds(device, monkeypatch):

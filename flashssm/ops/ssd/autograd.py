@@ -86,8 +86,7 @@ def ssd_scan_bwd(dy: Tensor, dfinal: Optional[Tensor], x: Tensor, dt: Tensor, A:
         raise ValueError("ypre (y before the z gate, from ssd_scan_fwd) is required when z is given")
     grads = ssd_backward(dims, dy, dfinal, x, dt, A, B, C, D=D, z=z, ypre=ypre, dt_bias=dt_bias,
                          dt_softplus=dt_softplus, initial_states=initial_states,
-                         state_dtype=_STATE_DTYPES[state_dtype], deterministic=deterministic, needs=needs,
-                         bc_apart=True)  # (a custom op's outputs may not alias one another)
+                         state_dtype=_STATE_DTYPES[state_dtype], deterministic=deterministic, needs=needs)
     return [g if g is not None else x.new_empty(0) for g in grads]
 
 

@@ -377,7 +377,6 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, deterministic=N
         form = form or DEFAULT_FORM
     if form == "parallel":
         kw.pop("states", None)  # (the chain form's sweeps take states stored by the forward; this form recomputes)
-        kw.pop("bc_apart", None)  # (this form's dB and dC are apart)
         return ssd_backward_parallel(dims, dout, dfinal, x, dt, A, B, C, **kw)
     return backward_chain.ssd_backward(dims, dout, dfinal, x, dt, A, B, C, **kw)
 

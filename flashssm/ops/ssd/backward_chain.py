@@ -654,34 +654,6 @@ DEFAULT_SPLIT_MASK = SPLIT_DECAY
 STAGES = 1
 
 
-def _zeroed_pair(shape: tuple, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """Two fp32 buffers of `shape`, zeroed by one fill: halves of one (2, n) tensor (n the elements rounded up to 8,
-    so that the second starts 32 bytes aligned, as an allocation would). dB's and dC's atomic sums: a backward's host
-    work is a torch call each (a small training call is bound by it), so one fill, and one cast after
-    (`_cast_pair`), instead of two of each."""
-    n = math.prod(shape)
-    both = torch.zeros((2, -(-n // 8) * 8), dtype=torch.float32, device=device)
-    return both[0, :n].view(shape), both[1, :n].view(shape)
-
-
-def _cast_pair(first: torch.Tensor, second: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """(first, second) in `dtype`: the halves of `_zeroed_pair`'s buffer by one cast of it, others one cast each."""
-    base = first._base
-    if (base is not None and base is second._base and base.dim() == 2 and base.shape[0] == 2
-            and first.data_ptr() == base.data_ptr() and second.data_ptr() == base[1].data_ptr()):
-        both = base.to(dtype)
-        n = first.numel()
-        return both[0, :n].view(first.shape), both[1, :n].view(second.shape)
-    return first.to(dtype), second.to(dtype)
-
-
-def _one_sum(part: torch.Tensor, index, dtype: torch.dtype) -> torch.Tensor:
-    """part[index].sum(0) in `dtype`: one plane's sum over the programs, alone (the sum is a new tensor: cast only
-    where its dtype differs)."""
-    out = part[index].sum(0)
-    return out if out.dtype == dtype else out.to(dtype)
-
-
 def chain_launch(early: bool, has_z: bool) -> bool:
     """Whether the gradient chain runs as a launch of its own (_dstates_kernel: dH after every chunk stored, dD
     summed, and with z the gated dy and dz written) rather than inside the gradient kernel. On an H100 (2.7B shape,
@@ -912,7 +884,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
                  bc_heads=None, bc_warps=None, tiles_maxnreg=None, bc_maxnreg=None, dstates_span=None, paths=None,
                  paths_heads=None, paths_warps=None, paths_maxnreg=None, paths_stages=None, paths_tile=None,
                  bc_stages=None, states=None, deterministic=False, chunk=None, in_place=None, k_halves=None,
-                 cols_from_bracket=None, halves=None, bc_apart=False):
+                 cols_from_bracket=None, halves=None):
     """Gradients of ssd_scan on validated inputs: [dx, ddt, dA, dB, dC, dD, dz, ddt_bias, dinitial_states],
     None for an absent input or one whose flag in `needs` (same order) is False. `ypre` is y before
     the z gate (needed with z); dfinal is the gradient of final_states, or None for zero.
@@ -949,9 +921,7 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
     decay gradient's column sums from the tiles kernel's bracket . x rather than the pair launch (default
     backward_tiles.COLS_FROM_BRACKET). halves (for tuning): with the tiles and few chains (early publish, not
     varlen), the state recompute and the chain launch sweep two chunks a program, storing the states and their
-    gradients at both (default: each where `early_halves` says so; True or False: both). `bc_apart`: dB and dC in
-    buffers of their own (a custom op's outputs may not alias); else, with float atomics, halves of one buffer, zeroed
-    and cast as one (`_zeroed_pair`)."""
+    gradients at both (default: each where `early_halves` says so; True or False: both)."""
     device = x.device
     inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
     needs = [True] * 9 if needs is None else list(needs)
@@ -1038,11 +1008,8 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
         return (_runtime.empty(bc_shape, torch.float32, device) if deterministic
                 else torch.zeros(bc_shape, dtype=torch.float32, device=device))
 
-    if need["B"] and need["C"] and not deterministic and not bc_apart and FEWER_TORCH_CALLS:  # (`_zeroed_pair`)
-        dB_buf, dC_buf = _runtime.derive(_zeroed_pair, bc_shape, device)
-    else:
-        dB_buf = bc_buffer() if need["B"] else None
-        dC_buf = bc_buffer() if need["C"] else None
+    dB_buf = bc_buffer() if need["B"] else None
+    dC_buf = bc_buffer() if need["C"] else None
     dinit = _runtime.empty((dims.num_seqs, h, p, n), torch.float32, device) if need["init"] else None
     D_arg, stride_D = d_operand(D, A)
     z_arg = z if z is not None else x
@@ -1145,20 +1112,12 @@ def ssd_backward(dims: SSDDims, dout, dfinal, x, dt, A, B, C, *, D=None, z=None,
             )
         del dH_buf, dy_buf  # (freed before the sums and casts below allocate)
         dH_store = None
-    if dB_buf is not None and dC_buf is not None and B.dtype == C.dtype:  # (one cast where they share a buffer)
-        dB, dC = _runtime.derive(_cast_pair, dB_buf, dC_buf, B.dtype)
-    else:
-        dB = dB_buf.to(B.dtype) if dB_buf is not None else None
-        dC = dC_buf.to(C.dtype) if dC_buf is not None else None
-    # (nheads, BLOCK_P + 2), or with the tiles (planes, nheads): dA's and dt_bias's; programs summed in a fixed order.
-    # dA alone: its plane's sum as one step, no copy (a small call's host work is a torch call each)
-    parts = dA_part if tiles else part
-    only_dA = need["A"] and not need["dt_bias"] and not need["D"] and parts is not None and FEWER_TORCH_CALLS
-    sums = None if only_dA or parts is None else parts.sum(1 if tiles else 0)
+    dB = dB_buf.to(B.dtype) if dB_buf is not None else None
+    dC = dC_buf.to(C.dtype) if dC_buf is not None else None
+    # (nheads, BLOCK_P + 2), or with the tiles (planes, nheads): dA's and dt_bias's; programs summed in a fixed order
+    sums = (dA_part.sum(1) if dA_part is not None else None) if tiles else part.sum(0)
     dA = None
-    if only_dA:
-        dA = _runtime.derive(_one_sum, parts, 0 if tiles else (slice(None), slice(None), block_p), A.dtype)
-    elif need["A"]:
+    if need["A"]:
         dA = (sums[0] if tiles else sums[:, block_p]).to(A.dtype, copy=True)
     ddt_bias = None
     if tiles:  # (the decay gradient's launch took ddt on to the raw dt, and summed dt_bias's)
@@ -1195,9 +1154,6 @@ last_compiled = None  # the gradient kernel of the last call: n_regs, n_spills (
 # that cancel, and at 1x2K with D its dA error was 1.7e-4 against the sweeps' 1.6e-4 (SPLIT: 1.2e-4, 5 % slower).
 TILES = True
 TILES_MODE = ROUND
-# dB and dC zeroed and cast as the halves of one buffer, and dA's sum alone (`_zeroed_pair`, `_cast_pair`,
-# `_one_sum`): three torch calls fewer a training call, each a step of a small call's host work. False: as before (A/B).
-FEWER_TORCH_CALLS = True
 # The decay gradient's carry <dH, H> from the chain launch as it stores dH, where the states are in memory before it,
 # instead of the paths launch reading dH again (notes/ssd_backward.md, thirty-fifth session). False: the paths' (A/B).
 CHAIN_CARRY = True

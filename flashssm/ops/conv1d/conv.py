@@ -409,7 +409,7 @@ def conv1d_forward(dims: Conv1dDims, x, weight, bias=None, initial_states=None, 
              if return_final_states else None)
     init_arg = initial_states if initial_states is not None else x
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0)
-    final_arg = final if final is not None else y
+    final_arg = final if final is not None else x  # (an input, never an output: see rmsnorm_forward's s2)
     final_strides = final.stride() if final is not None else (0, 0, 0)
     with _runtime.on_device(x.device):
         _runtime.launch(_conv_fwd_kernel, (n_tiles, _runtime.cdiv(dims.dim, block_d)), (
@@ -458,7 +458,7 @@ def conv1d_backward(dims: Conv1dDims, x, weight, bias, initial_states, dy, dfina
     init_strides = initial_states.stride() if initial_states is not None else (0, 0, 0)
     df_arg = dfinal if dfinal is not None else x
     df_strides = dfinal.stride() if dfinal is not None else (0, 0, 0)
-    di_arg = dinit if dinit is not None else dx
+    di_arg = dinit if dinit is not None else x  # (an input, never an output: see rmsnorm_forward's s2)
     di_strides = dinit.stride() if dinit is not None else (0, 0, 0)
     with _runtime.on_device(x.device):
         _runtime.launch(_conv_bwd_kernel, (n_splits, n_dblocks), (

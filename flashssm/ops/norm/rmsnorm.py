@@ -307,7 +307,10 @@ def rmsnorm_forward(x, weight, z, eps: float, group_size: int, norm_before_gate:
     z2 = _rows(z, dim) if z is not None else x2
     y = _runtime.empty(x.shape, x.dtype if out_dtype is None else out_dtype, x.device)
     y2 = y.view(-1, dim)
-    r2, s2 = x2, y2
+    # An absent tensor's pointer is an input's, never an output's: under torch.compile a kernel's arguments that may
+    # be written are cloned and copied back one by one, so an output passed twice could come back as the unwritten
+    # clone (`tests/ops/test_compile_aliasing.py`)
+    r2, s2 = x2, x2
     if residual is not None:
         r2 = _rows(residual, dim)
         s = _runtime.empty(x.shape, residual_dtype, x.device)
@@ -358,15 +361,15 @@ def rmsnorm_backward(x, weight, z, dy, eps: float, group_size: int, norm_before_
     dz2 = _rows_view(dz_out, dim) if dz_out is not None else None
     if dz2 is not None:  # (the caller's buffer, where its rows form a view: no allocation of our own)
         dz = dz_out
-    else:
-        dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else dx
-        dz2 = dz.view(-1, dim)
+    else:  # (without z, x stands in for dz's unused pointer: see rmsnorm_forward's s2)
+        dz = _runtime.empty(z.shape, z.dtype, x.device) if z is not None else None
+        dz2 = dz.view(-1, dim) if dz is not None else x2
     dw_part = (_runtime.buffer((n_splits, dim), torch.float32, x.device) if wide_blocks is None
                else torch.zeros((n_splits, dim), dtype=torch.float32, device=x.device))
     dx2 = dx.view(-1, dim)
-    dres2 = _rows(dres, dim) if dres is not None else dx2
+    dres2 = _rows(dres, dim) if dres is not None else x2
     dh = _runtime.empty(x.shape, dh_dtype, x.device) if dh_dtype is not None else None
-    dh2 = dh.view(-1, dim) if dh is not None else dx2
+    dh2 = dh.view(-1, dim) if dh is not None else x2
     with _runtime.on_device(x.device):
         _runtime.launch(kernel, (n_splits, n_groups), (
             x2, z2, weight, dy2, dx2, dz2, dw_part, dres2, dh2, n_rows, dim, group_size, eps, n_blocks, n_splits,

@@ -215,3 +215,37 @@ def test_conv1d_mamba2_shape_gpu(varlen):
     kw = conv_inputs(batch, 5376, 2000, 4, dtype=torch.bfloat16, device=device, initial_states=True,
                      num_seqs=4 if varlen else None)
     check_forward_backward(kw, torch.bfloat16, activation="silu", cu_seqlens=cu)
+
+
+@pytest.mark.parametrize("kernel", [False, True], ids=["reference-traced", "kernel-traced"])
+def test_conv1d_under_torch_compile(kernel, device, monkeypatch):
+    """While torch.compile traces a call, the reference is traced (`conv.COMPILE_KERNEL` off: a compiled Mamba-2
+    model's training step went to NaN on the GPU with the kernels traced, and trained as eager with the reference):
+    no kernel launches from the compiled call, the output and every gradient as eager's (the kernels), in the Mamba-2
+    layout (a column slice, channels contiguous). With the switch on, the kernels are traced: on the GPU they must
+    agree too; the interpreter, which Dynamo cannot trace, is not tried."""
+    from flashssm import _runtime
+    from flashssm.ops.conv1d import conv
+    from tests.helpers import record_calls
+
+    if kernel and not HAS_GPU:
+        pytest.skip("Dynamo does not trace the interpreter's kernels")
+    monkeypatch.setattr(conv, "COMPILE_KERNEL", kernel)
+    torch._dynamo.reset()
+    dim, seqlen = 24, 37
+    x = torch.randn(2, seqlen, dim + 8, device=device)[..., 4:4 + dim].transpose(1, 2).detach().requires_grad_()
+    w = torch.randn(dim, 4, device=device, requires_grad=True)
+    b = torch.randn(dim, device=device, requires_grad=True)
+    dy = torch.randn(2, seqlen, dim, device=device).transpose(1, 2)
+
+    def fn(x, w, b):
+        return flashssm.causal_conv1d(x, w, b, "silu")
+
+    want = [fn(x, w, b).detach(), *torch.autograd.grad(fn(x, w, b), [x, w, b], dy)]
+    compiled = torch.compile(fn, fullgraph=True, backend="aot_eager" if device == "cpu" else "inductor")
+    launches = record_calls(monkeypatch, _runtime, "_launch")
+    out = compiled(x, w, b)
+    got = [out.detach(), *torch.autograd.grad(out, [x, w, b], dy)]
+    assert bool(launches) == kernel, launches
+    for g, e, name in zip(got, want, ("y", "dx", "dweight", "dbias")):
+        torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-4, msg=name)

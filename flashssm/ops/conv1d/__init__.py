@@ -17,6 +17,12 @@ def _switches() -> tuple:
     return _runtime.module_switches(conv)
 
 
+def _compile_kernel() -> bool:
+    from flashssm.ops.conv1d import conv
+
+    return conv.COMPILE_KERNEL
+
+
 def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
                   return_final_states=False):
     """Causal depthwise conv1d over the sequence, optionally followed by SiLU.
@@ -33,7 +39,8 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     state_len >= width − 1 takes them in its last width − 1 columns).
 
     Forward and backward are Triton kernels (CUDA, or the CPU under TRITON_INTERPRET=1), with
-    gradients for x, weight, bias and initial_states, and through final_states.
+    gradients for x, weight, bias and initial_states, and through final_states. While torch.compile
+    traces a call, the plain-PyTorch reference is traced instead (`conv.COMPILE_KERNEL`).
     """
     # a call without gradients whose signature an earlier one recorded replays that call's steps (`_runtime.Prepared`)
     key = None
@@ -48,14 +55,15 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
     blocker = _runtime.device_blocker(x)
-    if blocker is None:
+    # (while torch.compile traces, the reference unless conv.COMPILE_KERNEL: Inductor fuses it)
+    if blocker is None and (not torch.compiler.is_compiling() or _compile_kernel()):
         from flashssm.ops.conv1d.conv import CausalConv1dFn
 
         with _runtime.Recording(key, (x, weight, bias, initial_states), _switches, ops=True) as rec:
             out = CausalConv1dFn.apply(x, weight, bias, initial_states, dims, return_final_states)
             rec.outputs = out if return_final_states else (out, None)
         return out
-    if x.is_cuda:
+    if x.is_cuda and blocker is not None:
         _runtime.warn_reference_fallback("causal_conv1d", blocker)
     y, final = reference.conv1d_checked(dims, x, weight, bias, initial_states)
     return (y, final) if return_final_states else y

@@ -31,6 +31,15 @@ from flashssm.ops.triton_common import cache_row, columns, join_columns, silu, s
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
+# Whether torch.compile traces the kernels (Dynamo records their launches into its graph) or the plain-PyTorch
+# reference, which Inductor then fuses itself. Off: on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's
+# training step through torch.compile (inductor) gave NaN gradients from its first step (every parameter below the
+# last layer's conv, then NaN losses), where eager's were right; the reference conv in the same compiled model trained
+# as eager did (6 steps, gradients within 5e-2 of eager's; the gated norm's reference did not help), and the conv
+# alone compiled gave eager's bits (bf16, a Mamba-2 column slice) (benchmarks/notes/hardening.md, seventy-first
+# session). Not explained yet; the Mamba-1 model's step trained as eager either way.
+COMPILE_KERNEL = False
+
 
 @triton.jit
 def _tile(i, table_ptr, n_ltiles, seqlen, BLOCK_L: tl.constexpr, IS_VARLEN: tl.constexpr):

@@ -80,7 +80,9 @@ def main():
     ap.add_argument("--dtype", action="append")
     args = ap.parse_args()
     from flashssm import causal_conv1d, rmsnorm_gated
+    from flashssm.ops.conv1d import conv
 
+    conv.COMPILE_KERNEL = True  # (the conv's kernels traced, as before the seventy-first session's fix)
     dev = "cuda"
     for dname in args.dtype or ["bf16", "fp32"]:
         dtype = DTYPES[dname]

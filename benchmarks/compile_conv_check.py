@@ -82,7 +82,7 @@ def main():
     from flashssm import causal_conv1d, rmsnorm_gated
     from flashssm.ops.conv1d import conv
 
-    conv.COMPILE_KERNEL = True  # (the conv's kernels traced, as before the seventy-first session's fix)
+    conv.COMPILE_FORM = "kernel"  # (the conv's kernels traced, as before the seventy-first session's fix)
     dev = "cuda"
     for dname in args.dtype or ["bf16", "fp32"]:
         dtype = DTYPES[dname]

@@ -3,10 +3,10 @@ and every parameter's gradient (NaN, largest difference relative to eager's larg
 kernel and as its reference; and the conv alone with the autocast dtypes (x bf16, a column slice; weight and bias
 fp32) and its output's gradient in the layout the mixer hands back (channels contiguous).
 
-    PYTHONPATH=. python3 benchmarks/compile_mixer_check.py [--d-model 768] [--seqlen 512] [--traced-kernel]
+    PYTHONPATH=. python3 benchmarks/compile_mixer_check.py [--d-model 768] [--seqlen 512] [--form kernel]
 
---traced-kernel: the conv's kernels traced into the graph (`conv.COMPILE_KERNEL`, off since the seventy-first session:
-the reference is traced instead), which is what went wrong.
+--form F: the conv's form while torch.compile traces (`conv.COMPILE_FORM`: reference, the default since the
+seventy-first session; custom_op; kernel, its launches traced into the graph, which is what went wrong).
 
 Seventy-first session: the 130M Mamba-2 model trained through torch.compile reached NaN where eager did not, cured by
 the conv's reference in the model; the conv alone in the mixer's layout, bf16 throughout, compiled as eager
@@ -36,12 +36,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--d-model", type=int, default=768)
     ap.add_argument("--seqlen", type=int, default=512)
-    ap.add_argument("--traced-kernel", action="store_true")
+    ap.add_argument("--form", default="kernel", choices=["reference", "custom_op", "kernel"])
     args = ap.parse_args()
     from flashssm import causal_conv1d
     from flashssm.ops.conv1d import conv as conv_module
 
-    conv_module.COMPILE_KERNEL = args.traced_kernel
+    conv_module.COMPILE_FORM = args.form
     from flashssm.modules import Mamba2Mixer, mamba2
     from flashssm.ops.conv1d.reference import causal_conv1d_reference
 

@@ -78,3 +78,32 @@ def test_ssd_scan_ops_fake_matches_real(layout, varlen, device):
     bargs = (torch.randn_like(y), torch.randn_like(final), *args[:7], ypre, kw["dt_bias"], init, cu, 16, True, 0.0,
              float("inf"), "float32", False, [True] * 8 + [init is not None])
     torch.library.opcheck(ssd_scan_bwd, bargs, test_utils=CHECKS)
+
+
+@pytest.mark.parametrize("layout", ["channels", "tokens"])
+@pytest.mark.parametrize("options", ["plain", "bias,init,final", "varlen,bias,final"])
+def test_causal_conv1d_ops_fake_matches_real(layout, options, device):
+    """The conv's custom ops (`conv.COMPILE_FORM = "custom_op"`): the Mamba-2 mixer's xBC (a column slice of the
+    projection's output, channels contiguous) and a dense tokens-contiguous x; bias, initial and final states,
+    packed sequences."""
+    from flashssm.ops.conv1d.autograd import causal_conv1d_bwd, causal_conv1d_fwd
+
+    varlen = "varlen" in options
+    batch, dim, seqlen = (1 if varlen else 2), 12, 19
+    if layout == "channels":
+        x = padded(torch.randn(batch, seqlen, dim, device=device)).transpose(1, 2)
+        assert x.stride(1) == 1 and not x.is_contiguous()
+    else:
+        x = torch.randn(batch, dim, seqlen, device=device)
+    weight = torch.randn(dim, 3, device=device)
+    bias = torch.randn(dim, device=device) if "bias" in options else None
+    cu = torch.tensor([0, 7, 7, 19], dtype=torch.int32, device=device) if varlen else None
+    num_seqs = 3 if varlen else batch
+    init = torch.randn(num_seqs, dim, 2, device=device) if "init" in options else None
+    final = "final" in options
+    args = (x, weight, bias, init, cu, True, final)
+    torch.library.opcheck(causal_conv1d_fwd, args, test_utils=CHECKS)
+    y, last = causal_conv1d_fwd(*args)
+    dy = relaid(torch.randn_like(y), (0, 2, 1)) if layout == "tokens" else torch.randn_like(y)
+    bargs = (dy, torch.randn_like(last) if final else None, x, weight, bias, init, cu, True, init is not None)
+    torch.library.opcheck(causal_conv1d_bwd, bargs, test_utils=CHECKS)

@@ -17,10 +17,10 @@ def _switches() -> tuple:
     return _runtime.module_switches(conv)
 
 
-def _compile_kernel() -> bool:
+def _compile_form() -> str:
     from flashssm.ops.conv1d import conv
 
-    return conv.COMPILE_KERNEL
+    return conv.COMPILE_FORM
 
 
 def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
@@ -40,7 +40,7 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
 
     Forward and backward are Triton kernels (CUDA, or the CPU under TRITON_INTERPRET=1), with
     gradients for x, weight, bias and initial_states, and through final_states. While torch.compile
-    traces a call, the plain-PyTorch reference is traced instead (`conv.COMPILE_KERNEL`).
+    traces a call, the plain-PyTorch reference is traced instead (`conv.COMPILE_FORM`).
     """
     # a call without gradients whose signature an earlier one recorded replays that call's steps (`_runtime.Prepared`)
     key = None
@@ -55,8 +55,13 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
     blocker = _runtime.device_blocker(x)
-    # (while torch.compile traces, the reference unless conv.COMPILE_KERNEL: Inductor fuses it)
-    if blocker is None and (not torch.compiler.is_compiling() or _compile_kernel()):
+    form = _compile_form() if torch.compiler.is_compiling() else "kernel"  # (`conv.COMPILE_FORM`)
+    if blocker is None and form == "custom_op":
+        from flashssm.ops.conv1d.autograd import causal_conv1d_fwd
+
+        y, final = causal_conv1d_fwd(x, weight, bias, initial_states, cu_seqlens, dims.silu, return_final_states)
+        return (y, final) if return_final_states else y
+    if blocker is None and form == "kernel":
         from flashssm.ops.conv1d.conv import CausalConv1dFn
 
         with _runtime.Recording(key, (x, weight, bias, initial_states), _switches, ops=True) as rec:

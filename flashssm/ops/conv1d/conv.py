@@ -31,14 +31,17 @@ from flashssm.ops.triton_common import cache_row, columns, join_columns, silu, s
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
-# Whether torch.compile traces the kernels (Dynamo records their launches into its graph) or the plain-PyTorch
-# reference, which Inductor then fuses itself. Off: on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's
+# What a call takes while torch.compile traces it: "reference", the plain-PyTorch reference (Inductor compiles it
+# itself); "custom_op", the kernels inside `flashssm::causal_conv1d_fwd` / `_bwd` (ops/conv1d/autograd.py), which
+# Inductor calls as they are, as it does ssd_scan's; "kernel", the kernels' launches traced into the graph. "reference":
+# on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's
 # training step through torch.compile (inductor) gave NaN gradients from its first step (every parameter below the
 # last layer's conv, then NaN losses), where eager's were right; the reference conv in the same compiled model trained
 # as eager did (6 steps, gradients within 5e-2 of eager's; the gated norm's reference did not help), and the conv
 # alone compiled gave eager's bits (bf16, a Mamba-2 column slice) (benchmarks/notes/hardening.md, seventy-first
-# session). Not explained yet; the Mamba-1 model's step trained as eager either way.
-COMPILE_KERNEL = False
+# session). Not explained yet; the Mamba-1 model's step trained as eager either way. "custom_op" is not yet measured on
+# a GPU (the next session's prepared call).
+COMPILE_FORM = "reference"
 
 
 @triton.jit

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Prepared by the seventy-first session, not run. One H200, ~200 s. Why the conv's kernels traced into torch.compile's
+# graph (conv.COMPILE_FORM = "kernel") gave the Mamba-2 model NaN gradients while the conv alone compiled right:
+# compile_mixer_check.py (the conv alone with autocast's dtypes, x bf16 and weight, bias fp32, and the mixer's gradient
+# layout; one 130M mixer under autocast with the traced kernels and with the reference), and what torch's analysis
+# says each traced launch writes (compile_conv_check.py).
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+rm -rf /tmp/xrepo && mkdir -p /tmp/xrepo && cp -r tests benchmarks flashssm pyproject.toml README.md /tmp/xrepo/
+cd /tmp/xrepo
+export PYTHONPATH=.
+timeout 120 python3 benchmarks/compile_mixer_check.py --form kernel > "$OUT/mixer-check.txt" 2>&1
+timeout 80 python3 benchmarks/compile_conv_check.py > "$OUT/conv-check.txt" 2>&1
+grep -hE "^conv|^mixer|^rms|^    " "$OUT/mixer-check.txt" "$OUT/conv-check.txt" | cut -c1-300

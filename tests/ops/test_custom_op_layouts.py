@@ -107,3 +107,35 @@ def test_causal_conv1d_ops_fake_matches_real(layout, options, device):
     dy = relaid(torch.randn_like(y), (0, 2, 1)) if layout == "tokens" else torch.randn_like(y)
     bargs = (dy, torch.randn_like(last) if final else None, x, weight, bias, init, cu, True, init is not None)
     torch.library.opcheck(causal_conv1d_bwd, bargs, test_utils=CHECKS)
+
+
+@pytest.mark.parametrize("options", ["z-slice", "no-z", "z,before,bf16-out"])
+def test_rmsnorm_gated_ops_fake_matches_real(options, device):
+    """The gated norm's custom ops (`rmsnorm.COMPILE_FORM = "custom_op"`): x and z column slices of a wider
+    projection (the Mamba-2 mixer's z), without z, and normalised before the gate into bf16."""
+    from flashssm.ops.norm.autograd import rmsnorm_gated_bwd, rmsnorm_gated_fwd
+
+    dim = 16
+    wide = torch.randn(2, 7, 2 * dim + 3, device=device)
+    x = wide[..., :dim]
+    z = None if options == "no-z" else wide[..., dim + 1:2 * dim + 1]
+    weight = torch.randn(dim, device=device)
+    out_dtype = torch.bfloat16 if "bf16" in options else None
+    args = (x, weight, z, 1e-5, dim // 2, "before" in options, out_dtype)
+    torch.library.opcheck(rmsnorm_gated_fwd, args, test_utils=CHECKS)
+    y = rmsnorm_gated_fwd(*args)
+    torch.library.opcheck(rmsnorm_gated_bwd, (torch.randn_like(y), *args[:6]), test_utils=CHECKS)
+
+
+def test_add_rmsnorm_ops_fake_matches_real(device):
+    """The fused add + norm's custom ops: bf16 hidden into an fp32 residual stream, y in bf16."""
+    from flashssm.ops.norm.autograd import add_rmsnorm_bwd, add_rmsnorm_fwd
+
+    hidden = torch.randn(2, 7, 24, device=device).to(torch.bfloat16)
+    residual = torch.randn(2, 7, 24, device=device)
+    weight = torch.randn(24, device=device)
+    args = (hidden, residual, weight, 1e-5, torch.float32, torch.bfloat16)
+    torch.library.opcheck(add_rmsnorm_fwd, args, test_utils=CHECKS)
+    y, s = add_rmsnorm_fwd(*args)
+    bargs = (torch.randn_like(y), torch.randn_like(s), weight, s, 1e-5, torch.bfloat16, torch.float32)
+    torch.library.opcheck(add_rmsnorm_bwd, bargs, test_utils=CHECKS)

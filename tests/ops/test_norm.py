@@ -291,3 +291,47 @@ def test_backward_stages_fit_the_gpu(smem, want, monkeypatch):
                              dh_dtype=torch.bfloat16)
     rmsnorm.rmsnorm_backward(s, torch.empty(2560, device=meta), None, torch.empty_like(s), 1e-5, 2560, False)
     assert stages == want
+
+
+@pytest.mark.parametrize("form", ["kernel", "custom_op", "reference"])
+@pytest.mark.parametrize("op", ["rmsnorm_gated", "add_rmsnorm"])
+def test_norms_under_torch_compile(op, form, device, monkeypatch):
+    """Each form a call takes while torch.compile traces it (`rmsnorm.COMPILE_FORM`) gives eager's output and gradients
+    (the kernels): z a column slice of a wider projection, as the Mamba-2 mixer hands it. The custom ops are opaque to
+    Dynamo (their kernels run under the interpreter too); the traced kernels run on the GPU only (Dynamo cannot trace
+    the interpreter); the reference launches nothing."""
+    from flashssm import _runtime
+    from flashssm.ops.norm import add_rmsnorm, rmsnorm
+    from tests.helpers import record_calls
+
+    if form == "kernel" and not HAS_GPU:
+        pytest.skip("Dynamo does not trace the interpreter's kernels")
+    monkeypatch.setattr(rmsnorm, "COMPILE_FORM", form)
+    torch._dynamo.reset()
+    dim = 32
+    wide = torch.randn(3, 5, 2 * dim + 6, device=device)
+    if op == "rmsnorm_gated":
+        leaves = [wide[..., :dim].detach().requires_grad_(), torch.randn(dim, device=device, requires_grad=True),
+                  wide[..., dim + 2:2 * dim + 2].detach().requires_grad_()]
+
+        def fn(x, w, z):
+            return (flashssm.rmsnorm_gated(x, w, z, group_size=dim // 2),)
+    else:
+        leaves = [torch.randn(3, 5, dim, device=device, requires_grad=True) for _ in range(2)]
+        leaves.append(torch.randn(dim, device=device, requires_grad=True))
+
+        def fn(h, r, w):
+            return add_rmsnorm(h, r, w)
+
+    def run(f):
+        outs = f(*leaves)
+        dys = [torch.ones_like(o) * torch.linspace(-1, 1, o.shape[-1], device=device) for o in outs]
+        return [o.detach() for o in outs] + list(torch.autograd.grad(outs, leaves, dys))
+
+    want = run(fn)
+    compiled = torch.compile(fn, fullgraph=True, backend="aot_eager" if device == "cpu" else "inductor")
+    launches = record_calls(monkeypatch, _runtime, "_launch")
+    got = run(compiled)
+    assert bool(launches) == (form != "reference"), launches
+    for i, (g, e) in enumerate(zip(got, want)):
+        torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-4, msg=f"output or gradient {i}")

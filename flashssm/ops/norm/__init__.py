@@ -16,6 +16,15 @@ def _switches() -> tuple:
     return _runtime.module_switches(rmsnorm)
 
 
+def _compile_form() -> str:
+    """The form a call takes: "kernel" outside torch.compile's tracing, `rmsnorm.COMPILE_FORM` inside it."""
+    if not torch.compiler.is_compiling():
+        return "kernel"
+    from flashssm.ops.norm import rmsnorm
+
+    return rmsnorm.COMPILE_FORM
+
+
 def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_gate=False, out_dtype=None):
     """RMSNorm with an optional SiLU gate, per group of channels.
 
@@ -44,14 +53,19 @@ def rmsnorm_gated(x, weight, z=None, *, eps=1e-6, group_size=None, norm_before_g
     why = _runtime.device_blocker(x)
     if why is None and group > 65536:
         why = f"group_size {group} > 65536"
-    if why is None:
+    form = _compile_form()
+    if why is None and form == "custom_op":
+        from flashssm.ops.norm.autograd import rmsnorm_gated_fwd
+
+        return rmsnorm_gated_fwd(x, weight, z, float(eps), group, norm_before_gate, out_dtype)
+    if why is None and form == "kernel":
         from flashssm.ops.norm.rmsnorm import RMSNormGatedFn
 
         with _runtime.Recording(key, (x, weight, z), _switches, ops=True) as rec:
             y = RMSNormGatedFn.apply(x, weight, z, float(eps), group, norm_before_gate, out_dtype)
             rec.outputs = (y,)
         return y
-    if x.is_cuda:
+    if x.is_cuda and why is not None:
         _runtime.warn_reference_fallback("rmsnorm_gated", why)
     return reference.rmsnorm_gated_checked(x, weight, z, eps=eps, group_size=group, norm_before_gate=norm_before_gate,
                                            out_dtype=out_dtype)
@@ -80,11 +94,16 @@ def add_rmsnorm(hidden, residual, weight, *, eps=1e-6, residual_dtype=None, out_
     why = _runtime.device_blocker(hidden)
     if why is None and hidden.shape[-1] > 65536:
         why = f"dim {hidden.shape[-1]} > 65536"
-    if why is None:
+    form = _compile_form()
+    if why is None and form == "custom_op":
+        from flashssm.ops.norm.autograd import add_rmsnorm_fwd
+
+        return add_rmsnorm_fwd(hidden, residual, weight, float(eps), residual_dtype, out_dtype)
+    if why is None and form == "kernel":
         from flashssm.ops.norm.rmsnorm import AddRMSNormFn
 
         return AddRMSNormFn.apply(hidden, residual, weight, float(eps), residual_dtype, out_dtype)
-    if hidden.is_cuda:
+    if hidden.is_cuda and why is not None:
         _runtime.warn_reference_fallback("add_rmsnorm", why)
     s = (hidden.float() + residual.float()).to(residual_dtype)
     return reference.rmsnorm_gated_checked(s, weight, eps=eps, group_size=s.shape[-1], norm_before_gate=False,

@@ -3,13 +3,15 @@ same weights and batches, each mode's losses over a few steps against eager's, a
 
     PYTHONPATH=. python3 benchmarks/model_step_compiled.py [--preset mamba2-130m ...] [--layers N] [--shape 1x512 ...]
         [--mode eager --mode default --mode reduce-overhead] [--steps 20] [--device cuda] [--conv-form custom_op]
+        [--norm-form custom_op]
 
 A small model's eager step is bound by its host work (the seventy-first session: the 130M Mamba-2 model's 1 x 512
 step ~60 ms on the H200 machine, ~25 us a torch call on its host); CUDA graphs replay the whole step's launches at
 once. This says whether flashssm's custom ops (ssd_scan, selective_scan, conv1d, the gated norm; their workspaces and
 ticket counters) train correctly when captured, and what it gains. `--device cpu --preset tiny --mode eager --mode
 aot_eager` is a dry run of the tool (aot_eager: torch.compile's backend without code generation). --conv-form: the
-conv's form while torch.compile traces (`conv.COMPILE_FORM`: reference, custom_op, kernel).
+conv's form while torch.compile traces (`conv.COMPILE_FORM`: reference, custom_op, kernel); --norm-form the norms'
+(`rmsnorm.COMPILE_FORM`).
 """
 
 import argparse
@@ -74,12 +76,17 @@ def main():
     ap.add_argument("--checked", type=int, default=6, help="steps whose losses are compared")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--conv-form", choices=["reference", "custom_op", "kernel"])
+    ap.add_argument("--norm-form", choices=["reference", "custom_op", "kernel"])
     args = ap.parse_args()
     from flashssm.models import MambaLM
     from flashssm.ops.conv1d import conv
 
+    from flashssm.ops.norm import rmsnorm
+
     if args.conv_form:
         conv.COMPILE_FORM = args.conv_form
+    if args.norm_form:
+        rmsnorm.COMPILE_FORM = args.norm_form
 
     device = torch.device(args.device)
     modes = args.mode or ["eager", "default", "reduce-overhead"]
@@ -107,7 +114,7 @@ def main():
                 if first_losses is None:
                     first_losses = losses
                 diff = max(abs(a - b) / abs(b) for a, b in zip(losses, first_losses))
-                print(f"{name} x{config.n_layer} {shape} {mode} (conv {conv.COMPILE_FORM}): step {sec * 1e3:.2f} ms (first step {first:.1f} s); "
+                print(f"{name} x{config.n_layer} {shape} {mode} (conv {conv.COMPILE_FORM}, norms {rmsnorm.COMPILE_FORM}): step {sec * 1e3:.2f} ms (first step {first:.1f} s); "
                       f"losses {losses[0]:.4f} -> {losses[-1]:.4f}, largest relative difference from "
                       f"{modes[0]}'s {diff:.1e}", flush=True)
                 model = None

@@ -638,19 +638,21 @@ def test_generate_after_the_model_is_cast(reference_ops):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("form", ["reference", "custom_op"])
-def test_gpu_compiled_training_step_matches_eager(form, monkeypatch):
+@pytest.mark.parametrize("conv_form,norm_form", [("reference", "kernel"), ("custom_op", "custom_op")])
+def test_gpu_compiled_training_step_matches_eager(conv_form, norm_form, monkeypatch):
     """Two layers of the 130M Mamba-2 model's width, bf16 autocast, 1 x 512: a training step's gradients through
     torch.compile (inductor) against eager's, every parameter finite and within 5e-2 of eager's largest value, for each
-    form the conv takes while traced (`conv.COMPILE_FORM`). With the conv's kernels traced ("kernel") this went NaN
+    form the conv and the norms take while traced (`conv.COMPILE_FORM`, `rmsnorm.COMPILE_FORM`). With the conv's kernels traced ("kernel") this went NaN
     from the first step (seventy-first session); the small fp32 mixer of test_mixer_compiles_without_graph_breaks did
     not show it (Inductor lays the conv's incoming gradient out as the trace had it there)."""
     import copy
     import dataclasses
 
     from flashssm.ops.conv1d import conv
+    from flashssm.ops.norm import rmsnorm
 
-    monkeypatch.setattr(conv, "COMPILE_FORM", form)
+    monkeypatch.setattr(conv, "COMPILE_FORM", conv_form)
+    monkeypatch.setattr(rmsnorm, "COMPILE_FORM", norm_form)
     torch._dynamo.reset()
     torch.manual_seed(0)
     config = dataclasses.replace(preset("mamba2-130m"), n_layer=2)

@@ -17,9 +17,10 @@ export PYTHONPATH=.
 timeout 200 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 14 \
   --dist worksteal tests/ops/test_conv1d.py tests/ops/test_norm.py tests/ops/test_compile_aliasing.py tests/models \
   tests/ops/test_custom_op_layouts.py tests/test_prepared.py > "$OUT/tests.txt" 2>&1
-for form in custom_op reference; do
+for form in custom_op reference; do  # (custom_op: the norms' too; reference: the norms' kernels traced)
+  norms=$([ $form = custom_op ] && echo custom_op || echo kernel)
   timeout 170 python3 benchmarks/model_step_compiled.py --preset mamba2-130m --shape 1x512 --mode eager \
-    --mode default --steps 20 --conv-form $form > "$OUT/compiled-mamba2-$form.txt" 2>&1
+    --mode default --steps 20 --conv-form $form --norm-form $norms > "$OUT/compiled-mamba2-$form.txt" 2>&1
 done
 grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | sort -u | head; tail -1 "$OUT/tests.txt"
 grep -hE "step|failed" "$OUT"/compiled-mamba2-*.txt | grep -v "^ *File\|Warn" | tail -6

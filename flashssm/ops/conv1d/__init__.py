@@ -18,6 +18,9 @@ def _switches() -> tuple:
 
 
 def _compile_form() -> str:
+    """The form a call takes: "kernel" outside torch.compile's tracing, `conv.COMPILE_FORM` inside it."""
+    if not torch.compiler.is_compiling():
+        return "kernel"
     from flashssm.ops.conv1d import conv
 
     return conv.COMPILE_FORM
@@ -55,7 +58,7 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
     dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
                                return_final_states=return_final_states)
     blocker = _runtime.device_blocker(x)
-    form = _compile_form() if torch.compiler.is_compiling() else "kernel"  # (`conv.COMPILE_FORM`)
+    form = _compile_form()
     if blocker is None and form == "custom_op":
         from flashssm.ops.conv1d.autograd import causal_conv1d_fwd
 

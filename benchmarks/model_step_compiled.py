@@ -3,7 +3,7 @@ same weights and batches, each mode's losses over a few steps against eager's, a
 
     PYTHONPATH=. python3 benchmarks/model_step_compiled.py [--preset mamba2-130m ...] [--layers N] [--shape 1x512 ...]
         [--mode eager --mode default --mode reduce-overhead] [--steps 20] [--device cuda] [--conv-form custom_op]
-        [--norm-form custom_op]
+        [--norm-form custom_op] [--history]
 
 A small model's eager step is bound by its host work (the seventy-first session: the 130M Mamba-2 model's 1 x 512
 step ~60 ms on the H200 machine, ~25 us a torch call on its host); CUDA graphs replay the whole step's launches at
@@ -11,7 +11,8 @@ once. This says whether flashssm's custom ops (ssd_scan, selective_scan, conv1d,
 ticket counters) train correctly when captured, and what it gains. `--device cpu --preset tiny --mode eager --mode
 aot_eager` is a dry run of the tool (aot_eager: torch.compile's backend without code generation). --conv-form: the
 conv's form while torch.compile traces (`conv.COMPILE_FORM`: reference, custom_op, kernel); --norm-form the norms'
-(`rmsnorm.COMPILE_FORM`).
+(`rmsnorm.COMPILE_FORM`). --history: cudagraph trees record where each allocation in their pool came from, and a
+failing mode prints its whole message (for reduce-overhead's "tensors in the cudagraph pool not tracked as outputs").
 """
 
 import argparse
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--conv-form", choices=["reference", "custom_op", "kernel"])
     ap.add_argument("--norm-form", choices=["reference", "custom_op", "kernel"])
+    ap.add_argument("--history", action="store_true")
     args = ap.parse_args()
     from flashssm.models import MambaLM
     from flashssm.ops.conv1d import conv
@@ -87,6 +89,10 @@ def main():
         conv.COMPILE_FORM = args.conv_form
     if args.norm_form:
         rmsnorm.COMPILE_FORM = args.norm_form
+    if args.history:
+        import torch._inductor.config as inductor_config
+
+        inductor_config.triton.cudagraph_trees_history_recording = True
 
     device = torch.device(args.device)
     modes = args.mode or ["eager", "default", "reduce-overhead"]
@@ -108,8 +114,8 @@ def main():
                 try:
                     losses, sec, first = _run(model, mode, ids_list, device, args.steps)
                 except Exception as err:  # (a mode that fails is a finding: say it, go on)
-                    print(f"{name} x{config.n_layer} {shape} {mode}: failed ({type(err).__name__}: "
-                          f"{str(err).splitlines()[0][:200] if str(err) else ''})", flush=True)
+                    text = str(err) if args.history else (str(err).splitlines() or [""])[0][:200]
+                    print(f"{name} x{config.n_layer} {shape} {mode}: failed ({type(err).__name__}: {text})", flush=True)
                     continue
                 if first_losses is None:
                     first_losses = losses

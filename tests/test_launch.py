@@ -185,6 +185,56 @@ def test_workspace_keeps_outgrown_buffers(monkeypatch):
     assert flags3 is flags2 and slots3 is slots2 and len(ws.retired) == 2
 
 
+def test_workspace_buffers_are_made_through_kept(monkeypatch):
+    """Every buffer a workspace makes goes through `_runtime._kept` (which makes it off the calling thread where
+    WORKSPACE_OFF_THREAD: out of a CUDA graph pool that thread allocates to), growth included."""
+    made = []
+    real = _runtime._kept
+    monkeypatch.setattr(_runtime, "_kept", lambda device, make: made.append(device) or real(device, make))
+    ws = _runtime._Workspace(torch.device("cpu"))
+    ws.get(4, 8, torch.float32)
+    ws.get(64, 8, torch.float32)
+    assert len(made) == 5  # (counter; flags and slots; both again, grown)
+    assert not ws.counter.any() and not ws.flags.any()
+
+
+def test_off_thread_runs_elsewhere_and_raises_here():
+    """`off_thread` runs its callable on another thread, returns its result and raises its exception in the caller."""
+    import threading
+
+    seen = []
+    out = _runtime.off_thread(torch.device("cpu"), lambda: seen.append(threading.current_thread()) or torch.zeros(3))
+    assert torch.equal(out, torch.zeros(3)) and seen and seen[0] is not threading.current_thread()
+    with pytest.raises(ValueError, match="planted"):
+        _runtime.off_thread(torch.device("cpu"), lambda: (_ for _ in ()).throw(ValueError("planted")))
+
+
+@pytest.mark.gpu
+def test_gpu_workspace_made_off_thread(monkeypatch):
+    """With WORKSPACE_OFF_THREAD, a new stream's workspace is made on another thread: its counter and flags zeroed and
+    seen so by this thread's stream, and an ssd_scan forward on that stream gives the same bits as on the default
+    stream's workspace."""
+    import flashssm
+    from tests.helpers import ssd_inputs
+
+    monkeypatch.setattr(_runtime, "WORKSPACE_OFF_THREAD", True)
+    monkeypatch.setattr(_runtime, "PREPARED", False)
+    monkeypatch.setattr(_runtime, "_workspaces", {})  # (every stream's workspace made anew in this test)
+    made = []
+    real = _runtime.off_thread
+    monkeypatch.setattr(_runtime, "off_thread", lambda device, make: made.append(device) or real(device, make))
+    kw = ssd_inputs(2, 300, 4, 64, 128, 1, dtype=torch.bfloat16, device="cuda", D="h")
+    want = flashssm.ssd_scan(**kw, chunk_size=256)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        ws = _runtime.workspace(torch.device("cuda"))
+        assert not ws.counter.any()
+        got = flashssm.ssd_scan(**kw, chunk_size=256)
+    torch.cuda.current_stream().wait_stream(stream)
+    assert made and torch.equal(got, want)
+
+
 def test_poisoned_outputs_not_filled_while_compiling(monkeypatch):
     """Kernel outputs are NaN-filled in the tests (FLASHSSM_POISON_OUTPUTS), but not while torch.compile traces: after
     that in-place fill, Inductor's compiled backward of the traced autograd.Functions came out all zeros on the GPU

@@ -16,7 +16,7 @@ cd /tmp/xrepo
 export PYTHONPATH=.
 timeout 280 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 14 \
   --dist worksteal tests/ops/test_conv1d.py tests/ops/test_norm.py tests/ops/test_compile_aliasing.py tests/models \
-  tests/ops/test_custom_op_layouts.py tests/test_prepared.py > "$OUT/tests.txt" 2>&1
+  tests/ops/test_custom_op_layouts.py tests/test_prepared.py tests/test_launch.py > "$OUT/tests.txt" 2>&1
 timeout 170 python3 benchmarks/model_step_compiled.py --preset mamba2-130m --shape 1x512 --mode eager \
   --mode default --steps 20 --conv-form custom_op --norm-form custom_op > "$OUT/compiled-mamba2-custom_op.txt" 2>&1
 grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | sort -u | head; tail -1 "$OUT/tests.txt"

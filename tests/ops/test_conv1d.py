@@ -243,9 +243,11 @@ def test_conv1d_under_torch_compile(form, device, monkeypatch):
 
     want = [fn(x, w, b).detach(), *torch.autograd.grad(fn(x, w, b), [x, w, b], dy)]
     compiled = torch.compile(fn, fullgraph=True, backend="aot_eager" if device == "cpu" else "inductor")
-    launches = record_calls(monkeypatch, _runtime, "_launch")
+    # (the launches a run makes: none from the reference, the custom op's at run time; the traced ones are Inductor's,
+    # and a spy would be traced with them, so that form is not spied on)
+    launches = record_calls(monkeypatch, _runtime, "_launch") if form != "kernel" else None
     out = compiled(x, w, b)
     got = [out.detach(), *torch.autograd.grad(out, [x, w, b], dy)]
-    assert bool(launches) == (form != "reference"), launches
+    assert launches is None or bool(launches) == (form == "custom_op"), launches
     for g, e, name in zip(got, want, ("y", "dx", "dweight", "dbias")):
         torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-4, msg=name)

@@ -13,6 +13,7 @@ import argparse
 
 import torch
 
+from benchmarks.compile_mixer_check import _report
 from flashssm import _runtime
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -43,7 +44,7 @@ def _compare(name, fn, inputs, dy):
         leaves = [t.detach().clone().requires_grad_() if t is not None and t.is_floating_point() else t for t in inputs]
         out = f(*leaves)
         grads = torch.autograd.grad(out, [t for t in leaves if t is not None and t.requires_grad], dy)
-        return out.detach(), grads
+        return [out.detach(), *grads]
 
     calls = []
     real = _runtime._launch
@@ -63,13 +64,7 @@ def _compare(name, fn, inputs, dy):
     except Exception as err:
         print(f"{name}: compiled call failed ({type(err).__name__}: {str(err).splitlines()[0][:160]})")
         return
-    parts = [("y", eager[0], comp[0])] + [(f"grad {i}", e, c) for i, (e, c) in enumerate(zip(eager[1], comp[1]))]
-    text = []
-    for label, e, c in parts:
-        top = e.float().abs().max().item()
-        d = (c.float() - e.float()).abs().max().item() / max(top, 1e-30)
-        text.append(f"{label} {'NaN ' if not torch.isfinite(c).all() else ''}{d:.1e}")
-    print(f"{name}: compiled against eager: {', '.join(text)}")
+    _report(f"{name}: compiled against eager", eager, comp)
     _analyse(calls)
 
 

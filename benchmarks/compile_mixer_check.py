@@ -24,6 +24,7 @@ def _grads(fn, leaves, dy):
 
 
 def _report(name, eager, comp):
+    """One line: each output's (out, then the gradients by number) NaN and largest difference relative to eager's."""
     text = []
     for i, (e, c) in enumerate(zip(eager, comp)):
         top = e.float().abs().max().item()

@@ -17,7 +17,7 @@ import dataclasses
 
 import torch
 
-from flashssm.bench.model import _config
+from flashssm.bench.model import _config, lm_loss
 
 
 def _swaps():
@@ -35,9 +35,7 @@ def _swaps():
 
 
 def _step(model, fwd, opt, ids, device):
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        logits = fwd(ids)
-    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+    loss = lm_loss(fwd, ids, device)
     loss.backward()
     grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     opt.step()

@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from flashssm.bench.model import _config
+from flashssm.bench.model import _config, lm_loss
 
 
 def _sync(device):
@@ -46,9 +46,7 @@ def _run(model, mode, ids_list, device, steps):
     def step(ids):
         if graphs:
             torch.compiler.cudagraph_mark_step_begin()
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            logits = fwd(ids)
-        loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+        loss = lm_loss(fwd, ids, device)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

@@ -150,15 +150,19 @@ def _generate_fn(impl, peer, ids, new):
     return lambda: peer.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
 
 
+def lm_loss(forward, ids, device):
+    """A training step's loss: forward(ids) under bf16 autocast on a GPU, next-token cross entropy in fp32."""
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        out = forward(ids)  # flashssm returns the logits, the peers an output holding them
+        logits = out if isinstance(out, torch.Tensor) else out.logits
+    return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+
+
 def _train_fn(peer, ids, device):
     opt = torch.optim.AdamW(peer.parameters(), lr=1e-4, fused=device.type == "cuda")
 
     def step():
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-            out = peer(ids)  # flashssm returns the logits, the peers an output holding them
-            logits = out if isinstance(out, torch.Tensor) else out.logits
-        loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
-        loss.backward()
+        lm_loss(peer, ids, device).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
     return step

@@ -34,13 +34,14 @@ _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 # What a call takes while torch.compile traces it: "reference", the plain-PyTorch reference (Inductor compiles it
 # itself); "custom_op", the kernels inside `flashssm::causal_conv1d_fwd` / `_bwd` (ops/conv1d/autograd.py), which
 # Inductor calls as they are, as it does ssd_scan's; "kernel", the kernels' launches traced into the graph. "reference":
-# on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's
-# training step through torch.compile (inductor) gave NaN gradients from its first step (every parameter below the
-# last layer's conv, then NaN losses), where eager's were right; the reference conv in the same compiled model trained
-# as eager did (6 steps, gradients within 5e-2 of eager's; the gated norm's reference did not help), and the conv
-# alone compiled gave eager's bits (bf16, a Mamba-2 column slice) (benchmarks/notes/hardening.md, seventy-first
-# session). Not explained yet; the Mamba-1 model's step trained as eager either way. "custom_op" is not yet measured on
-# a GPU (the next session's prepared call).
+# on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's training step through torch.compile (inductor) with
+# the traced kernels gave NaN gradients from its first step (every parameter below the last layer's conv, then NaN
+# losses), where eager's were right; the reference conv in the same compiled model trained as eager did (6 steps,
+# gradients within 5e-2 of eager's; the gated norm's reference did not help), and the conv alone compiled gave eager's
+# bits (bf16, a Mamba-2 column slice). Most likely the traced launches' strides, fixed when traced, against an
+# incoming gradient Inductor lays out anew inside the model (benchmarks/notes/hardening.md, seventy-first session);
+# the Mamba-1 model's step trained as eager either way. "custom_op" is not yet measured on a GPU (the next session's
+# prepared call).
 COMPILE_FORM = "reference"
 
 

@@ -1289,10 +1289,11 @@ _workspaces: dict[tuple, _Workspace] = {}
 # The workspace's buffers made on a thread of their own, on a GPU outside a stream capture (`_kept`). torch.compile's
 # CUDA graphs (mode="reduce-overhead") send every allocation of the thread that warms a graph up to that graph's memory
 # pool, and then refuse the graph while the pool holds a tensor that is none of its outputs: a Mamba-2 model's
-# training step stopped with "Detected 3 tensor(s) in the cudagraph pool not tracked as outputs" (seventy-first
-# session; the three most likely the counter, flags and slots, which outlive the call). Not measured yet (the next
-# session's prepared call): off.
-WORKSPACE_OFF_THREAD = False
+# training step stopped with "Detected 3 tensor(s) in the cudagraph pool not tracked as outputs", the three the
+# counter, flags and slots made here (their allocation histories, seventy-second session). Made off the thread, the
+# 24-layer 130M models' training steps run there as eager's (H200, 1 x 512: Mamba-2 73.40 -> 10.07 ms a step, Mamba-1
+# 69.97 -> 13.32). The cost is a thread started when a buffer is made or grown, not on a call that reuses them.
+WORKSPACE_OFF_THREAD = True
 
 
 def _kept(device: torch.device, make):

@@ -219,9 +219,9 @@ def test_conv1d_mamba2_shape_gpu(varlen):
 
 @pytest.mark.parametrize("form", ["reference", "custom_op", "kernel"])
 def test_conv1d_under_torch_compile(form, device, monkeypatch):
-    """Each form a call takes while torch.compile traces it (`conv.COMPILE_FORM`; the default, the reference: a compiled
+    """Each form a call takes while torch.compile traces it (`conv.COMPILE_FORM`; the default, the custom op: a compiled
     Mamba-2 model's training step went to NaN on the GPU with the kernels traced, and trained as eager with the
-    reference) gives eager's output and gradients (the kernels), in the Mamba-2 layout (a column slice, channels
+    custom op or the reference) gives eager's output and gradients (the kernels), in the Mamba-2 layout (a column slice, channels
     contiguous): the reference with no launch, the custom op (opaque to Dynamo: its kernels run under the interpreter
     too) and the traced kernels (on the GPU: Dynamo cannot trace the interpreter) with theirs."""
     from flashssm import _runtime

@@ -43,7 +43,7 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
 
     Forward and backward are Triton kernels (CUDA, or the CPU under TRITON_INTERPRET=1), with
     gradients for x, weight, bias and initial_states, and through final_states. While torch.compile
-    traces a call, the plain-PyTorch reference is traced instead (`conv.COMPILE_FORM`).
+    traces a call, the same kernels run inside `torch.library` custom ops (`conv.COMPILE_FORM`).
     """
     # a call without gradients whose signature an earlier one recorded replays that call's steps (`_runtime.Prepared`)
     key = None

@@ -31,18 +31,18 @@ from flashssm.ops.triton_common import cache_row, columns, join_columns, silu, s
 
 _MAX_W = 4  # widths 2..4; per-width vectors are padded to 4 entries
 
-# What a call takes while torch.compile traces it: "reference", the plain-PyTorch reference (Inductor compiles it
-# itself); "custom_op", the kernels inside `flashssm::causal_conv1d_fwd` / `_bwd` (ops/conv1d/autograd.py), which
-# Inductor calls as they are, as it does ssd_scan's; "kernel", the kernels' launches traced into the graph. "reference":
-# on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's training step through torch.compile (inductor) with
-# the traced kernels gave NaN gradients from its first step (every parameter below the last layer's conv, then NaN
-# losses), where eager's were right; the reference conv in the same compiled model trained as eager did (6 steps,
-# gradients within 5e-2 of eager's; the gated norm's reference did not help), and the conv alone compiled gave eager's
-# bits (bf16, a Mamba-2 column slice). Most likely the traced launches' strides, fixed when traced, against an
-# incoming gradient Inductor lays out anew inside the model (benchmarks/notes/hardening.md, seventy-first session);
-# the Mamba-1 model's step trained as eager either way. "custom_op" is not yet measured on a GPU (the next session's
-# prepared call).
-COMPILE_FORM = "reference"
+# What a call takes while torch.compile traces it: "custom_op", the kernels inside `flashssm::causal_conv1d_fwd` /
+# `_bwd` (ops/conv1d/autograd.py), which Inductor calls as they are, as it does ssd_scan's, and which read their
+# inputs' strides at run time; "reference", the plain-PyTorch reference (Inductor compiles it itself, slower: 2.26 ms
+# against the kernel's 0.303 for the 2.7B xBC conv at 8 x 4K); "kernel", the kernels' launches traced into the graph.
+# Not "kernel": on the H200 (torch 2.11, triton 3.6) the 130M Mamba-2 model's training step through torch.compile
+# (inductor) with the traced kernels gave NaN gradients from its first step where eager's were right, and so did one
+# mixer under autocast (gradients up to 1.1 off eager's relatively), while the conv alone compiled gave eager's bits:
+# most likely the traced launches' strides, fixed when traced, against an incoming gradient Inductor lays out anew
+# inside the model (benchmarks/notes/hardening.md, seventy-first and seventy-second sessions). With "custom_op" the
+# 24-layer model trained as eager (20 steps, losses within 1.2e-4 of eager's), through torch.compile and through its
+# CUDA graphs (mode="reduce-overhead").
+COMPILE_FORM = "custom_op"
 
 
 @triton.jit

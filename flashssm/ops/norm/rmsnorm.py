@@ -220,13 +220,14 @@ def _rmsnorm_bwd_wide_kernel(
 # backward of a 5120-wide gated group spilled and ran at ~100 GB/s in a 2.7B training profile).
 # The 2560-wide block norm stays in one tile: there it measured 398 µs a launch against the two-sweep's 577.
 WIDE_GROUP = 4096
-# What a call of rmsnorm_gated or add_rmsnorm takes while torch.compile traces it: "kernel", the kernels' launches
-# traced into the graph (their row strides fixed to the trace's: Inductor keeps only the order of a traced kernel's
-# input strides, so an input it lays out anew would be read wrongly; in the 130M Mamba-2 model's compiled step they
-# came out right, seventy-first session); "custom_op", the kernels inside `flashssm::rmsnorm_gated_fwd` and
-# `flashssm::add_rmsnorm_fwd` (ops/norm/autograd.py), which read their inputs' strides at run time, as ssd_scan's ops
-# do; "reference", the PyTorch reference for Inductor to compile. The next session measures "custom_op" on the GPU.
-COMPILE_FORM = "kernel"
+# What a call of rmsnorm_gated or add_rmsnorm takes while torch.compile traces it: "custom_op", the kernels inside
+# `flashssm::rmsnorm_gated_fwd` and `flashssm::add_rmsnorm_fwd` (ops/norm/autograd.py), which read their inputs'
+# strides at run time, as ssd_scan's ops do (the 130M models trained as eager with it through torch.compile and its
+# CUDA graphs, seventy-second session); "kernel", the kernels' launches traced into the graph (their row strides fixed
+# to the trace's: Inductor keeps only the order of a traced kernel's input strides, so an input it lays out anew would
+# be read wrongly, as the conv's traced kernels were; in the 130M Mamba-2 model's compiled step the norms' came out
+# right, seventy-first session, but nothing promises it); "reference", the PyTorch reference for Inductor to compile.
+COMPILE_FORM = "custom_op"
 # BLOCK_M rows, BLOCK_N column chunk, num_warps: one row a program keeps the rows its second sweep reads again in L2
 # (at 8x4K of the 2.7B mixer, H200: 1090 us with 4 rows, 822 us with one; notes, sixty-sixth session)
 WIDE_BLOCKS = (1, 1024, 8)

@@ -171,14 +171,16 @@ def _graph_capturing() -> bool:
 def check_state_batch_indices(indices, batch: int, cache_batch: int, device, name: str = "state_batch_indices",
                               state: str = "state") -> None:
     """(batch,) int rows into the cache; negative = padding. Values are checked unless a CUDA graph
-    is being captured (reading them would synchronise the device)."""
+    is being captured (reading them would synchronise the device) or torch.compile traces the call
+    (no values; the decoding steps' custom ops check them when they run, `ops/step_ops.py`)."""
     if indices is None:
         if batch != cache_batch:
             raise ValueError(f"{state} has {cache_batch} rows but the input has batch {batch}; "
                              f"pass {name} to pick rows of a larger cache")
         return
     check_tensor(name, indices, [("batch", batch)], INDEX_DTYPES, device)
-    if _graph_capturing():
+    # (traced, first: Dynamo cannot trace the capture query; the custom ops check the values when they run)
+    if torch.compiler.is_compiling() or _graph_capturing():
         return
     values = [v for v in indices.tolist() if v >= 0]
     if any(v >= cache_batch for v in values):

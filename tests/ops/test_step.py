@@ -205,3 +205,100 @@ def test_steps_capture_in_cuda_graph():
     assert torch.equal(out, y) and torch.equal(cache, eager)
     assert torch.equal(sout, sy) and torch.equal(scache, seager)
 
+
+
+# ---- torch.compile ----
+
+def _decode_inputs(device, dtype):
+    """One decoding step's inputs as a Mamba-2 and a Mamba-1 layer hand them over: x, z, B, C, dt column slices of one
+    projection (computed inside the compiled function from `proj_in` and `w_proj`), the states strided slices of a
+    cache, a padding row in the cache-row indices."""
+    batch, nheads, headdim, dstate, dim = 3, 4, 8, 16, 24
+    width = 2 * nheads * headdim + 2 * dstate + nheads + 2 * dim
+    g = torch.Generator().manual_seed(5)
+    rnd = lambda *s, scale=1.0: (torch.randn(*s, generator=g) * scale).to(device)  # noqa: E731
+    return dict(
+        proj_in=rnd(batch, 32).to(dtype), w_proj=rnd(32, width, scale=0.2).to(dtype),
+        ssd_cache=rnd(5, nheads, headdim, dstate + 3)[..., :dstate], scan_cache=rnd(5, dim + 2, dstate)[:, 1:dim + 1],
+        conv_cache=rnd(5, dim, 6)[..., 2:], A=-rnd(nheads).abs() - 0.1, A1=-rnd(dim, dstate).abs() - 0.1,
+        D=rnd(nheads), dt_bias=rnd(nheads, scale=0.5), conv_w=rnd(dim, 4), conv_b=rnd(dim),
+        indices=torch.tensor([4, -1, 0], device=device))
+
+
+def _decode(proj_in, w_proj, ssd_cache, scan_cache, conv_cache, A, A1, D, dt_bias, conv_w, conv_b, indices):
+    nheads, headdim, dstate = ssd_cache.shape[1:]
+    dim = scan_cache.shape[1]
+    proj = proj_in @ w_proj
+    sizes = [nheads * headdim, nheads * headdim, dstate, dstate, nheads, dim, dim]
+    x, z, B, C, dt, u, delta = proj.split(sizes, dim=-1)
+    batch = x.shape[0]
+    y = flashssm.ssd_step(ssd_cache, x.unflatten(-1, (nheads, headdim)), dt, A, B[:, None], C[:, None], D=D,
+                          z=z.unflatten(-1, (nheads, headdim)), dt_bias=dt_bias, dt_softplus=True,
+                          state_batch_indices=indices)
+    uc = flashssm.causal_conv1d_update(u, conv_cache, conv_w, conv_b, "silu", conv_state_indices=indices)
+    out = torch.empty(batch, dim, dtype=u.dtype, device=u.device)
+    sy = flashssm.selective_scan_step(scan_cache, uc, delta, A1, B, C, D=conv_b, delta_softplus=True,
+                                      state_batch_indices=indices, out=out)
+    return y, sy
+
+
+# The traced launches got the SSD step's cache wrong on the H200 (torch 2.11, triton 3.6; y and the other caches right;
+# seventy-second session, call 7): why the custom ops are the default. Strict: a torch that fixes it is news.
+_TRACED_WRONG = pytest.mark.xfail(strict=True, reason="traced launches keep the trace's strides (seventy-second session)")
+
+
+@pytest.mark.parametrize("form", ["custom_op", pytest.param("kernel", marks=_TRACED_WRONG)])
+def test_steps_under_torch_compile(form, device, monkeypatch):
+    """The three decoding steps traced by torch.compile (fullgraph) in each form (`step_ops.COMPILE_FORM`): y and
+    every cache (strided slices, a padding row) as eager's, bit for bit (the same kernels), with the inputs column slices
+    of a projection computed inside the compiled function. The custom ops (the default) run under the interpreter too;
+    the traced launches only on the GPU (Dynamo cannot trace the interpreter), where they get a cache wrong."""
+    from flashssm.ops import step_ops
+
+    if form == "kernel" and not HAS_GPU:
+        pytest.skip("Dynamo does not trace the interpreter's kernels")
+    monkeypatch.setattr(step_ops, "COMPILE_FORM", form)
+    torch._dynamo.reset()
+    dtype = torch.bfloat16 if HAS_GPU else torch.float32
+    kw = _decode_inputs(device, dtype)
+    eager_kw = {k: v.clone() if "cache" in k else v for k, v in kw.items()}
+    ran = []
+    real = step_ops.ssd_step_op
+    monkeypatch.setattr(step_ops, "ssd_step_op", lambda *a: ran.append(1) or real(*a))
+    compiled = torch.compile(_decode, fullgraph=True, backend="inductor" if HAS_GPU else "aot_eager")
+    for _ in range(2):  # (the second call: the caches already updated once)
+        want = _decode(**eager_kw)
+        got = compiled(**kw)
+        for name, a, b in [("y", got[0], want[0]), ("scan y", got[1], want[1])] + [
+                (k, kw[k], eager_kw[k]) for k in ("ssd_cache", "scan_cache", "conv_cache")]:
+            assert torch.equal(a, b), name
+    assert bool(ran) == (form == "custom_op")
+
+
+def test_steps_compiled_check_the_cache_rows_when_they_run(device):
+    """Traced, the cache-row indices have no values: the custom ops check them when they run, and a row past the cache
+    raises the eager call's ValueError."""
+    torch._dynamo.reset()
+    kw = _decode_inputs(device, torch.float32)
+    kw["indices"] = torch.tensor([4, -1, 5], device=device)
+    compiled = torch.compile(_decode, fullgraph=True, backend="inductor" if HAS_GPU else "aot_eager")
+    with pytest.raises(ValueError, match="state_batch_indices must be < cache_batch=5"):
+        compiled(**kw)
+
+
+def test_step_ops_fakes(device):
+    """`torch.library.opcheck` of the decoding steps' custom ops (schema, fake, mutated arguments) with strided states."""
+    from flashssm.ops import step_ops
+
+    kw = _decode_inputs(device, torch.float32)
+    sk = _ssd_step_inputs(3, 4, 8, 16, 2, dtype=torch.float32, device=device, D="hp", z=True, dt_bias=True)
+    y = torch.empty(3, 4, 8, device=device)
+    torch.library.opcheck(step_ops.ssd_step_op, (kw["ssd_cache"], sk["x"], sk["dt"], sk["A"], sk["B"], sk["C"],
+                                                 sk["D"], sk["z"], sk["dt_bias"], True, 0.0, float("inf"),
+                                                 kw["indices"], y))
+    ck = _scan_step_inputs(3, 24, 16, 2, dtype=torch.float32, device=device, D=True, z=True)
+    torch.library.opcheck(step_ops.selective_scan_step_op, (kw["scan_cache"], ck["u"], ck["delta"], ck["A"], ck["B"],
+                                                            ck["C"], ck["D"], ck["z"], None, False, kw["indices"],
+                                                            torch.empty(3, 24, device=device)))
+    torch.library.opcheck(step_ops.causal_conv1d_update_op, (ck["u"], kw["conv_cache"], kw["conv_w"], kw["conv_b"],
+                                                             True, kw["indices"], torch.empty(3, 24, device=device)))

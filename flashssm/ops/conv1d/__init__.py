@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from flashssm import _runtime
+from flashssm.ops import step_ops
 from flashssm.ops.checks import check_causal_conv1d, check_causal_conv1d_update
 from flashssm.ops.conv1d import reference
 
@@ -85,7 +86,8 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, *, c
     channels contiguous): the inputs seen so far, newest last; it is shifted left by seqlen and the
     new inputs appended. conv_state_indices: (batch,) cache row of each batch row; negative marks
     a padding row (state untouched, y zero); its values are checked except during CUDA graph capture.
-    out: optional output like x. One launch, no host synchronisation: CUDA-graph safe.
+    out: optional output like x. One launch, no host synchronisation: CUDA-graph safe; traced by
+    torch.compile, the kernel runs inside a custom op (`ops/step_ops.py`).
     Returns y like x.
     """
     _, silu = check_causal_conv1d_update(x, conv_state, weight, bias, activation,
@@ -93,6 +95,10 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None, *, c
     blocker = _runtime.device_blocker(x)
     if blocker is None and _runtime.needs_grad(x, conv_state, weight, bias):
         blocker = "gradients through a decoding step run the reference"
+    if blocker is None and step_ops.compiled_form():  # traced by torch.compile: the kernel inside a custom op
+        y = out if out is not None else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        step_ops.causal_conv1d_update_op(x, conv_state, weight, bias, silu, conv_state_indices, y)
+        return y
     if blocker is None:
         from flashssm.ops.conv1d.conv import conv1d_update
 

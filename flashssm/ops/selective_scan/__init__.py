@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from flashssm import _runtime
+from flashssm.ops import step_ops
 from flashssm.ops.checks import check_selective_scan, check_selective_scan_step
 from flashssm.ops.selective_scan import reference
 
@@ -130,13 +131,19 @@ def selective_scan_step(state, u, delta, A, B, C, D=None, z=None, delta_bias=Non
     Returns y: (batch, dim), dtype of u.
 
     One Triton launch, CUDA-graph safe (no host synchronisation, no allocation beyond y); the
-    reference runs without a GPU or interpreter, and when gradients are needed.
+    reference runs without a GPU or interpreter, and when gradients are needed. Traced by torch.compile,
+    the kernel runs inside a custom op (`ops/step_ops.py`).
     """
     check_selective_scan_step(state, u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias,
                               delta_softplus=delta_softplus, state_batch_indices=state_batch_indices, out=out)
     from flashssm.ops.ssd import step_blocker
 
     blocker = step_blocker(u, state.shape[2], state, u, delta, A, B, C, D, z, delta_bias)
+    if blocker is None and step_ops.compiled_form():  # traced by torch.compile: the kernel inside a custom op
+        y = out if out is not None else torch.empty(u.shape, dtype=u.dtype, device=u.device)
+        step_ops.selective_scan_step_op(state, u, delta, A, B, C, D, z, delta_bias, delta_softplus,
+                                        state_batch_indices, y)
+        return y
     if blocker is None:
         from flashssm.ops.selective_scan.step import selective_scan_step_kernel
 

@@ -7,6 +7,7 @@ import math
 import torch
 
 from flashssm import _runtime
+from flashssm.ops import step_ops
 from flashssm.ops.checks import check_ssd_scan, check_ssd_step
 from flashssm.ops.ssd import reference
 
@@ -150,11 +151,16 @@ def ssd_step(state, x, dt, A, B, C, D=None, z=None, dt_bias=None, dt_softplus=Fa
 
     One Triton launch (CUDA, or the CPU under TRITON_INTERPRET=1), with no host synchronisation and
     no allocation beyond y: safe to capture in a CUDA graph. The reference runs otherwise, and when
-    gradients are needed.
+    gradients are needed. Traced by torch.compile, the kernel runs inside a custom op (`ops/step_ops.py`).
     """
     limit = check_ssd_step(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus,
                            dt_limit=dt_limit, state_batch_indices=state_batch_indices, out=out)
     blocker = step_blocker(x, state.shape[3], state, x, dt, A, B, C, D, z, dt_bias)
+    if blocker is None and step_ops.compiled_form():  # traced by torch.compile: the kernel inside a custom op
+        y = out if out is not None else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        step_ops.ssd_step_op(state, x, dt, A, B, C, D, z, dt_bias, dt_softplus, float(limit[0]), float(limit[1]),
+                             state_batch_indices, y)
+        return y
     if blocker is None:
         from flashssm.ops.ssd.step import ssd_step_kernel
 

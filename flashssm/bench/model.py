@@ -4,8 +4,11 @@ Scenarios (random weights, bf16, one GPU):
 - prefill: the Mamba-2 2.7B shape at 1×32K and 1×128K, logits of the last token only;
 - decode: 2.7B, batch 1 and 64, prompts of 512 tokens, 256 new tokens, greedy; decode tokens/s is
   batch × 255 over (generate time − prefill time), the same rule for every implementation;
-- train: the Mamba-2 370m shape at 8×2K, fp32 weights under bf16 autocast, forward + cross-entropy
-  + backward + AdamW step; tokens/s.
+- train: the Mamba-2 370m shape at 8×2K, and the 130m shape at 1×512 (a step the host bounds), fp32
+  weights under bf16 autocast, forward + cross-entropy + backward + AdamW step; tokens/s.
+"flashssm-graphs" is flashssm's model through torch.compile's CUDA graphs (mode="reduce-overhead"; training
+scenarios: flashssm's decoding captures its graphs itself), timed after three warm-up steps (the compile,
+cudagraph trees' warm-up and recording).
 Every implementation runs the same weights (flashssm's, copied in). mamba_ssm runs the fallbacks
 a pure-Python install has: nn.Conv1d for the conv (its fused conv+scan path needs the
 causal_conv1d CUDA extension), its Triton SSD, step and norms, and its CUDA-graph decoding;
@@ -29,13 +32,16 @@ SCENARIOS = {
     "decode-b1": dict(kind="decode", preset="mamba2-2.7b", batch=1, seqlen=512, new=256),
     "decode-b64": dict(kind="decode", preset="mamba2-2.7b", batch=64, seqlen=512, new=256),
     "train-370m-8x2K": dict(kind="train", preset="mamba2-370m", batch=8, seqlen=2048),
+    "train-130m-1x512": dict(kind="train", preset="mamba2-130m", batch=1, seqlen=512),
 }
 CPU_SCENARIOS = {
     "cpu-prefill": dict(kind="prefill", preset="tiny", batch=1, seqlen=64),
     "cpu-decode": dict(kind="decode", preset="tiny", batch=2, seqlen=16, new=8),
     "cpu-train": dict(kind="train", preset="tiny", batch=2, seqlen=32),
 }
-IMPLS = ("flashssm", "mamba_ssm", "transformers")
+MINE = ("flashssm", "flashssm-graphs")
+PEERS = ("mamba_ssm", "transformers")
+IMPLS = MINE + PEERS
 
 
 class Unavailable(Exception):
@@ -67,9 +73,10 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
-def _timed(fn, device, repeat: int):
-    """Median seconds of `repeat` calls after one warm-up, and peak MiB over them."""
-    fn()
+def _timed(fn, device, repeat: int, warmup: int = 1):
+    """Median seconds of `repeat` calls after `warmup` calls, and peak MiB over them."""
+    for _ in range(warmup):
+        fn()
     _sync(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -87,6 +94,15 @@ def _timed(fn, device, repeat: int):
 
 def _flashssm(model, config):
     return model
+
+
+def _flashssm_graphs(model, config):
+    if model.device.type != "cuda":
+        raise Unavailable("CUDA graphs need a CUDA GPU")
+    if not model.training:
+        raise Unavailable("training scenarios only (flashssm's decoding captures CUDA graphs itself)")
+    torch._dynamo.reset()
+    return torch.compile(model, mode="reduce-overhead")
 
 
 def _mamba_ssm(model, config):
@@ -130,7 +146,8 @@ def _transformers(model, config):
     return peer.eval()
 
 
-BUILDERS = {"flashssm": _flashssm, "mamba_ssm": _mamba_ssm, "transformers": _transformers}
+BUILDERS = {"flashssm": _flashssm, "flashssm-graphs": _flashssm_graphs, "mamba_ssm": _mamba_ssm,
+            "transformers": _transformers}
 
 
 def _prefill_fn(impl, peer, ids):
@@ -158,10 +175,12 @@ def lm_loss(forward, ids, device):
     return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
 
 
-def _train_fn(peer, ids, device):
+def _train_fn(peer, ids, device, graphs=False):
     opt = torch.optim.AdamW(peer.parameters(), lr=1e-4, fused=device.type == "cuda")
 
     def step():
+        if graphs:  # (a new step: the graphs may overwrite the last step's outputs)
+            torch.compiler.cudagraph_mark_step_begin()
         lm_loss(peer, ids, device).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -180,13 +199,15 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
         model = MambaLM(config, dtype=dtype)
     if not train:
         model.eval()
+    else:
+        model.train()
     ids = torch.randint(0, config.vocab_size, (spec["batch"], spec["seqlen"]), device=device)
     results = []
     for impl in impls:
         res = Result(name, impl)
         try:
             peer = BUILDERS[impl](model, config)
-            if impl != "flashssm" and not train:
+            if impl in PEERS and not train:
                 with torch.inference_mode():  # same weights, same logits (to bf16 rounding)?
                     want = model(ids[:1, :256])[0, -1].float()
                     got = peer(ids[:1, :256]).logits[0, -1, :config.vocab_size].float()
@@ -201,11 +222,16 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
                     total, res.peak_mib = _timed(_generate_fn(impl, peer, ids, spec["new"]), device,
                                                  1 if impl == "transformers" else repeat)
                 res.seconds = total
-                res.tokens_per_second = spec["batch"] * (spec["new"] - 1) / max(total - pre, 1e-9)
                 res.extra["prefill_seconds"] = pre
+                if total > pre:
+                    res.tokens_per_second = spec["batch"] * (spec["new"] - 1) / (total - pre)
+                else:  # (timing noise larger than the decoding: no rate rather than an absurd one)
+                    res.note = "generate timed no slower than its prefill: no decoding rate"
             else:
                 peer.train()
-                res.seconds, res.peak_mib = _timed(_train_fn(peer, ids, device), device, repeat)
+                graphs = impl == "flashssm-graphs"
+                res.seconds, res.peak_mib = _timed(_train_fn(peer, ids, device, graphs), device, repeat,
+                                                   3 if graphs else 1)
                 res.tokens_per_second = ids.numel() / res.seconds
         except Unavailable as err:
             res.note = f"unavailable: {err}"
@@ -224,23 +250,26 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
 
 def _row(r: Result) -> str:
     if r.seconds is None:
-        return f"{r.scenario:18s} {r.impl:13s} {r.note}"
+        return f"{r.scenario:18s} {r.impl:15s} {r.note}"
     extra = " ".join(f"{k}={v:.3g}" for k, v in r.extra.items())
     peak = f"{r.peak_mib:9.0f} MiB" if r.peak_mib is not None else "        - MiB"
-    return f"{r.scenario:18s} {r.impl:13s} {r.seconds * 1e3:11.2f} ms {r.tokens_per_second:12.1f} tok/s {peak}  {extra}"
+    rate = f"{r.tokens_per_second:12.1f}" if r.tokens_per_second is not None else f"{'-':>12s}"
+    return f"{r.scenario:18s} {r.impl:15s} {r.seconds * 1e3:11.2f} ms {rate} tok/s {peak}  {extra} {r.note}".rstrip()
 
 
 def ratios(results: list[Result]) -> list[str]:
     lines = []
     by = {(r.scenario, r.impl): r for r in results}
     for scenario in dict.fromkeys(r.scenario for r in results):
-        mine = by.get((scenario, "flashssm"))
-        if mine is None or mine.tokens_per_second is None:
-            continue
-        for impl in IMPLS[1:]:
-            peer = by.get((scenario, impl))
-            if peer is not None and peer.tokens_per_second:
-                lines.append(f"{scenario:18s} flashssm / {impl}: {mine.tokens_per_second / peer.tokens_per_second:.2f}x")
+        for i, name in enumerate(MINE):
+            mine = by.get((scenario, name))
+            if mine is None or mine.tokens_per_second is None:
+                continue
+            for impl in MINE[:i] + PEERS:
+                peer = by.get((scenario, impl))
+                if peer is not None and peer.tokens_per_second:
+                    lines.append(f"{scenario:18s} {name} / {impl}: "
+                                 f"{mine.tokens_per_second / peer.tokens_per_second:.2f}x")
     return lines
 
 

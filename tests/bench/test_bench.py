@@ -219,3 +219,32 @@ def test_cli_refuses_bad_requests(capsys):
     assert main(["bench", "-i", "no-such-impl", "-w", "cpu-small"]) == 2
     if not torch.cuda.is_available():
         assert main(["bench", "-w", "2.7b-1x2K"]) == 2
+
+
+def test_model_bench_on_this_machine(tmp_path, capsys):
+    """`flashssm bench model`: a CPU scenario (a GPU one where there is one) for flashssm, its CUDA-graph form
+    (training scenarios on a GPU only: unavailable otherwise, said so) and a peer, JSON rows for each."""
+    out = tmp_path / "model.json"
+    gpu = torch.cuda.is_available()
+    scenario = "train-130m-1x512" if gpu else "cpu-train"
+    assert main(["bench", "model", "-s", scenario, "-i", "flashssm", "-i", "flashssm-graphs", "-i", "mamba_ssm",
+                 "--repeat", "1", "--json", str(out)]) == 0
+    rows = {r["impl"]: r for r in json.loads(out.read_text())}
+    assert set(rows) == {"flashssm", "flashssm-graphs", "mamba_ssm"}
+    assert rows["flashssm"]["seconds"] > 0 and rows["flashssm"]["tokens_per_second"] > 0
+    if gpu:
+        assert rows["flashssm-graphs"]["seconds"] > 0, rows["flashssm-graphs"]["note"]
+    else:
+        assert rows["flashssm-graphs"]["note"] == "unavailable: CUDA graphs need a CUDA GPU"
+        assert "unavailable" in capsys.readouterr().out
+
+
+def test_model_bench_ratios():
+    """Each of flashssm's forms against the peers, and the graphs against plain flashssm; rows without a rate skipped."""
+    from flashssm.bench.model import Result as ModelResult, ratios
+
+    results = [ModelResult("s", "flashssm", 1.0, 100.0), ModelResult("s", "flashssm-graphs", 0.5, 400.0),
+               ModelResult("s", "mamba_ssm", 2.0, 50.0), ModelResult("s", "transformers", note="unavailable: x")]
+    assert ratios(results) == ["s                  flashssm / mamba_ssm: 2.00x",
+                               "s                  flashssm-graphs / flashssm: 4.00x",
+                               "s                  flashssm-graphs / mamba_ssm: 8.00x"]

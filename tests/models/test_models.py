@@ -674,9 +674,10 @@ def test_gpu_compiled_training_step_matches_eager(conv_form, norm_form, monkeypa
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["mamba2-130m", "mamba1-130m"])
+@pytest.mark.parametrize("name", ["mamba2-130m", "mamba1-130m", "hybrid"])
 def test_gpu_training_under_cuda_graphs_matches_eager(name):
-    """Two layers of a 130M model's width, bf16 autocast, 1 x 256: five SGD steps through torch.compile's CUDA graphs
+    """Two layers of a 130M model's width (the small hybrid model of these tests: attention and an MLP too), bf16
+    autocast, 1 x 256: five SGD steps through torch.compile's CUDA graphs
     (mode="reduce-overhead": warm-up, recording, then replays) give eager's losses and updates, with the defaults
     (the conv and norms as custom ops, the hand-over workspace made off the calling thread). Before the workspace was
     made off the thread, the Mamba-2 step stopped with "tensors in the cudagraph pool not tracked as outputs"
@@ -688,7 +689,7 @@ def test_gpu_training_under_cuda_graphs_matches_eager(name):
 
     torch._dynamo.reset()
     torch.manual_seed(0)
-    config = dataclasses.replace(preset(name), n_layer=2)
+    config = hybrid_config() if name == "hybrid" else dataclasses.replace(preset(name), n_layer=2)
     base = MambaLM(config, device="cuda", dtype=torch.float32)
     batches = [torch.randint(0, config.vocab_size, (1, 256), device="cuda") for _ in range(5)]
     device = torch.device("cuda")
@@ -715,22 +716,23 @@ def test_gpu_training_under_cuda_graphs_matches_eager(name):
         assert (got_p[key] - want_p[key]).abs().max() <= 1e-1 * moved.abs().max() + 1e-6, key
 
 
+@pytest.mark.parametrize("mode", [None, pytest.param("reduce-overhead", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_compiled_decoding_step_matches_eager(name):
+def test_compiled_decoding_step_matches_eager(name, mode):
     """A model's decoding step through torch.compile (the steps' kernels inside their custom ops, `ops/step_ops.py`;
-    Inductor on a GPU, aot_eager under the interpreter) gives eager's logits and states, three tokens on from a
-    prefilled cache."""
+    Inductor on a GPU, aot_eager under the interpreter), and on a GPU through its CUDA graphs too, gives eager's logits
+    and states, three tokens on from a prefilled cache."""
     model = make(name)
     ids = torch.randint(0, VOCAB, (2, 12), device=DEVICE)
     torch._dynamo.reset()
-    compiled = torch.compile(model.step, backend="inductor" if HAS_GPU else "aot_eager")
+    compiled = torch.compile(model.step, backend="inductor" if HAS_GPU else "aot_eager", mode=mode)
     with torch.no_grad():
         caches = [model.allocate_cache(2, 16, torch.float32) for _ in range(2)]
         for cache in caches:
             model(ids[:, :9], cache=cache)
         for t in range(9, 12):
             want = model.step(ids[:, t], caches[0])
-            got = compiled(ids[:, t], caches[1])
+            got = compiled(ids[:, t], caches[1]).clone()  # (a graph's output is overwritten by its next replay)
             assert rel(got, want) < 1e-5, t
     for a, b in zip(caches[1].layers, caches[0].layers):
         for field in ("ssm", "conv", "k", "v"):

@@ -8,7 +8,8 @@ Scenarios (random weights, bf16, one GPU):
   weights under bf16 autocast, forward + cross-entropy + backward + AdamW step; tokens/s.
 "flashssm-graphs" is flashssm's model through torch.compile's CUDA graphs (mode="reduce-overhead"; training
 scenarios: flashssm's decoding captures its graphs itself), timed after three warm-up steps (the compile,
-cudagraph trees' warm-up and recording).
+cudagraph trees' warm-up and recording); its peak memory counts the warm-up steps too (the graphs' pool is
+allocated while they are recorded).
 Every implementation runs the same weights (flashssm's, copied in). mamba_ssm runs the fallbacks
 a pure-Python install has: nn.Conv1d for the conv (its fused conv+scan path needs the
 causal_conv1d CUDA extension), its Triton SSD, step and norms, and its CUDA-graph decoding;
@@ -73,12 +74,17 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
-def _timed(fn, device, repeat: int, warmup: int = 1):
-    """Median seconds of `repeat` calls after `warmup` calls, and peak MiB over them."""
+def _timed(fn, device, repeat: int, warmup: int = 1, peak_from_start: bool = False):
+    """Median seconds of `repeat` calls after `warmup` calls, and peak MiB over the timed calls (with peak_from_start,
+    over the warm-up calls too: a CUDA graph's memory pool is allocated while it is recorded, and its replays
+    allocate nothing more, so a peak over the replays alone would leave the pool out)."""
+    if device.type == "cuda" and peak_from_start:
+        _sync(device)
+        torch.cuda.reset_peak_memory_stats(device)
     for _ in range(warmup):
         fn()
     _sync(device)
-    if device.type == "cuda":
+    if device.type == "cuda" and not peak_from_start:
         torch.cuda.reset_peak_memory_stats(device)
     times = []
     for _ in range(repeat):
@@ -231,7 +237,7 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
                 peer.train()
                 graphs = impl == "flashssm-graphs"
                 res.seconds, res.peak_mib = _timed(_train_fn(peer, ids, device, graphs), device, repeat,
-                                                   3 if graphs else 1)
+                                                   3 if graphs else 1, peak_from_start=graphs)
                 res.tokens_per_second = ids.numel() / res.seconds
         except Unavailable as err:
             res.note = f"unavailable: {err}"

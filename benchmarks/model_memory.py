@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--mode", action="append", help="eager, default, reduce-overhead (default: all three on a GPU)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--top", type=int, default=16, help="rows of the saved-tensor table")
+    ap.add_argument("--recompute", action="store_true", help="the Mamba-2 layers remake their conv's and norm's "
+                    "outputs in the backward (`MambaLM.set_recompute`; the saves it packs are not in the table)")
     args = ap.parse_args()
     device = torch.device(args.device)
     batch, seqlen = (int(v) for v in args.shape.split("x"))
@@ -95,13 +97,13 @@ def main():
     if args.layers:
         config = dataclasses.replace(config, n_layer=args.layers)
     torch.manual_seed(0)
-    base_model = MambaLM(config, device=device, dtype=torch.float32)
+    base_model = MambaLM(config, device=device, dtype=torch.float32).set_recompute(args.recompute)
     ids = torch.randint(0, config.vocab_size, (batch, seqlen), device=device)
     tokens = batch * seqlen
 
     rows = _saved_by_line(base_model, ids, device)
     total = sum(rows.values())
-    print(f"{args.preset} x{config.n_layer} {args.shape} eager: autograd saves {total / MIB:.1f} MiB "
+    print(f"{args.preset} x{config.n_layer} {args.shape} recompute {args.recompute} eager: autograd saves {total / MIB:.1f} MiB "
           f"({total / tokens / config.n_layer:.0f} bytes a token and layer, parameters included where saved)")
     for (where, shape, dtype), nbytes in rows.most_common(args.top):
         print(f"  {nbytes / MIB:10.1f} MiB {nbytes / tokens / config.n_layer:8.0f} B/token-layer  {where} "

@@ -102,6 +102,14 @@ class MambaLM(nn.Module):
     def dtype(self) -> torch.dtype:
         return self.lm_head.weight.dtype
 
+    def set_recompute(self, on: bool = True) -> "MambaLM":
+        """Training keeps less memory: every Mamba-2 layer remakes its conv's and gated norm's outputs in the backward
+        instead of keeping them (`Mamba2Mixer.recompute`; FLASHSSM_RECOMPUTE=1 makes it the default). Returns self."""
+        for module in self.modules():
+            if isinstance(module, Mamba2Mixer):
+                module.recompute = bool(on)
+        return self
+
     def check_input_ids(self, input_ids: torch.Tensor, name: str = "input_ids") -> None:
         """Token ids in [0, vocab_size) (a device synchronisation: not for the decoding loop)."""
         if not isinstance(input_ids, torch.Tensor):

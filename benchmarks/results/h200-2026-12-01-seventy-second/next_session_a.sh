@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Prepared by the seventy-second session, not run (its device time was spent). One H200, ~420 s; no wheels needed.
+# Prepared by the seventy-second session, not run (its device time was spent). One H200, ~500 s; no wheels needed.
 # (1) The GPU tests the session wrote after its last device call: the small hybrid model trained through CUDA graphs
 # (test_gpu_training_under_cuda_graphs_matches_eager[hybrid]), a decoding step under reduce-overhead
 # (test_compiled_decoding_step_matches_eager[...-reduce-overhead]), the model bench's test with the peak over the
 # graphs' warm-up. (2) Where the 370m model's 8 x 2K training step's memory goes, eager against torch.compile and its
 # CUDA graphs (benchmarks/model_memory.py: between steps, held by the forward, peak from the first step; eagerly the
 # tensors autograd saves by the line that saved them): the bench had 36900 MiB eager, and an undercounted 13678 for
-# the graphs. (3) The bench's graphs row again with the peak over its warm-up.
+# the graphs; and the same with the recompute (`MambaLM.set_recompute`: the conv's and norm's outputs remade in the
+# backward; predicted ~6.8 GB less at a ~5 % slower step). (3) The bench's graphs row again with the peak over its
+# warm-up, and its eager row with FLASHSSM_RECOMPUTE=1 beside one without (time and peak).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -15,10 +17,14 @@ rm -rf /tmp/xrepo && mkdir -p /tmp/xrepo && cp -r tests benchmarks flashssm pypr
 cd /tmp/xrepo
 export PYTHONPATH=.
 timeout 150 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logging --tb=short -n 14 \
-  --dist worksteal tests/models/test_models.py tests/ops/test_step.py tests/bench/test_bench.py \
-  -k "compile or graphs or step or model_bench" > "$OUT/tests.txt" 2>&1
-timeout 180 python3 benchmarks/model_memory.py --preset mamba2-370m --shape 8x2048 > "$OUT/memory.txt" 2>&1
-timeout 80 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm -i flashssm-graphs --repeat 5 \
+  --dist worksteal tests/models/test_models.py tests/models/test_recompute.py tests/ops/test_step.py \
+  tests/bench/test_bench.py -k "compile or graphs or step or model_bench or recompute" > "$OUT/tests.txt" 2>&1
+timeout 150 python3 benchmarks/model_memory.py --preset mamba2-370m --shape 8x2048 > "$OUT/memory.txt" 2>&1
+timeout 60 python3 benchmarks/model_memory.py --preset mamba2-370m --shape 8x2048 --mode eager --recompute \
+  > "$OUT/memory-recompute.txt" 2>&1
+timeout 70 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm -i flashssm-graphs --repeat 5 \
   > "$OUT/bench-model.txt" 2>&1
+FLASHSSM_RECOMPUTE=1 timeout 50 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm --repeat 5 \
+  > "$OUT/bench-model-recompute.txt" 2>&1
 grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | sort -u | head; tail -1 "$OUT/tests.txt"
-cat "$OUT/memory.txt" | grep -v Warn | tail -24; grep -E "train" "$OUT/bench-model.txt"
+grep -hE "^(eager|default|reduce|mamba2)" "$OUT"/memory*.txt; grep -hE "train" "$OUT"/bench-model*.txt

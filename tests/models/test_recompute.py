@@ -1,0 +1,98 @@
+"""The Mamba-2 mixer's recompute (`Mamba2Mixer.recompute`, `modules/recompute.py`): the conv's and the gated norm's
+outputs remade in the backward instead of kept, with the same gradients."""
+
+import copy
+import gc
+import weakref
+
+import pytest
+import torch
+
+from flashssm.modules import mamba2
+from flashssm.modules.recompute import Recompute
+from tests.conftest import DEVICE
+from tests.models.test_models import CONFIGS, VOCAB, make
+
+
+def _grads(model, ids, recompute, cu_seqlens=None):
+    assert model.set_recompute(recompute) is model
+    logits = model(ids, cu_seqlens=cu_seqlens)
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+    loss.backward()
+    return loss.detach(), {n: p.grad for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name", ["mamba2", "mamba2-dmlp", "hybrid"])
+def test_recompute_gives_the_same_gradients(name, packed):
+    """Loss and every parameter's gradient bit for bit as without the recompute (the remade tensors are the kernels'
+    deterministic forwards), packed sequences too; the MLP model remakes the conv's output only."""
+    model = make(name)
+    ids = torch.randint(0, VOCAB, (1, 45) if packed else (2, 37), device=DEVICE)
+    cu = torch.tensor([0, 20, 45], dtype=torch.int32, device=DEVICE) if packed else None
+    want_loss, want = _grads(copy.deepcopy(model), ids, False, cu)
+    got_loss, got = _grads(copy.deepcopy(model), ids, True, cu)
+    assert torch.equal(got_loss, want_loss)
+    for key, g in want.items():
+        assert torch.equal(got[key], g), key
+
+
+def test_recompute_frees_the_conv_and_norm_outputs(monkeypatch):
+    """After a training forward with the recompute, nothing holds the conv's or the norm's output (their storage is
+    free until the backward remakes them); without it the backward keeps both. The backward remakes each once."""
+    made = {"conv": [], "norm": []}
+    real_conv, real_norm = mamba2.causal_conv1d, mamba2.rmsnorm_gated
+
+    def conv(*args, **kwargs):
+        out = real_conv(*args, **kwargs)
+        made["conv"].append(weakref.ref(out[0] if isinstance(out, tuple) else out))
+        return out
+
+    def norm(*args, **kwargs):
+        out = real_norm(*args, **kwargs)
+        made["norm"].append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(mamba2, "causal_conv1d", conv)
+    monkeypatch.setattr(mamba2, "rmsnorm_gated", norm)
+    for recompute in (False, True):
+        model = make("mamba2").set_recompute(recompute)
+        made["conv"].clear()
+        made["norm"].clear()
+        ids = torch.randint(0, VOCAB, (2, 33), device=DEVICE)
+        loss = model(ids).float().square().mean()
+        gc.collect()
+        alive = [r() is not None for r in made["conv"] + made["norm"]]
+        assert len(alive) == 2 * len(model.backbone.layers)
+        assert alive == [not recompute] * len(alive), (recompute, alive)
+        loss.backward()
+        # the remakes: one conv and one norm a layer, only with the recompute
+        assert len(made["conv"]) == len(made["norm"]) == len(model.backbone.layers) * (2 if recompute else 1)
+
+
+def test_recompute_unit():
+    """Saves of a marked tensor's storage come back as the same views of one remade tensor (made once, in the
+    backward); other saves pass through; an empty tensor is not marked; a view cannot be marked."""
+    calls = []
+    base = torch.randn(4, 6)
+
+    def make():
+        calls.append(1)
+        return base.clone()
+
+    a = base.clone().requires_grad_()
+    marked = a * 1.0  # (a non-leaf whose storage starts at offset 0)
+    rec = Recompute()
+    rec.add(marked, make)
+    rec.add(torch.empty(0), lambda: pytest.fail("an empty tensor is never remade"))
+    other = torch.randn(3, 6, requires_grad=True)
+    with rec.saving():
+        out = (marked[:, 1:4] * marked.t()[2:5].t()).sum() + (other * other).sum()
+    assert not calls
+    out.backward()
+    assert len(calls) == 1
+    assert torch.equal(a.grad, torch.zeros_like(base).index_add_(1, torch.arange(1, 4), base[:, 2:5])
+                       .index_add_(1, torch.arange(2, 5), base[:, 1:4]))
+    assert torch.equal(other.grad, 2 * other.detach())
+    with pytest.raises(ValueError, match="begin its storage"):
+        rec.add(base[1:], make)

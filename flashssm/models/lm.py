@@ -104,9 +104,10 @@ class MambaLM(nn.Module):
 
     def set_recompute(self, on: bool = True) -> "MambaLM":
         """Training keeps less memory: every Mamba-2 layer remakes its conv's and gated norm's outputs in the backward
-        instead of keeping them (`Mamba2Mixer.recompute`; FLASHSSM_RECOMPUTE=1 makes it the default). Returns self."""
+        instead of keeping them, every Mamba-1 layer its conv's (`Mamba2Mixer.recompute`, `MambaMixer.recompute`;
+        FLASHSSM_RECOMPUTE=1 makes it the default). Returns self."""
         for module in self.modules():
-            if isinstance(module, Mamba2Mixer):
+            if isinstance(module, (Mamba2Mixer, MambaMixer)):
                 module.recompute = bool(on)
         return self
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -10,6 +11,7 @@ from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
 from flashssm.modules.norm import cached_step_params, init_dt_bias
+from flashssm.modules.recompute import Recompute
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.selective_scan import selective_scan, selective_scan_step
 
@@ -17,7 +19,11 @@ from flashssm.ops.selective_scan import selective_scan, selective_scan_step
 class MambaMixer(nn.Module):
     """in_proj -> [x, z]; causal conv1d + SiLU over x; x_proj -> [dt (dt_rank), B, C]; delta =
     dt_proj.weight · dt with dt_proj.bias as delta_bias and softplus; the selective scan with
-    A = -exp(A_log) (d_inner, d_state), D and the gate silu(z); out_proj."""
+    A = -exp(A_log) (d_inner, d_state), D and the gate silu(z); out_proj.
+
+    `recompute` (an attribute, default mamba2.RECOMPUTE): in training, the conv's output (x_proj's input and the scan's
+    u) is not kept for the backward but made again when it reads it (`Mamba2Mixer`'s docstring), d_inner · 2 bytes a
+    token and layer fewer at bf16."""
 
     def __init__(self, d_model: int, d_state: int = 16, d_conv: int = 4, expand: int = 2, dt_rank="auto",
                  dt_min: float = 0.001, dt_max: float = 0.1, dt_init: str = "random", dt_scale: float = 1.0,
@@ -49,6 +55,9 @@ class MambaMixer(nn.Module):
         self.D = nn.Parameter(torch.ones(self.d_inner, device=device))
         self.A_log._no_weight_decay = self.D._no_weight_decay = True
         self.out_proj = nn.Linear(self.d_inner, d_model, bias=bias, **factory)
+        from flashssm.modules.mamba2 import RECOMPUTE
+
+        self.recompute = RECOMPUTE
 
     def _ssm_params(self):
         return -torch.exp(self.A_log.float()), self.D.float(), self.dt_proj.bias.float()
@@ -61,17 +70,24 @@ class MambaMixer(nn.Module):
                 cache: InferenceCache | None = None) -> torch.Tensor:
         """hidden: (batch, seqlen, d_model) -> (batch, seqlen, d_model); cu_seqlens and cache as for
         Mamba2Mixer.forward."""
-        x, z = self.in_proj(hidden).chunk(2, dim=-1)  # (batch, seqlen, d_inner) each
+        xi, z = self.in_proj(hidden).chunk(2, dim=-1)  # (batch, seqlen, d_inner) each
         keep = cache is not None
-        x = causal_conv1d(x.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
+        x = causal_conv1d(xi.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                           cu_seqlens=cu_seqlens, return_final_states=keep)
         x, conv_final = x if keep else (x, None)  # x: (batch, d_inner, seqlen)
-        dt, B, C = torch.split(self.x_proj(x.transpose(1, 2)), [self.dt_rank, self.d_state, self.d_state], dim=-1)
-        delta = F.linear(dt, self.dt_proj.weight)  # (batch, seqlen, d_inner); the bias goes in as delta_bias
-        A, D, delta_bias = self._ssm_params()
-        y = selective_scan(x, delta.transpose(1, 2), A, B.transpose(1, 2), C.transpose(1, 2), D=D,
-                           z=z.transpose(1, 2), delta_bias=delta_bias, delta_softplus=True, return_last_state=keep,
-                           cu_seqlens=cu_seqlens)
+        recompute = None
+        if self.recompute and torch.is_grad_enabled() and not torch.compiler.is_compiling():
+            recompute = Recompute()
+            recompute.add(x, lambda: causal_conv1d(xi.transpose(1, 2), self.conv1d.weight.squeeze(1),
+                                                   self.conv1d.bias, "silu", cu_seqlens=cu_seqlens))
+        with recompute.saving() if recompute is not None else contextlib.nullcontext():
+            dt, B, C = torch.split(self.x_proj(x.transpose(1, 2)), [self.dt_rank, self.d_state, self.d_state],
+                                   dim=-1)
+            delta = F.linear(dt, self.dt_proj.weight)  # (batch, seqlen, d_inner); the bias goes in as delta_bias
+            A, D, delta_bias = self._ssm_params()
+            y = selective_scan(x, delta.transpose(1, 2), A, B.transpose(1, 2), C.transpose(1, 2), D=D,
+                               z=z.transpose(1, 2), delta_bias=delta_bias, delta_softplus=True,
+                               return_last_state=keep, cu_seqlens=cu_seqlens)
         if keep:
             y, last = y
             cache.layers[self.layer_idx].store(last, conv_final)

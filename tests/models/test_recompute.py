@@ -11,7 +11,7 @@ import torch
 from flashssm.modules import mamba2
 from flashssm.modules.recompute import Recompute
 from tests.conftest import DEVICE
-from tests.models.test_models import CONFIGS, VOCAB, make
+from tests.models.test_models import VOCAB, make
 
 
 def _grads(model, ids, recompute, cu_seqlens=None):
@@ -23,10 +23,10 @@ def _grads(model, ids, recompute, cu_seqlens=None):
 
 
 @pytest.mark.parametrize("packed", [False, True])
-@pytest.mark.parametrize("name", ["mamba2", "mamba2-dmlp", "hybrid"])
+@pytest.mark.parametrize("name", ["mamba2", "mamba2-dmlp", "hybrid", "mamba1"])
 def test_recompute_gives_the_same_gradients(name, packed):
     """Loss and every parameter's gradient bit for bit as without the recompute (the remade tensors are the kernels'
-    deterministic forwards), packed sequences too; the MLP model remakes the conv's output only."""
+    deterministic forwards), packed sequences too; the MLP model and Mamba-1 remake the conv's output only."""
     model = make(name)
     ids = torch.randint(0, VOCAB, (1, 45) if packed else (2, 37), device=DEVICE)
     cu = torch.tensor([0, 20, 45], dtype=torch.int32, device=DEVICE) if packed else None
@@ -37,11 +37,16 @@ def test_recompute_gives_the_same_gradients(name, packed):
         assert torch.equal(got[key], g), key
 
 
-def test_recompute_frees_the_conv_and_norm_outputs(monkeypatch):
-    """After a training forward with the recompute, nothing holds the conv's or the norm's output (their storage is
-    free until the backward remakes them); without it the backward keeps both. The backward remakes each once."""
+@pytest.mark.parametrize("name", ["mamba2", "mamba1"])
+def test_recompute_frees_the_conv_and_norm_outputs(name, monkeypatch):
+    """After a training forward with the recompute, nothing holds the conv's output or (Mamba-2) the gated norm's
+    (their storage is free until the backward remakes them); without it the backward keeps them. The backward remakes
+    each once a layer."""
+    from flashssm.modules import mamba1
+
     made = {"conv": [], "norm": []}
-    real_conv, real_norm = mamba2.causal_conv1d, mamba2.rmsnorm_gated
+    mixer_module = mamba2 if name == "mamba2" else mamba1
+    real_conv, real_norm = mixer_module.causal_conv1d, mamba2.rmsnorm_gated
 
     def conv(*args, **kwargs):
         out = real_conv(*args, **kwargs)
@@ -53,21 +58,24 @@ def test_recompute_frees_the_conv_and_norm_outputs(monkeypatch):
         made["norm"].append(weakref.ref(out))
         return out
 
-    monkeypatch.setattr(mamba2, "causal_conv1d", conv)
+    monkeypatch.setattr(mixer_module, "causal_conv1d", conv)
     monkeypatch.setattr(mamba2, "rmsnorm_gated", norm)
+    norms_a_layer = 1 if name == "mamba2" else 0
     for recompute in (False, True):
-        model = make("mamba2").set_recompute(recompute)
+        model = make(name).set_recompute(recompute)
+        layers = len(model.backbone.layers)
         made["conv"].clear()
         made["norm"].clear()
         ids = torch.randint(0, VOCAB, (2, 33), device=DEVICE)
         loss = model(ids).float().square().mean()
         gc.collect()
         alive = [r() is not None for r in made["conv"] + made["norm"]]
-        assert len(alive) == 2 * len(model.backbone.layers)
+        assert len(alive) == (1 + norms_a_layer) * layers
         assert alive == [not recompute] * len(alive), (recompute, alive)
         loss.backward()
-        # the remakes: one conv and one norm a layer, only with the recompute
-        assert len(made["conv"]) == len(made["norm"]) == len(model.backbone.layers) * (2 if recompute else 1)
+        # the remakes: one conv (and one norm) a layer, only with the recompute
+        assert len(made["conv"]) == layers * (2 if recompute else 1)
+        assert len(made["norm"]) == norms_a_layer * layers * (2 if recompute else 1)
 
 
 def test_recompute_unit():

@@ -6,6 +6,10 @@ tensor dies with the forward's other locals. When the backward unpacks the first
 tensor once (without gradients) and every save of it is rebuilt as the same view of the new one. The maker must give
 the same values in the same layout (the kernels here are deterministic forwards). Saves of any other tensor pass
 through untouched.
+
+Under a caller's own saved-tensor hooks (`torch.autograd.graph.save_on_cpu`, `torch.utils.checkpoint`) nothing is
+remade: those hooks, which the inner ones would replace inside the mixer, keep deciding every save (a recipe would
+also keep the maker's inputs on the device, against an offload's intent).
 """
 
 from __future__ import annotations
@@ -67,10 +71,17 @@ class Recompute:
         return t
 
     def saving(self):
-        """The context in which the ops whose saves of the marked tensors are remade run."""
-        if not self._marked:
+        """The context in which the ops whose saves of the marked tensors are remade run (no change under a caller's
+        saved-tensor hooks)."""
+        if not self._marked or _outer_hooks():
             return contextlib.nullcontext()
         return torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+
+
+def _outer_hooks() -> bool:
+    """Whether saved-tensor hooks are already in force here (a private query of torch's; False where it is missing)."""
+    top = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+    return top is not None and top(False) is not None
 
 
 __all__ = ["Recompute"]

@@ -104,3 +104,20 @@ def test_recompute_unit():
     assert torch.equal(other.grad, 2 * other.detach())
     with pytest.raises(ValueError, match="begin its storage"):
         rec.add(base[1:], make)
+
+
+def test_recompute_steps_aside_under_the_callers_hooks(monkeypatch):
+    """Under a caller's saved-tensor hooks (here save_on_cpu) the recompute remakes nothing: the caller's hooks see every
+    save, the conv's output is kept by them, and the gradients are as without the recompute."""
+    seen = []
+    real = mamba2.causal_conv1d
+    monkeypatch.setattr(mamba2, "causal_conv1d", lambda *a, **k: seen.append(1) or real(*a, **k))
+    model = make("mamba2")
+    ids = torch.randint(0, VOCAB, (2, 21), device=DEVICE)
+    _, want = _grads(copy.deepcopy(model), ids, False)
+    with torch.autograd.graph.save_on_cpu():
+        seen.clear()
+        _, got = _grads(copy.deepcopy(model), ids, True)
+    assert len(seen) == len(model.backbone.layers)  # (no remake in the backward)
+    for key, g in want.items():
+        assert torch.equal(got[key], g), key

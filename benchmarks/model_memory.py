@@ -88,8 +88,9 @@ def main():
     ap.add_argument("--mode", action="append", help="eager, default, reduce-overhead (default: all three on a GPU)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--top", type=int, default=16, help="rows of the saved-tensor table")
-    ap.add_argument("--recompute", action="store_true", help="the Mamba-2 layers remake their conv's and norm's "
-                    "outputs in the backward (`MambaLM.set_recompute`; the saves it packs are not in the table)")
+    ap.add_argument("--recompute", action="store_true", help="the Mamba layers remake their conv's (and norm's) "
+                    "outputs in the backward (`MambaLM.set_recompute`); no saved-tensor table then: under the table's "
+                    "hooks the recompute steps aside")
     args = ap.parse_args()
     device = torch.device(args.device)
     batch, seqlen = (int(v) for v in args.shape.split("x"))
@@ -101,13 +102,14 @@ def main():
     ids = torch.randint(0, config.vocab_size, (batch, seqlen), device=device)
     tokens = batch * seqlen
 
-    rows = _saved_by_line(base_model, ids, device)
-    total = sum(rows.values())
-    print(f"{args.preset} x{config.n_layer} {args.shape} recompute {args.recompute} eager: autograd saves {total / MIB:.1f} MiB "
-          f"({total / tokens / config.n_layer:.0f} bytes a token and layer, parameters included where saved)")
-    for (where, shape, dtype), nbytes in rows.most_common(args.top):
-        print(f"  {nbytes / MIB:10.1f} MiB {nbytes / tokens / config.n_layer:8.0f} B/token-layer  {where} "
-              f"{list(shape)} {dtype}")
+    if not args.recompute:  # (the recompute steps aside under a caller's saved-tensor hooks, as the table's are)
+        rows = _saved_by_line(base_model, ids, device)
+        total = sum(rows.values())
+        print(f"{args.preset} x{config.n_layer} {args.shape} eager: autograd saves {total / MIB:.1f} MiB "
+              f"({total / tokens / config.n_layer:.0f} bytes a token and layer, parameters included where saved)")
+        for (where, shape, dtype), nbytes in rows.most_common(args.top):
+            print(f"  {nbytes / MIB:10.1f} MiB {nbytes / tokens / config.n_layer:8.0f} B/token-layer  {where} "
+                  f"{list(shape)} {dtype}")
 
     modes = args.mode or (["eager", "default", "reduce-overhead"] if device.type == "cuda" else [])
     for mode in modes:
@@ -115,7 +117,7 @@ def main():
         model = copy.deepcopy(base_model)
         try:
             base, held, peak, reserved = _measure(model, mode, ids, device)
-            print(f"{mode}: between steps {base / MIB:.0f} MiB; held by the forward {held / MIB:.0f} MiB "
+            print(f"{mode}{' (recompute)' if args.recompute else ''}: between steps {base / MIB:.0f} MiB; held by the forward {held / MIB:.0f} MiB "
                   f"({held / tokens / config.n_layer:.0f} B a token and layer; under CUDA graphs their pool's "
                   f"memory is not counted here); peak over 4 steps {peak / MIB:.0f} MiB allocated, "
                   f"{reserved / MIB:.0f} reserved", flush=True)

@@ -117,7 +117,8 @@ def main():
         model = copy.deepcopy(base_model)
         try:
             base, held, peak, reserved = _measure(model, mode, ids, device)
-            print(f"{mode}{' (recompute)' if args.recompute else ''}: between steps {base / MIB:.0f} MiB; held by the forward {held / MIB:.0f} MiB "
+            label = f"{mode} (recompute)" if args.recompute else mode
+            print(f"{label}: between steps {base / MIB:.0f} MiB; held by the forward {held / MIB:.0f} MiB "
                   f"({held / tokens / config.n_layer:.0f} B a token and layer; under CUDA graphs their pool's "
                   f"memory is not counted here); peak over 4 steps {peak / MIB:.0f} MiB allocated, "
                   f"{reserved / MIB:.0f} reserved", flush=True)

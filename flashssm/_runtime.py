@@ -1307,7 +1307,10 @@ def _kept(device: torch.device, make):
 
 def off_thread(device: torch.device, make):
     """make() run on a new thread, with `device` current there (a CUDA device: on a stream of that thread's own, waited
-    for before returning, so the caller's streams see its work done); its exception raised here."""
+    for before returning, so the caller's streams see its work done); its exception raised here. A CUDA device without
+    an index is the caller's current one (the new thread's own current device is device 0)."""
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
     result: list = []
 
     def run():

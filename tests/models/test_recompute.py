@@ -14,6 +14,14 @@ from tests.conftest import DEVICE
 from tests.models.test_models import VOCAB, make
 
 
+def _same(got, want):
+    """Bit for bit on the CPU; on a GPU within 1e-5 of the largest value (the SSD backward's float atomics sum dB and
+    dC in an order that varies from run to run: seventy-first session)."""
+    if DEVICE == "cpu":
+        return torch.equal(got, want)
+    return bool((got - want).abs().max() <= 1e-5 * want.abs().max())
+
+
 def _grads(model, ids, recompute, cu_seqlens=None):
     assert model.set_recompute(recompute) is model
     logits = model(ids, cu_seqlens=cu_seqlens)
@@ -25,8 +33,8 @@ def _grads(model, ids, recompute, cu_seqlens=None):
 @pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("name", ["mamba2", "mamba2-dmlp", "hybrid", "mamba1"])
 def test_recompute_gives_the_same_gradients(name, packed):
-    """Loss and every parameter's gradient bit for bit as without the recompute (the remade tensors are the kernels'
-    deterministic forwards), packed sequences too; the MLP model and Mamba-1 remake the conv's output only."""
+    """Loss and every parameter's gradient as without the recompute, bit for bit on the CPU (the remade tensors are the
+    kernels' deterministic forwards), packed sequences too; the MLP model and Mamba-1 remake the conv's output only."""
     model = make(name)
     ids = torch.randint(0, VOCAB, (1, 45) if packed else (2, 37), device=DEVICE)
     cu = torch.tensor([0, 20, 45], dtype=torch.int32, device=DEVICE) if packed else None
@@ -34,7 +42,7 @@ def test_recompute_gives_the_same_gradients(name, packed):
     got_loss, got = _grads(copy.deepcopy(model), ids, True, cu)
     assert torch.equal(got_loss, want_loss)
     for key, g in want.items():
-        assert torch.equal(got[key], g), key
+        assert _same(got[key], g), key
 
 
 @pytest.mark.parametrize("name", ["mamba2", "mamba1"])
@@ -120,4 +128,4 @@ def test_recompute_steps_aside_under_the_callers_hooks(monkeypatch):
         _, got = _grads(copy.deepcopy(model), ids, True)
     assert len(seen) == len(model.backbone.layers)  # (no remake in the backward)
     for key, g in want.items():
-        assert torch.equal(got[key], g), key
+        assert _same(got[key], g), key

@@ -9,7 +9,8 @@ Scenarios (random weights, bf16, one GPU):
 "flashssm-graphs" is flashssm's model through torch.compile's CUDA graphs (mode="reduce-overhead"; training
 scenarios: flashssm's decoding captures its graphs itself), timed after three warm-up steps (the compile,
 cudagraph trees' warm-up and recording); its peak memory counts the warm-up steps too (the graphs' pool is
-allocated while they are recorded).
+allocated while they are recorded). "flashssm-recompute": flashssm's model with `set_recompute()` (the conv's and
+norm's outputs remade in the backward; training scenarios).
 Every implementation runs the same weights (flashssm's, copied in). mamba_ssm runs the fallbacks
 a pure-Python install has: nn.Conv1d for the conv (its fused conv+scan path needs the
 causal_conv1d CUDA extension), its Triton SSD, step and norms, and its CUDA-graph decoding;
@@ -40,7 +41,7 @@ CPU_SCENARIOS = {
     "cpu-decode": dict(kind="decode", preset="tiny", batch=2, seqlen=16, new=8),
     "cpu-train": dict(kind="train", preset="tiny", batch=2, seqlen=32),
 }
-MINE = ("flashssm", "flashssm-graphs")
+MINE = ("flashssm", "flashssm-graphs", "flashssm-recompute")
 PEERS = ("mamba_ssm", "transformers")
 IMPLS = MINE + PEERS
 
@@ -152,8 +153,14 @@ def _transformers(model, config):
     return peer.eval()
 
 
-BUILDERS = {"flashssm": _flashssm, "flashssm-graphs": _flashssm_graphs, "mamba_ssm": _mamba_ssm,
-            "transformers": _transformers}
+def _flashssm_recompute(model, config):
+    if not model.training:
+        raise Unavailable("training scenarios only")
+    return model.set_recompute(True)  # (set back after the measurement: run_scenario)
+
+
+BUILDERS = {"flashssm": _flashssm, "flashssm-graphs": _flashssm_graphs, "flashssm-recompute": _flashssm_recompute,
+            "mamba_ssm": _mamba_ssm, "transformers": _transformers}
 
 
 def _prefill_fn(impl, peer, ids):
@@ -247,6 +254,7 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
             res.note = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}"
         finally:
             peer = None
+            model.set_recompute(False)
             if device.type == "cuda":
                 torch.cuda.empty_cache()
         results.append(res)

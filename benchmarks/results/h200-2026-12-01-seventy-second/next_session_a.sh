@@ -8,7 +8,7 @@
 # tensors autograd saves by the line that saved them): the bench had 36900 MiB eager, and an undercounted 13678 for
 # the graphs; and the same with the recompute (`MambaLM.set_recompute`: the conv's and norm's outputs remade in the
 # backward; predicted ~6.8 GB less at a ~5 % slower step). (3) The bench's graphs row again with the peak over its
-# warm-up, and its eager row with FLASHSSM_RECOMPUTE=1 beside one without (time and peak).
+# warm-up, and the recompute's row beside plain flashssm's (`-i flashssm-recompute`: time and peak in one run).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -22,9 +22,7 @@ timeout 150 python3 -m pytest -q -o addopts="-ra" -p no:cacheprovider -p no:logg
 timeout 150 python3 benchmarks/model_memory.py --preset mamba2-370m --shape 8x2048 > "$OUT/memory.txt" 2>&1
 timeout 60 python3 benchmarks/model_memory.py --preset mamba2-370m --shape 8x2048 --mode eager --recompute \
   > "$OUT/memory-recompute.txt" 2>&1
-timeout 70 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm -i flashssm-graphs --repeat 5 \
-  > "$OUT/bench-model.txt" 2>&1
-FLASHSSM_RECOMPUTE=1 timeout 50 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm --repeat 5 \
-  > "$OUT/bench-model-recompute.txt" 2>&1
+timeout 120 python3 -m flashssm bench model -s train-370m-8x2K -i flashssm -i flashssm-recompute -i flashssm-graphs \
+  --repeat 5 > "$OUT/bench-model.txt" 2>&1
 grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | sort -u | head; tail -1 "$OUT/tests.txt"
 grep -hE "^(eager|default|reduce|mamba2)" "$OUT"/memory*.txt; grep -hE "train" "$OUT"/bench-model*.txt

@@ -120,8 +120,10 @@ def check_head_param(name: str, t, nheads: int, headdim: int | None, device) -> 
         check_tensor(name, t, [("nheads", nheads)], FLOAT_DTYPES_REF, device)
 
 
-def check_cu_seqlens(cu_seqlens, batch: int, seqlen: int, device) -> tuple[int, ...] | None:
-    """Validate cu_seqlens (on the CPU or x's device) and return its values on the host."""
+def check_cu_seqlens(cu_seqlens, batch: int, seqlen: int, device, read: bool = True) -> tuple[int, ...] | None:
+    """Validate cu_seqlens (on the CPU or x's device) and return its values on the host. read=False: its tensor only,
+    returning None (while torch.compile traces a call that a custom op takes: the trace has no values, and the op
+    validates them when it runs)."""
     if cu_seqlens is None:
         return None
     check_tensor("cu_seqlens", cu_seqlens, [("num_seqs + 1", None)], INDEX_DTYPES)
@@ -131,6 +133,8 @@ def check_cu_seqlens(cu_seqlens, batch: int, seqlen: int, device) -> tuple[int, 
         raise ValueError(f"cu_seqlens requires batch == 1 (sequences packed along seqlen), got batch {batch}")
     if cu_seqlens.numel() < 2:
         raise ValueError(f"cu_seqlens must hold at least 2 offsets (one sequence), got {cu_seqlens.numel()}")
+    if not read:
+        return None
     values = _host_values(cu_seqlens)
     if values[0] != 0:
         raise ValueError(f"cu_seqlens must start at 0, got {values[0]}")
@@ -216,7 +220,8 @@ class SSDDims:
     dstate: int
     num_seqs: int
     chunk_size: int
-    cu_seqlens: tuple[int, ...] | None  # host copy of the offsets, None without varlen
+    # host copy of the offsets; None without varlen, or where they were not read (`check_cu_seqlens`: read=False)
+    cu_seqlens: tuple[int, ...] | None
     dt_limit: tuple[float, float]
 
     def sequences(self) -> list[tuple[int, int, int]]:
@@ -228,7 +233,7 @@ class SSDDims:
 
 def check_ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt_softplus=False,
                    dt_limit=(0.0, math.inf), initial_states=None, cu_seqlens=None, return_final_states=False,
-                   state_dtype=None, allow_float64=False) -> SSDDims:
+                   state_dtype=None, allow_float64=False, read_offsets: bool = True) -> SSDDims:
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("x", x, [("batch", None), ("seqlen", None), ("nheads", None), ("headdim", None)], floats)
     batch, seqlen, nheads, headdim = x.shape
@@ -253,8 +258,8 @@ def check_ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=No
     limit = check_dt_limit(dt_limit)
     q = check_chunk_size(chunk_size)
     check_state_dtype(state_dtype)
-    cu = check_cu_seqlens(cu_seqlens, batch, seqlen, device)
-    num_seqs = batch if cu is None else len(cu) - 1
+    cu = check_cu_seqlens(cu_seqlens, batch, seqlen, device, read_offsets)
+    num_seqs = batch if cu_seqlens is None else cu_seqlens.shape[0] - 1
     check_optional("initial_states", initial_states,
                    [("num_seqs", num_seqs), ("nheads", nheads), ("headdim", headdim), ("dstate", dstate)],
                    floats, device)
@@ -311,8 +316,10 @@ def _check_scan_bc(name: str, t, batch: int, dim: int, dstate: int | None, seqle
 
 
 def check_selective_scan(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                         return_last_state=False, cu_seqlens=None, allow_float64=False) -> tuple[int, ...] | None:
-    """Validate a selective_scan call; returns cu_seqlens' values on the host (None without it)."""
+                         return_last_state=False, cu_seqlens=None, allow_float64=False,
+                         read_offsets: bool = True) -> tuple[int, ...] | None:
+    """Validate a selective_scan call; returns cu_seqlens' values on the host (None without it, or unread:
+    `check_cu_seqlens`)."""
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("u", u, [("batch", None), ("dim", None), ("seqlen", None)], floats)
     batch, dim, seqlen = u.shape
@@ -329,7 +336,7 @@ def check_selective_scan(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, 
     check_optional("delta_bias", delta_bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     check_bool("delta_softplus", delta_softplus)
     check_bool("return_last_state", return_last_state)
-    return check_cu_seqlens(cu_seqlens, batch, seqlen, device)
+    return check_cu_seqlens(cu_seqlens, batch, seqlen, device, read_offsets)
 
 
 def check_selective_scan_step(state, u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
@@ -364,7 +371,7 @@ class Conv1dDims:
     seqlen: int
     width: int
     num_seqs: int
-    cu_seqlens: tuple[int, ...] | None
+    cu_seqlens: tuple[int, ...] | None  # (as SSDDims')
     silu: bool
 
     def sequences(self) -> list[tuple[int, int, int]]:
@@ -390,7 +397,7 @@ def _check_conv_weight(weight, dim: int, device) -> int:
 
 
 def check_causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, initial_states=None,
-                        return_final_states=False, allow_float64=False) -> Conv1dDims:
+                        return_final_states=False, allow_float64=False, read_offsets: bool = True) -> Conv1dDims:
     floats = FLOAT_DTYPES_REF if allow_float64 else FLOAT_DTYPES
     check_tensor("x", x, [("batch", None), ("dim", None), ("seqlen", None)], floats)
     batch, dim, seqlen = x.shape
@@ -400,8 +407,8 @@ def check_causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=Non
     check_optional("bias", bias, [("dim", dim)], FLOAT_DTYPES_REF, device)
     silu = check_activation(activation)
     check_bool("return_final_states", return_final_states)
-    cu = check_cu_seqlens(cu_seqlens, batch, seqlen, device)
-    num_seqs = batch if cu is None else len(cu) - 1
+    cu = check_cu_seqlens(cu_seqlens, batch, seqlen, device, read_offsets)
+    num_seqs = batch if cu_seqlens is None else cu_seqlens.shape[0] - 1
     check_optional("initial_states", initial_states, [("num_seqs", num_seqs), ("dim", dim), ("width - 1", width - 1)],
                    floats, device)
     return Conv1dDims(batch, dim, seqlen, width, num_seqs, cu, silu)

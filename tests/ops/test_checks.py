@@ -268,3 +268,24 @@ def test_cu_seqlens_values_read_once_per_tensor_and_version():
     assert key in checks._HOST_VALUES
     del other  # a dead tensor leaves no entry behind
     assert key not in checks._HOST_VALUES
+
+
+@pytest.mark.parametrize("op", ["ssd_scan", "selective_scan", "causal_conv1d"])
+def test_packed_offsets_checked_when_a_compiled_call_runs(op, device):
+    """Traced by torch.compile (fullgraph), a packed call reads no offsets (the trace has no values: the custom op
+    reads them when it runs): good offsets run, and bad ones raise the eager call's ValueError from the op."""
+    torch._dynamo.reset()
+    if op == "ssd_scan":
+        kw = ssd_inputs(1, 24, 2, 8, 16, 1, dtype=torch.float32, device=device)
+        call = lambda cu: flashssm.ssd_scan(**kw, chunk_size=16, cu_seqlens=cu)  # noqa: E731
+    elif op == "selective_scan":
+        kw = scan_inputs(1, 8, 24, 4, dtype=torch.float32, device=device)
+        call = lambda cu: flashssm.selective_scan(**kw, cu_seqlens=cu)  # noqa: E731
+    else:
+        x, w = torch.randn(1, 8, 24, device=device), torch.randn(8, 4, device=device)
+        call = lambda cu: flashssm.causal_conv1d(x, w, None, "silu", cu_seqlens=cu)  # noqa: E731
+    compiled = torch.compile(call, fullgraph=True, backend="inductor" if device == "cuda" else "aot_eager")
+    good = torch.tensor([0, 10, 24], dtype=torch.int32, device=device)
+    assert torch.allclose(compiled(good), call(good), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"cu_seqlens must end at the total number of tokens \(seqlen=24\), got 23"):
+        compiled(torch.tensor([0, 10, 23], dtype=torch.int32, device=device))

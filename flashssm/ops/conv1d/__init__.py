@@ -56,10 +56,14 @@ def causal_conv1d(x, weight, bias=None, activation=None, *, cu_seqlens=None, ini
         out = _runtime.replay(key, (x, weight, bias, initial_states))
         if out is not None:
             return out if return_final_states else out[0]
-    dims = check_causal_conv1d(x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
-                               return_final_states=return_final_states)
-    blocker = _runtime.device_blocker(x)
     form = _compile_form()
+    check = lambda read: check_causal_conv1d(  # noqa: E731
+        x, weight, bias, activation, cu_seqlens=cu_seqlens, initial_states=initial_states,
+        return_final_states=return_final_states, read_offsets=read)
+    dims = check(form != "custom_op")  # (the custom op reads the offsets when it runs; the trace has no values)
+    blocker = _runtime.device_blocker(x)
+    if blocker is not None and form == "custom_op" and cu_seqlens is not None:
+        dims = check(True)  # the reference needs them (a graph break)
     if blocker is None and form == "custom_op":
         from flashssm.ops.conv1d.autograd import causal_conv1d_fwd
 

@@ -75,9 +75,14 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
             out = _runtime.replay(key, (u, delta, A, B, C, D, z, delta_bias))
             if out is not None:
                 return out if return_last_state else out[0]
-    cu = check_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
-                              return_last_state=return_last_state, cu_seqlens=cu_seqlens)
+    traced = torch.compiler.is_compiling()
+    check = lambda read: check_selective_scan(  # noqa: E731
+        u, delta, A, B, C, D=D, z=z, delta_bias=delta_bias, delta_softplus=delta_softplus,
+        return_last_state=return_last_state, cu_seqlens=cu_seqlens, read_offsets=read)
+    cu = check(not traced)  # (traced: the custom op reads the offsets when it runs; the trace has no values)
     blocker = _kernel_blocker(u, A.shape[1])
+    if blocker is not None and traced and cu_seqlens is not None:
+        cu = check(True)  # the reference needs them (a graph break)
     if blocker is None:
         grad = _runtime.needs_grad(u, delta, A, B, C, D, z, delta_bias)
         compiling = torch.compiler.is_compiling()

@@ -93,11 +93,16 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
             out = _runtime.replay(key, (x, dt, A, B, C, D, z, dt_bias, initial_states))
             if out is not None:
                 return out if return_final_states else out[0]
-    dims = check_ssd_scan(x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias,
-                          dt_softplus=dt_softplus, dt_limit=dt_limit, initial_states=initial_states,
-                          cu_seqlens=cu_seqlens, return_final_states=return_final_states, state_dtype=state_dtype)
+    compiling = torch.compiler.is_compiling()
+    check = lambda read: check_ssd_scan(  # noqa: E731
+        x, dt, A, B, C, chunk_size=chunk_size, D=D, z=z, dt_bias=dt_bias, dt_softplus=dt_softplus, dt_limit=dt_limit,
+        initial_states=initial_states, cu_seqlens=cu_seqlens, return_final_states=return_final_states,
+        state_dtype=state_dtype, read_offsets=read)
+    dims = check(not compiling)  # (traced: the custom op reads the offsets when it runs; the trace has no values)
     blocker = _kernel_blocker(x, dims.dstate)
-    if blocker is None and torch.compiler.is_compiling():
+    if blocker is not None and compiling and cu_seqlens is not None:
+        dims = check(True)  # the reference needs them (a graph break)
+    if blocker is None and compiling:
         # through the custom op: torch.compile sees one op, and autograd runs the fused backward
         from flashssm.ops.ssd.autograd import ssd_scan_fwd, state_dtype_name
 

@@ -3,7 +3,7 @@ same weights and batches, each mode's losses over a few steps against eager's, a
 
     PYTHONPATH=. python3 benchmarks/model_step_compiled.py [--preset mamba2-130m ...] [--layers N] [--shape 1x512 ...]
         [--mode eager --mode default --mode reduce-overhead] [--steps 20] [--device cuda] [--conv-form custom_op]
-        [--norm-form custom_op] [--history] [--workspace-off-thread]
+        [--norm-form custom_op] [--history] [--workspace-on-thread]
 
 A small model's eager step is bound by its host work (the seventy-first session: the 130M Mamba-2 model's 1 x 512
 step ~60 ms on the H200 machine, ~25 us a torch call on its host); CUDA graphs replay the whole step's launches at
@@ -13,7 +13,9 @@ aot_eager` is a dry run of the tool (aot_eager: torch.compile's backend without 
 conv's form while torch.compile traces (`conv.COMPILE_FORM`: reference, custom_op, kernel); --norm-form the norms'
 (`rmsnorm.COMPILE_FORM`). --history: cudagraph trees record where each allocation in their pool came from, and a
 failing mode prints its whole message (for reduce-overhead's "tensors in the cudagraph pool not tracked as outputs").
---workspace-off-thread: `_runtime.WORKSPACE_OFF_THREAD` on (the hand-over workspace made off the calling thread).
+--workspace-on-thread: `_runtime.WORKSPACE_OFF_THREAD` off (the hand-over workspace made on the calling thread, as
+before the seventy-second session: reduce-overhead then refuses a Mamba-2 step); --workspace-off-thread, the default
+since, is accepted and changes nothing.
 """
 
 import argparse
@@ -79,6 +81,7 @@ def main():
     ap.add_argument("--norm-form", choices=["reference", "custom_op", "kernel"])
     ap.add_argument("--history", action="store_true")
     ap.add_argument("--workspace-off-thread", action="store_true")
+    ap.add_argument("--workspace-on-thread", action="store_true")
     args = ap.parse_args()
     from flashssm.models import MambaLM
     from flashssm.ops.conv1d import conv
@@ -89,10 +92,10 @@ def main():
         conv.COMPILE_FORM = args.conv_form
     if args.norm_form:
         rmsnorm.COMPILE_FORM = args.norm_form
-    if args.workspace_off_thread:
+    if args.workspace_on_thread or args.workspace_off_thread:
         from flashssm import _runtime
 
-        _runtime.WORKSPACE_OFF_THREAD = True
+        _runtime.WORKSPACE_OFF_THREAD = not args.workspace_on_thread
     if args.history:
         import torch._inductor.config as inductor_config
 

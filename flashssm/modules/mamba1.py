@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import torch
@@ -11,6 +10,7 @@ from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
 from flashssm.modules.norm import cached_step_params, init_dt_bias
+from flashssm.modules import recompute as _recompute
 from flashssm.modules.recompute import Recompute
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
 from flashssm.ops.selective_scan import selective_scan, selective_scan_step
@@ -21,7 +21,7 @@ class MambaMixer(nn.Module):
     dt_proj.weight · dt with dt_proj.bias as delta_bias and softplus; the selective scan with
     A = -exp(A_log) (d_inner, d_state), D and the gate silu(z); out_proj.
 
-    `recompute` (an attribute, default mamba2.RECOMPUTE): in training, the conv's output (x_proj's input and the scan's
+    `recompute` (an attribute, default `recompute.DEFAULT`): in training, the conv's output (x_proj's input and the scan's
     u) is not kept for the backward but made again when it reads it (`Mamba2Mixer`'s docstring), d_inner · 2 bytes a
     token and layer fewer at bf16."""
 
@@ -55,9 +55,7 @@ class MambaMixer(nn.Module):
         self.D = nn.Parameter(torch.ones(self.d_inner, device=device))
         self.A_log._no_weight_decay = self.D._no_weight_decay = True
         self.out_proj = nn.Linear(self.d_inner, d_model, bias=bias, **factory)
-        from flashssm.modules.mamba2 import RECOMPUTE
-
-        self.recompute = RECOMPUTE
+        self.recompute = _recompute.DEFAULT
 
     def _ssm_params(self):
         return -torch.exp(self.A_log.float()), self.D.float(), self.dt_proj.bias.float()
@@ -75,12 +73,10 @@ class MambaMixer(nn.Module):
         x = causal_conv1d(xi.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                           cu_seqlens=cu_seqlens, return_final_states=keep)
         x, conv_final = x if keep else (x, None)  # x: (batch, d_inner, seqlen)
-        recompute = None
-        if self.recompute and torch.is_grad_enabled() and not torch.compiler.is_compiling():
-            recompute = Recompute()
-            recompute.add(x, lambda: causal_conv1d(xi.transpose(1, 2), self.conv1d.weight.squeeze(1),
-                                                   self.conv1d.bias, "silu", cu_seqlens=cu_seqlens))
-        with recompute.saving() if recompute is not None else contextlib.nullcontext():
+        recompute = Recompute(self.recompute)
+        recompute.add(x, lambda: causal_conv1d(xi.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias,
+                                               "silu", cu_seqlens=cu_seqlens))
+        with recompute.saving():
             dt, B, C = torch.split(self.x_proj(x.transpose(1, 2)), [self.dt_rank, self.d_state, self.d_state],
                                    dim=-1)
             delta = F.linear(dt, self.dt_proj.weight)  # (batch, seqlen, d_inner); the bias goes in as delta_bias

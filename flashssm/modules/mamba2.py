@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 
 import torch
 import torch.nn.functional as F
@@ -12,6 +10,7 @@ from torch import nn
 
 from flashssm.modules.cache import InferenceCache, MambaState
 from flashssm.modules.norm import cached_step_params, init_dt_bias
+from flashssm.modules import recompute as _recompute
 from flashssm.modules.recompute import Recompute
 from flashssm.ops import grad_sink
 from flashssm.ops.conv1d import causal_conv1d, causal_conv1d_update
@@ -22,8 +21,7 @@ from flashssm.ops.ssd import ssd_scan, ssd_step
 # the conv's dx in place, no concatenation in the backward). H200, 2.7B 16-layer 8 x 4K training step: -4 ms of 367
 # (benchmarks/notes/profile.md, sixty-seventh and sixty-eighth sessions). False: the plain split (an A/B switch).
 SPLIT_GRAD_SINK = True
-# The default of `Mamba2Mixer.recompute` (FLASHSSM_RECOMPUTE=1 turns it on).
-RECOMPUTE = os.environ.get("FLASHSSM_RECOMPUTE", "0") == "1"
+_NOTHING_REMADE = Recompute(False)  # (off: it marks nothing, so one serves every call without a recompute)
 
 
 class Mamba2Mixer(nn.Module):
@@ -35,7 +33,7 @@ class Mamba2Mixer(nn.Module):
     norm_group_size: the gated norm's group (default d_ssm // ngroups; transformers' older Mamba2
     normalised over the whole width, d_ssm).
 
-    `recompute` (an attribute, default `RECOMPUTE`): in training, the conv's output (the scan's x, B and C) and the
+    `recompute` (an attribute, default `recompute.DEFAULT`, FLASHSSM_RECOMPUTE=1): in training, the conv's output (the scan's x, B and C) and the
     gated norm's output (out_proj's input, where there is no MLP part) are not kept for the backward but made again
     when it reads them, as mamba_ssm's memory-efficient path does: a conv and a norm forward more a backward, and
     (conv_dim + d_ssm) · 2 bytes a token and layer fewer kept at bf16 (the 370m model: 8.7 of ~32 KB; notes in
@@ -82,7 +80,7 @@ class Mamba2Mixer(nn.Module):
 
             self.norm = RMSNorm(self.d_ssm, eps=norm_eps, **factory)
         self.out_proj = nn.Linear(self.d_inner, d_model, bias=bias, **factory)
-        self.recompute = RECOMPUTE
+        self.recompute = _recompute.DEFAULT
 
     def _ssm_params(self):
         A = -torch.exp(self.A_log.float())
@@ -98,19 +96,18 @@ class Mamba2Mixer(nn.Module):
         return cached_step_params(self, (self.A_log, self.D, self.dt_bias), self._ssm_params)
 
     def _output(self, y, z, z0, x0, recompute: Recompute | None = None):
-        """Gated norm (or the plain gate), the MLP part, out_proj. y, z: (..., d_ssm). With `recompute`, the norm's
+        """Gated norm (or the plain gate), the MLP part, out_proj. y, z: (..., d_ssm). With `recompute` on, the norm's
         output is remade in the backward for out_proj's weight gradient (where it is out_proj's whole input)."""
+        recompute = recompute or _NOTHING_REMADE
         if self.rmsnorm:
             norm = lambda y=y: rmsnorm_gated(y, self.norm.weight, z, eps=self.norm.eps,  # noqa: E731
                                              group_size=self.norm_group_size, norm_before_gate=self.norm_before_gate)
             normed = norm()
-            if recompute is not None and self.d_mlp == 0:
+            if self.d_mlp == 0:
                 recompute.add(normed, norm)
             y = normed
         if self.d_mlp > 0:
             y = torch.cat([F.silu(z0) * x0, y], dim=-1)
-        if recompute is None:
-            return self.out_proj(y)
         with recompute.saving():
             return self.out_proj(y)
 
@@ -124,18 +121,16 @@ class Mamba2Mixer(nn.Module):
         sizes = [self.d_mlp, self.d_mlp, self.d_ssm, self.conv_dim, self.nheads]
         z0, x0, z, xBC, dt = (grad_sink.split(zxbcdt, sizes) if SPLIT_GRAD_SINK else torch.split(zxbcdt, sizes, dim=-1))
         keep = cache is not None
-        recompute = (Recompute() if self.recompute and torch.is_grad_enabled() and not torch.compiler.is_compiling()
-                     else None)
+        recompute = Recompute(self.recompute)
         conv = causal_conv1d(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu",
                              cu_seqlens=cu_seqlens, return_final_states=keep)
         conv, conv_final = conv if keep else (conv, None)
-        if recompute is not None:
-            recompute.add(conv, lambda: causal_conv1d(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1),
-                                                      self.conv1d.bias, "silu", cu_seqlens=cu_seqlens))
+        recompute.add(conv, lambda: causal_conv1d(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias,
+                                                  "silu", cu_seqlens=cu_seqlens))
         x, B, C = torch.split(conv.transpose(1, 2), [self.d_ssm, self.ngroups * self.d_state,
                                                      self.ngroups * self.d_state], dim=-1)
         A, D, dt_bias = self._ssm_params()
-        with recompute.saving() if recompute is not None else contextlib.nullcontext():
+        with recompute.saving():
             y = ssd_scan(x.unflatten(-1, (self.nheads, self.headdim)), dt, A,
                          B.unflatten(-1, (self.ngroups, self.d_state)), C.unflatten(-1, (self.ngroups, self.d_state)),
                          chunk_size=self.chunk_size, D=D,

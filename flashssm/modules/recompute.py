@@ -7,6 +7,9 @@ tensor once (without gradients) and every save of it is rebuilt as the same view
 the same values in the same layout (the kernels here are deterministic forwards). Saves of any other tensor pass
 through untouched.
 
+A Recompute made off (`Recompute(False)`), or while gradients are off or torch.compile traces (its partitioner decides
+what its graph keeps), marks nothing: `saving()` is then no context at all.
+
 Under a caller's own saved-tensor hooks (`torch.autograd.graph.save_on_cpu`, `torch.utils.checkpoint`) nothing is
 remade: those hooks, which the inner ones would replace inside the mixer, keep deciding every save (a recipe would
 also keep the maker's inputs on the device, against an offload's intent).
@@ -15,8 +18,12 @@ also keep the maker's inputs on the device, against an offload's intent).
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
+
+# The mixers' `recompute` default (FLASHSSM_RECOMPUTE=1 turns it on; `MambaLM.set_recompute`).
+DEFAULT = os.environ.get("FLASHSSM_RECOMPUTE", "0") == "1"
 
 
 class _Remade:
@@ -50,12 +57,16 @@ def _unpack(saved):
 class Recompute:
     """The tensors one forward marks for remaking (see the module's docstring)."""
 
-    def __init__(self):
+    def __init__(self, on: bool = True):
+        self.on = on and torch.is_grad_enabled() and not torch.compiler.is_compiling()
         self._marked: list[tuple[int, torch.device, torch.dtype, _Remade]] = []
 
     def add(self, tensor: torch.Tensor, make) -> None:
         """Saves of `tensor` (or views of its storage) made inside `saving()` are remade by make() in the backward;
-        make() returns a tensor of tensor's shape, strides, storage offset 0 and dtype, with its values."""
+        make() returns a tensor of tensor's shape, strides, storage offset 0 and dtype, with its values. Nothing where
+        this Recompute is off."""
+        if not self.on:
+            return
         if tensor.storage_offset() != 0:
             raise ValueError("a tensor to remake must begin its storage (its views are rebuilt from the remade one)")
         if tensor.untyped_storage().data_ptr() == 0:  # (an empty tensor: nothing to spare, and 0 would match others)

@@ -20,7 +20,7 @@ import traceback
 
 import torch
 
-from flashssm.bench.model import lm_loss
+from flashssm.bench.model import lm_loss, train_step
 from flashssm.models import MambaLM, preset
 
 MIB = 2 ** 20
@@ -59,14 +59,7 @@ def _measure(model, mode, ids, device):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
 
     def step(hold=None):
-        if graphs:
-            torch.compiler.cudagraph_mark_step_begin()
-        loss = lm_loss(fwd, ids, device)
-        if hold is not None:
-            hold.append(_allocated(device))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        train_step(fwd, opt, ids, device, graphs, None if hold is None else lambda: hold.append(_allocated(device)))
 
     if device.type == "cuda":  # (from the start: a CUDA graph's pool is allocated while it is recorded)
         torch.cuda.reset_peak_memory_stats(device)

@@ -26,7 +26,7 @@ import time
 
 import torch
 
-from flashssm.bench.model import _config, lm_loss
+from flashssm.bench.model import _config, train_step
 
 
 def _sync(device):
@@ -46,13 +46,7 @@ def _run(model, mode, ids_list, device, steps):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=device.type == "cuda")
 
     def step(ids):
-        if graphs:
-            torch.compiler.cudagraph_mark_step_begin()
-        loss = lm_loss(fwd, ids, device)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss.detach().clone()
+        return train_step(fwd, opt, ids, device, graphs).detach().clone()
 
     t = time.perf_counter()
     losses = [step(ids_list[0])]

@@ -188,16 +188,24 @@ def lm_loss(forward, ids, device):
     return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
 
 
+def train_step(forward, opt, ids, device, graphs: bool = False, after_forward=None) -> torch.Tensor:
+    """One training step: `lm_loss`, its backward, opt's step; graphs: through torch.compile's CUDA graphs (a new step
+    marked first: the graphs may overwrite the last step's outputs); after_forward(): called between the loss and its
+    backward. Returns the loss."""
+    if graphs:
+        torch.compiler.cudagraph_mark_step_begin()
+    loss = lm_loss(forward, ids, device)
+    if after_forward is not None:
+        after_forward()
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss
+
+
 def _train_fn(peer, ids, device, graphs=False):
     opt = torch.optim.AdamW(peer.parameters(), lr=1e-4, fused=device.type == "cuda")
-
-    def step():
-        if graphs:  # (a new step: the graphs may overwrite the last step's outputs)
-            torch.compiler.cudagraph_mark_step_begin()
-        lm_loss(peer, ids, device).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return step
+    return lambda: train_step(peer, opt, ids, device, graphs)
 
 
 def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Result]:

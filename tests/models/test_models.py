@@ -685,7 +685,7 @@ def test_gpu_training_under_cuda_graphs_matches_eager(name):
     import copy
     import dataclasses
 
-    from flashssm.bench.model import lm_loss
+    from flashssm.bench.model import train_step
 
     torch._dynamo.reset()
     torch.manual_seed(0)
@@ -700,13 +700,7 @@ def test_gpu_training_under_cuda_graphs_matches_eager(name):
         opt = torch.optim.SGD(model.parameters(), lr=0.5)
         losses = []
         for ids in batches:
-            if graphs:
-                torch.compiler.cudagraph_mark_step_begin()
-            loss = lm_loss(fwd, ids, device)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
+            losses.append(float(train_step(fwd, opt, ids, device, graphs).detach()))
         runs.append((losses, {k: v.detach() for k, v in model.named_parameters()}))
     (want, want_p), (got, got_p) = runs
     assert all(math.isfinite(v) for v in got), got

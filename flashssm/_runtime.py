@@ -573,8 +573,9 @@ def call_signature(op: str, tensors: tuple, options: tuple):
 
 def backward_key(key, tensors: tuple, needs) -> tuple | None:
     """What a recorded training call's backward replays under: its forward's key (None: the forward had none, so the
-    backward records nothing), the signatures of the tensors its Python reads beside the inputs (the incoming
-    gradients, what the forward saved for it) and which gradients are wanted."""
+    backward records nothing), the signatures of every tensor it reads (the incoming gradients and what the forward
+    saved, its inputs included: saved-tensor hooks may return them in another layout than the forward's key holds)
+    and which gradients are wanted."""
     if key is None or not PREPARED:
         return None
     return (key, "backward", *[tensor_signature(t) for t in tensors], tuple(needs))

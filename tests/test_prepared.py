@@ -912,6 +912,54 @@ def test_what_the_selective_scan_backward_key_holds(device, monkeypatch):
     assert len(backwards) == 5 and torch.equal(got["A"], want["A"])
 
 
+def _other_layout(t):
+    """A saved-tensor pack hook that keeps the values and not the layout: tensors of two or more dimensions come back
+    with their last two dimensions' order in memory swapped (as an offloading hook's copy of a strided view comes back
+    contiguous: `save_on_cpu` on a GPU)."""
+    if t.dim() < 2:
+        return t.clone()
+    return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+
+
+@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
+@pytest.mark.parametrize("op", ["ssd_scan", "selective_scan"])
+def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, deterministic, device, monkeypatch):
+    """A training call recorded without hooks, then made under a caller's saved-tensor hooks that hand every saved
+    tensor back in another layout (the inputs, and the states the forward stores for the backward: ssd_scan's in
+    sweeps or tiles, selective_scan's checkpoints): the backward's replay must not launch with the recorded strides
+    (its key holds the saved tensors' layouts), and the backward reads the states as the forward made them, so the
+    gradients are the whole path's without hooks (bit for bit where that path is deterministic: the interpreter, or a
+    GPU under the deterministic mode). Before the fix: NaN and wrong gradients (save_on_cpu on a GPU)."""
+    from flashssm.ops.ssd import backward_chain
+
+    stored = []
+    real = backward_chain.forward_states
+    monkeypatch.setattr(backward_chain, "forward_states", lambda *a, **k: stored.append(real(*a, **k)) or stored[-1])
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        if op == "ssd_scan":  # (chunks of 64 over 200 tokens: the forward stores the states on the CPU and the GPU)
+            kw, call = _inputs(device, shape=(1, 200, 4, 32, 16, 1), **OPTIONS["plain"])
+            dy = torch.randn_like(kw["x"])
+            run = lambda: _grads(kw, call, dy)  # noqa: E731
+        else:
+            kw, call = _scan_inputs(device, **SCAN_OPTIONS["D,z,bias,softplus,last"])
+            dy = torch.randn_like(kw["u"])
+            run = lambda: _grads(kw, call, dy, op=flashssm.selective_scan)  # noqa: E731
+        run()
+        run()  # (recorded, then replayed without hooks)
+        with _no_replays():
+            _, want = run()
+        with torch.autograd.graph.saved_tensors_hooks(_other_layout, lambda t: t):
+            _, got = run()
+            _, again = run()  # (the hooks' layouts recorded under their own key, then replayed)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    if op == "ssd_scan" and not deterministic:
+        assert stored and stored[0] is not None, "the forward stored no states: the test would not cover them"
+    for k in want:
+        assert torch.equal(got[k], want[k]) and torch.equal(again[k], want[k]), f"d{k} under the hooks differs"
+
+
 # --- causal_conv1d and rmsnorm_gated ----------------------------------------------------------------------------------
 
 def _conv_call(device, channels=False, bias=True, initial=False, final=False, activation="silu"):

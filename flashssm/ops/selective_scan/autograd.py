@@ -118,6 +118,7 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, dy, dlast, _dckpt):
     u, delta, A, B, C, D, z, delta_bias, cu_seqlens, ckpt = ctx.saved_tensors
+    ckpt = ckpt.contiguous()  # (as SelectiveScanFunction's backward says)
     delta_softplus, ckpt_tile = ctx.options
     if ckpt_tile == 0:
         raise RuntimeError("selective_scan_fwd ran without ckpt_tile, so it saved no states for a backward")
@@ -182,15 +183,16 @@ class SelectiveScanFunction(torch.autograd.Function):
         from flashssm.ops.selective_scan.scan import scan_backward
 
         u, delta, A, B, C, D, z, delta_bias, ckpt = ctx.saved_tensors
+        ckpt = ckpt.contiguous()  # (made so by the forward; a caller's saved-tensor hooks may return another layout)
         inputs = (u, delta, A, B, C, D, z, delta_bias)
         needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:11], inputs)]
         if dy is None:
             dy = torch.zeros_like(u)
         dlast = dlast if ctx.return_last_state else None
         # a backward whose key an earlier one recorded replays its steps (its configuration and argument lists gave
-        # the same answers then)
-        key = _runtime.backward_key(ctx.key, (dy, dlast, ckpt), needs)
+        # the same answers then); the saved inputs are in the key, as ssd_scan's backward says why
         tensors = (dy, dlast, *inputs, ckpt)
+        key = _runtime.backward_key(ctx.key, tensors, needs)
         grads = _runtime.replay(key, tensors)
         if grads is None:
             with (_runtime.on_device(u.device),

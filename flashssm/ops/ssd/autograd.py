@@ -162,15 +162,19 @@ class SSDScanFunction(torch.autograd.Function):
         from flashssm.ops.ssd.backward import ssd_backward
 
         x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states = ctx.saved_tensors
+        if states is not None:  # (made contiguous by the forward; a caller's saved-tensor hooks may return another
+            states = states.contiguous()  # layout, and the backward's launches read it as made)
         inputs = (x, dt, A, B, C, D, z, dt_bias, initial_states)
         needs = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[3:12], inputs)]
         if dy is None:
             dy = torch.zeros_like(x)
         dfinal = dfinal if ctx.return_final_states else None
         # a backward whose key an earlier one recorded replays its steps: its Python (the form, configurations,
-        # argument lists, launch keys) gave the same answers then
-        key = _runtime.backward_key(ctx.key if PREPARED_BACKWARD else None, (dy, dfinal, ypre, states), needs)
+        # argument lists, launch keys) gave the same answers then. Every tensor it reads is in the key, the saved inputs
+        # too: a caller's saved-tensor hooks (save_on_cpu, offloading) may give them back in another layout than the
+        # forward's key holds, and a replay launches with the recorded strides
         tensors = (dy, dfinal, x, dt, A, B, C, D, z, ypre, dt_bias, initial_states, states)
+        key = _runtime.backward_key(ctx.key if PREPARED_BACKWARD else None, tensors, needs)
         grads = _runtime.replay(key, tensors)
         if grads is None:
             with _runtime.Recording(key, tensors, _training_switches, ops=True) as rec:

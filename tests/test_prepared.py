@@ -921,20 +921,31 @@ def _other_layout(t):
     return t.transpose(-1, -2).contiguous().transpose(-1, -2)
 
 
+def _inputs_other_layout(t):
+    """`_other_layout` for the call's inputs (the leaves, which want gradients) only: the states the forward stores
+    keep theirs, as a strided view's copy changes and a contiguous buffer's does not under save_on_cpu."""
+    return _other_layout(t) if t.requires_grad else t
+
+
 @pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
+@pytest.mark.parametrize("hook", ["inputs", "every-tensor"])
 @pytest.mark.parametrize("op", ["ssd_scan", "selective_scan"])
-def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, deterministic, device, monkeypatch):
-    """A training call recorded without hooks, then made under a caller's saved-tensor hooks that hand every saved
-    tensor back in another layout (the inputs, and the states the forward stores for the backward: ssd_scan's in
-    sweeps or tiles, selective_scan's checkpoints): the backward's replay must not launch with the recorded strides
-    (its key holds the saved tensors' layouts), and the backward reads the states as the forward made them, so the
-    gradients are the whole path's without hooks (bit for bit where that path is deterministic: the interpreter, or a
-    GPU under the deterministic mode). Before the fix: NaN and wrong gradients (save_on_cpu on a GPU)."""
+def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, hook, deterministic, device, monkeypatch):
+    """A training call recorded without hooks, then made under a caller's saved-tensor hooks that hand saved tensors
+    back in another layout (the inputs; or every one, the states the forward stores for the backward too: ssd_scan's
+    in sweeps, selective_scan's checkpoints): the backward's replay must not launch with the recorded strides (its key
+    holds every saved tensor's layout), and the backward reads the stored states as the forward made them (ssd_scan's
+    not recomputed), so the gradients are those of the call without hooks (within 1e-5 of the largest: on the hooks'
+    layouts the whole path may take another configuration) and a replay gives the whole path's bits on the hooks'
+    layouts (where that path is deterministic: the interpreter, or a GPU under the deterministic mode). Before the
+    fix: NaN and wrong gradients (save_on_cpu on a GPU)."""
     from flashssm.ops.ssd import backward_chain
 
     stored = []
     real = backward_chain.forward_states
     monkeypatch.setattr(backward_chain, "forward_states", lambda *a, **k: stored.append(real(*a, **k)) or stored[-1])
+    remade = record_calls(monkeypatch, backward_chain, "entering_states")
+    pack = _other_layout if hook == "every-tensor" else _inputs_other_layout
     torch.use_deterministic_algorithms(deterministic)
     try:
         if op == "ssd_scan":  # (chunks of 64 over 200 tokens: the forward stores the states on the CPU and the GPU)
@@ -948,16 +959,21 @@ def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, determinist
         run()
         run()  # (recorded, then replayed without hooks)
         with _no_replays():
-            _, want = run()
-        with torch.autograd.graph.saved_tensors_hooks(_other_layout, lambda t: t):
+            _, plain = run()
+        remade_plain = len(remade)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             _, got = run()
             _, again = run()  # (the hooks' layouts recorded under their own key, then replayed)
+            with _no_replays():
+                _, whole = run()
     finally:
         torch.use_deterministic_algorithms(False)
     if op == "ssd_scan" and not deterministic:
         assert stored and stored[0] is not None, "the forward stored no states: the test would not cover them"
-    for k in want:
-        assert torch.equal(got[k], want[k]) and torch.equal(again[k], want[k]), f"d{k} under the hooks differs"
+        assert len(remade) == remade_plain, "the backward recomputed the states the forward had stored"
+    for k in plain:
+        assert torch.equal(got[k], whole[k]) and torch.equal(again[k], whole[k]), f"d{k}: the replay differs"
+        assert (whole[k] - plain[k]).abs().max() <= 1e-5 * plain[k].abs().max(), f"d{k} under the hooks differs"
 
 
 # --- causal_conv1d and rmsnorm_gated ----------------------------------------------------------------------------------

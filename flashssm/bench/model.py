@@ -10,7 +10,8 @@ Scenarios (random weights, bf16, one GPU):
 scenarios: flashssm's decoding captures its graphs itself), timed after three warm-up steps (the compile,
 cudagraph trees' warm-up and recording); its peak memory counts the warm-up steps too (the graphs' pool is
 allocated while they are recorded). "flashssm-recompute": flashssm's model with `set_recompute()` (the conv's and
-norm's outputs remade in the backward; training scenarios).
+norm's outputs remade in the backward; training scenarios). "flashssm-checkpointing": with
+`set_gradient_checkpointing()` (each layer's forward run again in the backward; training scenarios).
 Every implementation runs the same weights (flashssm's, copied in). mamba_ssm runs the fallbacks
 a pure-Python install has: nn.Conv1d for the conv (its fused conv+scan path needs the
 causal_conv1d CUDA extension), its Triton SSD, step and norms, and its CUDA-graph decoding;
@@ -41,7 +42,7 @@ CPU_SCENARIOS = {
     "cpu-decode": dict(kind="decode", preset="tiny", batch=2, seqlen=16, new=8),
     "cpu-train": dict(kind="train", preset="tiny", batch=2, seqlen=32),
 }
-MINE = ("flashssm", "flashssm-graphs", "flashssm-recompute")
+MINE = ("flashssm", "flashssm-graphs", "flashssm-recompute", "flashssm-checkpointing")
 PEERS = ("mamba_ssm", "transformers")
 IMPLS = MINE + PEERS
 
@@ -159,8 +160,14 @@ def _flashssm_recompute(model, config):
     return model.set_recompute(True)  # (set back after the measurement: run_scenario)
 
 
+def _flashssm_checkpointing(model, config):
+    if not model.training:
+        raise Unavailable("training scenarios only")
+    return model.set_gradient_checkpointing(True)  # (set back after the measurement: run_scenario)
+
+
 BUILDERS = {"flashssm": _flashssm, "flashssm-graphs": _flashssm_graphs, "flashssm-recompute": _flashssm_recompute,
-            "mamba_ssm": _mamba_ssm, "transformers": _transformers}
+            "flashssm-checkpointing": _flashssm_checkpointing, "mamba_ssm": _mamba_ssm, "transformers": _transformers}
 
 
 def _prefill_fn(impl, peer, ids):
@@ -262,7 +269,7 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
             res.note = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}"
         finally:
             peer = None
-            model.set_recompute(False)
+            model.set_recompute(False).set_gradient_checkpointing(False)
             if device.type == "cuda":
                 torch.cuda.empty_cache()
         results.append(res)
@@ -272,11 +279,11 @@ def run_scenario(name: str, spec: dict, impls, device, repeat: int) -> list[Resu
 
 def _row(r: Result) -> str:
     if r.seconds is None:
-        return f"{r.scenario:18s} {r.impl:15s} {r.note}"
+        return f"{r.scenario:18s} {r.impl:22s} {r.note}"
     extra = " ".join(f"{k}={v:.3g}" for k, v in r.extra.items())
     peak = f"{r.peak_mib:9.0f} MiB" if r.peak_mib is not None else "        - MiB"
     rate = f"{r.tokens_per_second:12.1f}" if r.tokens_per_second is not None else f"{'-':>12s}"
-    return f"{r.scenario:18s} {r.impl:15s} {r.seconds * 1e3:11.2f} ms {rate} tok/s {peak}  {extra} {r.note}".rstrip()
+    return f"{r.scenario:18s} {r.impl:22s} {r.seconds * 1e3:11.2f} ms {rate} tok/s {peak}  {extra} {r.note}".rstrip()
 
 
 def ratios(results: list[Result]) -> list[str]:

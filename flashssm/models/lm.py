@@ -7,6 +7,7 @@ import math
 from functools import partial
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 
 from flashssm.models.config import ModelConfig
@@ -56,12 +57,19 @@ class Backbone(nn.Module):
         super().__init__()
         self.embedding = nn.Embedding(config.padded_vocab_size, config.d_model, device=device, dtype=dtype)
         self.layers = nn.ModuleList(_block(config, i, device, dtype) for i in range(config.n_layer))
+        self.checkpointing: dict | None = None  # torch.utils.checkpoint's keywords a layer, None: off
         self.norm_f = _norm(config, device, dtype)
 
     def forward(self, input_ids, cu_seqlens=None, cache=None):
         hidden, residual = self.embedding(input_ids), None
+        # activation checkpointing (`MambaLM.set_gradient_checkpointing`): training only, never while a cache fills
+        checkpointing = self.checkpointing if cache is None and torch.is_grad_enabled() else None
         for layer in self.layers:
-            hidden, residual = layer(hidden, residual, cu_seqlens=cu_seqlens, cache=cache)
+            if checkpointing is not None:  # (cu_seqlens positional: the reentrant form takes no keywords)
+                hidden, residual = torch.utils.checkpoint.checkpoint(layer, hidden, residual, cu_seqlens,
+                                                                     **checkpointing)
+            else:
+                hidden, residual = layer(hidden, residual, cu_seqlens=cu_seqlens, cache=cache)
         return add_norm(hidden, residual, self.norm_f, False)[0]  # (read by lm_head)
 
     def step(self, input_ids, cache):
@@ -110,6 +118,31 @@ class MambaLM(nn.Module):
             if isinstance(module, (Mamba2Mixer, MambaMixer)):
                 module.recompute = bool(on)
         return self
+
+    def set_gradient_checkpointing(self, on: bool = True, **checkpoint_kwargs) -> "MambaLM":
+        """Activation checkpointing: a training forward keeps only each layer's inputs (the residual stream) and the
+        backward runs each layer's forward again (`torch.utils.checkpoint`, non-reentrant unless
+        `use_reentrant=True` is given; `checkpoint_kwargs` go to it; the layers draw no random numbers, so
+        `preserve_rng_state` defaults to False). Not while a cache is filled or gradients are off. Returns self."""
+        if on:
+            kwargs = {"use_reentrant": False, "preserve_rng_state": False}
+            kwargs.update(checkpoint_kwargs)
+            self.backbone.checkpointing = kwargs
+        else:
+            self.backbone.checkpointing = None
+        return self
+
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs: dict | None = None) -> None:
+        """transformers' name for `set_gradient_checkpointing(True, **gradient_checkpointing_kwargs)`."""
+        self.set_gradient_checkpointing(True, **(gradient_checkpointing_kwargs or {}))
+
+    def gradient_checkpointing_disable(self) -> None:
+        """transformers' name for `set_gradient_checkpointing(False)`."""
+        self.set_gradient_checkpointing(False)
+
+    @property
+    def is_gradient_checkpointing(self) -> bool:
+        return self.backbone.checkpointing is not None
 
     def check_input_ids(self, input_ids: torch.Tensor, name: str = "input_ids") -> None:
         """Token ids in [0, vocab_size) (a device synchronisation: not for the decoding loop)."""

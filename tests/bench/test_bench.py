@@ -222,16 +222,17 @@ def test_cli_refuses_bad_requests(capsys):
 
 
 def test_model_bench_on_this_machine(tmp_path, capsys):
-    """`flashssm bench model`: a CPU scenario (a GPU one where there is one) for flashssm, its recompute, its CUDA-graph
-    form (training scenarios on a GPU only: unavailable otherwise, said so) and a peer, JSON rows for each."""
+    """`flashssm bench model`: a CPU scenario (a GPU one where there is one) for flashssm, its recompute, its activation
+    checkpointing, its CUDA-graph form (training scenarios on a GPU only: unavailable otherwise, said so) and a peer,
+    JSON rows for each."""
     out = tmp_path / "model.json"
     gpu = torch.cuda.is_available()
     scenario = "train-130m-1x512" if gpu else "cpu-train"
     assert main(["bench", "model", "-s", scenario, "-i", "flashssm", "-i", "flashssm-graphs", "-i", "flashssm-recompute",
-                 "-i", "mamba_ssm", "--repeat", "1", "--json", str(out)]) == 0
+                 "-i", "flashssm-checkpointing", "-i", "mamba_ssm", "--repeat", "1", "--json", str(out)]) == 0
     rows = {r["impl"]: r for r in json.loads(out.read_text())}
-    assert set(rows) == {"flashssm", "flashssm-graphs", "flashssm-recompute", "mamba_ssm"}
-    for impl in ("flashssm", "flashssm-recompute"):
+    assert set(rows) == {"flashssm", "flashssm-graphs", "flashssm-recompute", "flashssm-checkpointing", "mamba_ssm"}
+    for impl in ("flashssm", "flashssm-recompute", "flashssm-checkpointing"):
         assert rows[impl]["seconds"] > 0 and rows[impl]["tokens_per_second"] > 0, rows[impl]["note"]
     if gpu:
         assert rows["flashssm-graphs"]["seconds"] > 0, rows["flashssm-graphs"]["note"]

@@ -1,0 +1,88 @@
+"""Activation checkpointing (`MambaLM.set_gradient_checkpointing`, transformers' `gradient_checkpointing_enable`): a
+training forward keeps each layer's inputs only and the backward runs the layer again, with the same gradients."""
+
+import copy
+import gc
+import weakref
+
+import pytest
+import torch
+
+from flashssm.modules import mamba1, mamba2
+from tests.conftest import DEVICE
+from tests.models.test_models import VOCAB, make
+
+
+def _same(got, want):
+    """Bit for bit on the CPU; on a GPU within 1e-5 of the largest value (the SSD backward's float atomics sum dB and
+    dC in an order that varies from run to run)."""
+    if DEVICE == "cpu":
+        return torch.equal(got, want)
+    return bool((got - want).abs().max() <= 1e-5 * want.abs().max())
+
+
+def _grads(model, ids, cu_seqlens=None):
+    logits = model(ids, cu_seqlens=cu_seqlens)
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+    loss.backward()
+    return loss.detach(), {n: p.grad for n, p in model.named_parameters()}
+
+
+CASES = [(name, packed, False) for name in ("mamba2", "mamba2-dmlp", "hybrid") for packed in (False, True)]
+CASES += [("mamba1", True, False)]  # (the interpreter's selective scan is slow: packed only)
+CASES += [("mamba2", True, True), ("hybrid", False, True)]  # (the reentrant form)
+
+
+@pytest.mark.parametrize("name,packed,reentrant", CASES)
+def test_checkpointing_gives_the_same_gradients(name, packed, reentrant):
+    """Loss and every parameter's gradient as without checkpointing (bit for bit on the CPU), packed sequences too, in
+    both of torch.utils.checkpoint's forms; a second step replays the kernels' recorded calls inside the recompute."""
+    model = make(name)
+    ids = torch.randint(0, VOCAB, (1, 29) if packed else (2, 19), device=DEVICE)
+    cu = torch.tensor([0, 11, 29], dtype=torch.int32, device=DEVICE) if packed else None
+    want_loss, want = _grads(copy.deepcopy(model), ids, cu)
+    ckpt = copy.deepcopy(model).set_gradient_checkpointing(use_reentrant=reentrant)
+    assert ckpt.is_gradient_checkpointing
+    for _ in range(2):
+        ckpt.zero_grad(set_to_none=True)
+        got_loss, got = _grads(ckpt, ids, cu)
+        assert torch.equal(got_loss, want_loss)
+        for key, g in want.items():
+            assert got[key] is not None and _same(got[key], g), key
+
+
+@pytest.mark.parametrize("name", ["mamba2", "mamba1"])
+def test_checkpointing_keeps_no_layer_intermediates(name, monkeypatch):
+    """After a training forward with checkpointing nothing holds a layer's conv output (weak references), and the
+    backward runs each layer's conv again; without gradients, or while a cache fills, a layer runs once."""
+    module = mamba2 if name == "mamba2" else mamba1
+    made = []
+    real = module.causal_conv1d
+
+    def conv(*args, **kwargs):
+        out = real(*args, **kwargs)
+        made.append(weakref.ref(out[0] if isinstance(out, tuple) else out))
+        return out
+
+    monkeypatch.setattr(module, "causal_conv1d", conv)
+    model = make(name)
+    assert model.gradient_checkpointing_enable() is None and model.is_gradient_checkpointing
+    layers = len(model.backbone.layers)
+    ids = torch.randint(0, VOCAB, (2, 17), device=DEVICE)
+    loss = model(ids).float().square().mean()
+    gc.collect()
+    assert len(made) == layers and not any(r() is not None for r in made)
+    loss.backward()
+    assert len(made) == 2 * layers
+    made.clear()
+    with torch.no_grad():
+        full = model(ids)
+        cache = model.allocate_cache(2, 40, torch.float32)
+        start = model(ids, cache=cache)
+    assert len(made) == 2 * layers  # (once a layer each: no checkpoint there)
+    assert torch.equal(start, full)
+    model.gradient_checkpointing_disable()
+    assert not model.is_gradient_checkpointing
+    made.clear()
+    model(ids).float().square().mean().backward()
+    assert len(made) == layers

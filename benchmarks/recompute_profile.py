@@ -4,7 +4,8 @@ gated norm's forwards once more a layer; H200, seventy-third session).
 
 Steps without and with it alternate in one process (CUDA events, medians), then one step of each under
 torch.profiler: the GPU kernels and the host's torch calls whose totals differ most between the two, so the extra
-time has a name. `--part conv` / `--part norm` remakes only that tensor (the other is kept as without the recompute).
+time has a name. `--part conv` / `--part norm` remakes only that tensor (the other is kept as without the recompute);
+`--checkpointing` compares activation checkpointing (`set_gradient_checkpointing`) with neither instead.
 
     python3 benchmarks/recompute_profile.py --preset mamba2-370m --shape 8x2048 --layers 8
 """
@@ -90,6 +91,8 @@ def main():
     ap.add_argument("--shape", default="8x2048", help="batch x seqlen")
     ap.add_argument("--layers", type=int, help="the preset's width with this many layers")
     ap.add_argument("--part", choices=["conv", "norm"], help="remake only this tensor")
+    ap.add_argument("--checkpointing", action="store_true", help="against activation checkpointing "
+                    "(`set_gradient_checkpointing`) instead of the recompute")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--top", type=int, default=14)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -104,7 +107,10 @@ def main():
     torch.manual_seed(0)
     base = MambaLM(config, device=device, dtype=torch.float32)
     ids = torch.randint(0, config.vocab_size, (batch, seqlen), device=device)
-    models = {on: copy.deepcopy(base).set_recompute(on) for on in (False, True)}
+    if args.checkpointing:
+        models = {on: copy.deepcopy(base).set_gradient_checkpointing(on) for on in (False, True)}
+    else:
+        models = {on: copy.deepcopy(base).set_recompute(on) for on in (False, True)}
     steps = {}
     for on, model in models.items():
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
@@ -116,8 +122,9 @@ def main():
         for on in (False, True):
             times[on].append(_timed(steps[on], device, 3))
     label = f"{args.preset} x{config.n_layer} {args.shape}" + (f" ({args.part} only)" if args.part else "")
+    what = "activation checkpointing" if args.checkpointing else "the recompute"
     off_ms, on_ms = statistics.median(times[False]), statistics.median(times[True])
-    print(f"{label}: step {off_ms:.2f} ms without the recompute, {on_ms:.2f} with ({on_ms / off_ms - 1:+.1%}); "
+    print(f"{label}: step {off_ms:.2f} ms without {what}, {on_ms:.2f} with ({on_ms / off_ms - 1:+.1%}); "
           f"rounds {[round(t, 2) for t in times[False]]} / {[round(t, 2) for t in times[True]]}", flush=True)
     gpu_off, host_off = _profile(steps[False], device)
     gpu_on, host_on = _profile(steps[True], device)

@@ -56,6 +56,20 @@ def _timed(step, device, n):
     return statistics.median(times)
 
 
+def _host_and_synced(step, device, n):
+    """Medians of n steps each from a synchronised start: the host's time to issue the step (until step() returns) and
+    the step's time with a synchronisation after it (as `flashssm bench model` times a training step)."""
+    issue, synced = [], []
+    for _ in range(n):
+        torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        step()
+        issue.append((time.perf_counter() - start) * 1e3)
+        torch.cuda.synchronize(device)
+        synced.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(issue), statistics.median(synced)
+
+
 def _profile(step, device):
     from torch.profiler import ProfilerActivity, profile
 
@@ -126,6 +140,11 @@ def main():
     off_ms, on_ms = statistics.median(times[False]), statistics.median(times[True])
     print(f"{label}: step {off_ms:.2f} ms without {what}, {on_ms:.2f} with ({on_ms / off_ms - 1:+.1%}); "
           f"rounds {[round(t, 2) for t in times[False]]} / {[round(t, 2) for t in times[True]]}", flush=True)
+    if device.type == "cuda":
+        for on in (False, True):
+            issue, synced = _host_and_synced(steps[on], device, 5)
+            print(f"{'with' if on else 'without'}: the host issues a step in {issue:.2f} ms; a step synchronised "
+                  f"after it takes {synced:.2f} ms", flush=True)
     gpu_off, host_off = _profile(steps[False], device)
     gpu_on, host_on = _profile(steps[True], device)
     _diff("GPU kernels (self time)", gpu_off, gpu_on, args.top)

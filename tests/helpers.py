@@ -267,3 +267,22 @@ class CompiledStandIn:
         assert function is self.function and metadata is self.packed_metadata
         assert launch_metadata is None and enter_hook is None and exit_hook is None
         self.launches.append(((grid_x, grid_y, grid_z), args, stream))
+
+
+def same_model_gradient(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """A model's gradient against another run's of the same math: bit for bit on the CPU; on a GPU within 1e-4 of the
+    largest value: the SSD backward's float atomics (dB, dC, and the decay's shares) sum in an order that varies from
+    run to run, which moves A_log's gradient by up to 3.6e-6 of its largest between two plain runs and 6.4e-6 under
+    save_on_cpu (`benchmarks/hooks_grad_spread.py`, seventy-third session; 1e-5 failed once); a wrong gradient is
+    off by far more."""
+    if got.device.type == "cpu":
+        return torch.equal(got, want)
+    return bool((got - want).abs().max() <= 1e-4 * want.abs().max())
+
+
+def lm_grads(model, ids: torch.Tensor, cu_seqlens: torch.Tensor | None = None):
+    """A language model's next-token cross-entropy on ids, backpropagated: (the loss, {name: its gradient})."""
+    logits = model(ids, cu_seqlens=cu_seqlens)
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+    loss.backward()
+    return loss.detach(), {n: p.grad for n, p in model.named_parameters()}

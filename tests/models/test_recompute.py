@@ -11,25 +11,13 @@ import torch
 from flashssm.modules import mamba2
 from flashssm.modules.recompute import Recompute
 from tests.conftest import DEVICE
+from tests.helpers import lm_grads, same_model_gradient
 from tests.models.test_models import VOCAB, make
-
-
-def _same(got, want):
-    """Bit for bit on the CPU; on a GPU within 1e-4 of the largest value: the SSD backward's float atomics (dB, dC,
-    and the decay's shares) sum in an order that varies from run to run, which moves A_log's gradient by up to 3.6e-6
-    of its largest between two plain runs and 6.4e-6 under save_on_cpu (`benchmarks/hooks_grad_spread.py`,
-    seventy-third session; 1e-5 failed once); a wrong gradient is off by far more."""
-    if DEVICE == "cpu":
-        return torch.equal(got, want)
-    return bool((got - want).abs().max() <= 1e-4 * want.abs().max())
 
 
 def _grads(model, ids, recompute, cu_seqlens=None):
     assert model.set_recompute(recompute) is model
-    logits = model(ids, cu_seqlens=cu_seqlens)
-    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
-    loss.backward()
-    return loss.detach(), {n: p.grad for n, p in model.named_parameters()}
+    return lm_grads(model, ids, cu_seqlens)
 
 
 @pytest.mark.parametrize("packed", [False, True])
@@ -44,7 +32,7 @@ def test_recompute_gives_the_same_gradients(name, packed):
     got_loss, got = _grads(copy.deepcopy(model), ids, True, cu)
     assert torch.equal(got_loss, want_loss)
     for key, g in want.items():
-        assert _same(got[key], g), key
+        assert same_model_gradient(got[key], g), key
 
 
 @pytest.mark.parametrize("name", ["mamba2", "mamba1"])
@@ -130,4 +118,4 @@ def test_recompute_steps_aside_under_the_callers_hooks(monkeypatch):
         _, got = _grads(copy.deepcopy(model), ids, True)
     assert len(seen) == len(model.backbone.layers)  # (no remake in the backward)
     for key, g in want.items():
-        assert _same(got[key], g), key
+        assert same_model_gradient(got[key], g), key

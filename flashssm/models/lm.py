@@ -3,6 +3,7 @@ final norm, LM head; the module tree and parameter names of mamba_ssm's MambaLMH
 
 from __future__ import annotations
 
+import inspect
 import math
 from functools import partial
 
@@ -50,6 +51,12 @@ def _init_weights(module: nn.Module, n_layer: int, n_residuals_per_layer: int):
             nn.init.kaiming_uniform_(child.weight, a=math.sqrt(5))
             with torch.no_grad():
                 child.weight /= math.sqrt(n_residuals_per_layer * n_layer)
+
+
+def _checkpoint_keywords() -> set[str]:
+    """The keywords torch.utils.checkpoint.checkpoint takes for itself (its others go to the function it runs)."""
+    params = inspect.signature(torch.utils.checkpoint.checkpoint).parameters.values()
+    return {p.name for p in params if p.kind is p.KEYWORD_ONLY} | {"preserve_rng_state"}
 
 
 class Backbone(nn.Module):
@@ -125,6 +132,10 @@ class MambaLM(nn.Module):
         `use_reentrant=True` is given; `checkpoint_kwargs` go to it; the layers draw no random numbers, so
         `preserve_rng_state` defaults to False). Not while a cache is filled or gradients are off. Returns self."""
         if on:
+            unknown = sorted(set(checkpoint_kwargs) - _checkpoint_keywords())
+            if unknown:  # (else they would reach the layers' forward as its arguments, or fail at the first step)
+                raise TypeError(f"set_gradient_checkpointing got {', '.join(unknown)}: torch.utils.checkpoint takes "
+                                f"{', '.join(sorted(_checkpoint_keywords()))}")
             kwargs = {"use_reentrant": False, "preserve_rng_state": False}
             kwargs.update(checkpoint_kwargs)
             self.backbone.checkpointing = kwargs

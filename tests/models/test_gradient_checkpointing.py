@@ -72,3 +72,15 @@ def test_checkpointing_keeps_no_layer_intermediates(name, monkeypatch):
     made.clear()
     model(ids).float().square().mean().backward()
     assert len(made) == layers
+
+
+def test_checkpointing_refuses_keywords_checkpoint_does_not_take():
+    """A keyword torch.utils.checkpoint does not take is refused when set, naming it (it would otherwise reach the
+    layers' forward as an argument at the first training step); its own keywords are kept."""
+    model = make("mamba2")
+    with pytest.raises(TypeError, match="got use_reentrnat: torch.utils.checkpoint takes .*use_reentrant"):
+        model.set_gradient_checkpointing(use_reentrnat=True)
+    assert not model.is_gradient_checkpointing
+    model.set_gradient_checkpointing(use_reentrant=True, determinism_check="none", preserve_rng_state=True)
+    assert model.backbone.checkpointing == {"use_reentrant": True, "determinism_check": "none",
+                                            "preserve_rng_state": True}

@@ -58,7 +58,12 @@ def offsets(lens: list[int], dtype: torch.dtype, device) -> torch.Tensor:
     return torch.tensor([0, *itertools.accumulate(lens)], dtype=dtype, device=device)
 
 
-def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, grads=True, **opts):
+def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, grads=True, xbc=False, again=False,
+         **opts):
+    """ssd_scan on these dims (batch, seqlen, heads, headdim, dstate, groups) against float64. `xbc`: x, B and C as
+    column blocks of one (batch, seqlen, width) buffer with columns of something else after them, as a Mamba-2 layer's
+    conv output gives them (row strides past their widths). `again`: the training call a second time, which replays
+    the first one's recorded forward and backward (`_runtime.Prepared`), its gradients against the first's."""
     batch, seqlen, h, p, n, ng = dims
     cu = None
     if lens is not None:
@@ -66,26 +71,68 @@ def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, gra
         cu = offsets(lens, torch.int32, device)
     kw = ssd_inputs(batch, seqlen, h, p, n, ng, dtype=dtype, device=device,
                     num_seqs=None if lens is None else len(lens), **opts)
+    if xbc:
+        parts = [kw["x"].flatten(2), kw["B"].flatten(2), kw["C"].flatten(2)]
+        whole = torch.cat(parts + [torch.zeros_like(parts[1][..., :16])], dim=-1)
+        x, B, C, _ = torch.split(whole, [t.shape[-1] for t in parts] + [16], dim=-1)
+        kw.update(x=x.unflatten(-1, (h, p)), B=B.unflatten(-1, (ng, n)), C=C.unflatten(-1, (ng, n)))
     softplus = kw.pop("dt_softplus", False)
     options = dict(chunk_size=chunk, dt_softplus=softplus, cu_seqlens=cu, dt_limit=(1e-3, 0.5))
-    F.differential(out, lambda **k: flashssm.ssd_scan(**k, state_dtype=state_dtype, return_final_states=True,
-                                                      **options),
-                   on_cpu(ssd_ref.ssd_scan_chunked, **options), kw, g, device,
+
+    def call(**k):
+        return flashssm.ssd_scan(**k, state_dtype=state_dtype, return_final_states=True, **options)
+
+    F.differential(out, call, on_cpu(ssd_ref.ssd_scan_chunked, **options), kw, g, device,
                    outputs=["y", "final_states"], backprop=["y", "final_states"], grads=grads,
                    tol=F.TOL[max([dtype, state_dtype or torch.float32], key=lambda d: F.TOL[d])], also_reduced={"dt"})
+    if again:
+        _again(out, call, kw, g, device)
 
 
-def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, lens=None, grads=True, **opts):
+def _again(out, fn, kw: dict, g, device):
+    """fn's training call twice on the same inputs and incoming gradients: the second replays the first's recorded
+    launches (the default, atomic mode: the float atomics may add in another order, so within 1e-3 of each
+    gradient's largest value rather than bit for bit; a replay that read or wrote the wrong buffer is off by far
+    more)."""
+    names, incoming, runs = list(kw), None, []
+    for _ in range(2):
+        got_kw = F.leaves(kw, names)
+        outs = fn(**got_kw)
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        if incoming is None:
+            incoming = [None if o is None else F.randn(g, *o.shape).to(device) for o in outs]
+        runs.append(F.grads_of(outs, incoming, got_kw, names))
+    out.checks += 1
+    for k, a in runs[0].items():
+        b = runs[1].get(k)
+        scale = float(a.detach().abs().max()) if a.numel() else 0.0
+        if b is None or not torch.allclose(a, b, rtol=0, atol=1e-3 * scale + 1e-30, equal_nan=True):
+            out.failures.append(f"d{k}: the replayed training call differs from the first")
+
+
+def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, lens=None, grads=True,
+          channels_last=False, again=False, **opts):
+    """selective_scan against float64. `channels_last`: u, delta and z (batch, dim, seqlen) with the channels
+    contiguous, as Mamba-1's mixer hands them over (views of its in_proj's output). `again`: as `_ssd`'s."""
     cu = None
     if lens is not None:
         batch, seqlen = 1, sum(lens)
         cu = offsets(lens, torch.int64, device)
     kw = scan_inputs(batch, dim, seqlen, dstate, ngroups=ngroups, dtype=dtype, device=device, **opts)
+    if channels_last:
+        for k in ("u", "delta", "z"):
+            if k in kw:
+                kw[k] = kw[k].transpose(1, 2).contiguous().transpose(1, 2)
     options = dict(delta_softplus=kw.pop("delta_softplus", False), return_last_state=True, cu_seqlens=cu)
-    F.differential(out, lambda **k: flashssm.selective_scan(**k, **options),
-                   on_cpu(scan_ref.selective_scan_reference, **options), kw, g, device,
+
+    def call(**k):
+        return flashssm.selective_scan(**k, **options)
+
+    F.differential(out, call, on_cpu(scan_ref.selective_scan_reference, **options), kw, g, device,
                    outputs=["out", "last_state"], backprop=["out"], grads=grads, tol=F.TOL[dtype],
                    also_reduced={"delta"})
+    if again:
+        _again(out, call, kw, g, device)
 
 
 def case_ssd_big_tiles(out, g, device):
@@ -174,6 +221,41 @@ def case_ssd_halves(out, g, device):
         backward_chain.use_tiles, backward_chain.early_halves = saved
 
 
+def case_ssd_gluon_late_train(out, g, device):
+    """the bench's 8 x 4K form at 8 x 512: many chains (8 sequences x 80 heads), so on Hopper the Gluon kernel's late
+    publish, its training form storing the tiles' states (TMA loads and stores where bf16, seqlen a multiple of 64, D
+    per head; x, B and C as column blocks of one buffer, as a Mamba-2 layer gives them); the backward's chain in spans,
+    the tiles with their S, paths, pair and decay-gradient launches; then the call again, replayed."""
+    _ssd(out, g, device, (8, 512, 80, 64, 128, 1), chunk=256, dtype=torch.bfloat16, D="h", dt_bias=True,
+         dt_softplus=True, xbc=True, again=True)
+
+
+def case_ssd_gluon_late_z(out, g, device):
+    """many chains with z and D per (head, headdim): the late publish by cp.async, y moved in fp32, two headdim
+    blocks, dstate 64 in two groups, a sequence ending mid-chunk; the tiles backward; replayed."""
+    _ssd(out, g, device, (16, 200, 40, 128, 64, 2), chunk=128, dtype=torch.bfloat16, D="hp", z=True, dt_bias=True,
+         dt_softplus=True, initial_states=True, again=True)
+
+
+def case_ssd_gluon_fp16(out, g, device):
+    """fp16 with many chains: the Gluon kernel's scaled fp16 form (late publish, stored states scaled by powers of two),
+    the tiles backward on those scaled 16-bit states, z and D per head."""
+    _ssd(out, g, device, (8, 512, 80, 64, 128, 1), chunk=256, dtype=torch.float16, D="h", z=True)
+
+
+def case_ssd_gluon_batch1(out, g, device):
+    """batch 1 with many heads (the 1 x 32K form at 4K + 64 tokens): the Gluon kernel's early publish in spans,
+    the backward's state recompute and chain two chunks a program, the tiles in the forward's chunks; replayed."""
+    _ssd(out, g, device, (1, 4096 + 64, 80, 64, 128, 1), chunk=256, dtype=torch.bfloat16, D="h", dt_bias=True,
+         dt_softplus=True, again=True)
+
+
+def case_ssd_gluon_packed(out, g, device):
+    """packed sequences with none empty (the Gluon kernel's chunk table), single-token and mid-chunk ones, z."""
+    _ssd(out, g, device, (1, 0, 8, 64, 128, 1), chunk=128, dtype=torch.bfloat16, lens=[300, 1, 513, 64, 1000, 77],
+         D="h", z=True, initial_states=True)
+
+
 def case_scan_big_state(out, g, device):
     """dstate 256, grouped B/C, every option, bf16."""
     _scan(out, g, device, 2, 16, 700, 256, dtype=torch.bfloat16, ngroups=2, D=True, z=True, delta_bias=True,
@@ -188,6 +270,29 @@ def case_scan_long(out, g, device):
 def case_scan_varlen(out, g, device):
     _scan(out, g, device, 1, 24, 0, 16, dtype=torch.float16, lens=[0, 1, 500, 1100], z=True, delta_bias=True,
           delta_softplus=True)
+
+
+def case_scan_mixer_layout(out, g, device):
+    """the 2.8B mixer's layout (u, delta and z with the channels contiguous) at 2047 tokens (rows not a multiple of
+    8: no vector loads), every option; replayed."""
+    _scan(out, g, device, 4, 256, 2047, 16, dtype=torch.bfloat16, D=True, z=True, delta_bias=True,
+          delta_softplus=True, channels_last=True, again=True)
+
+
+def case_scan_packed_short(out, g, device):
+    """64 short packed sequences (1-300 tokens: the peeled edge tiles and the rows' windows), z."""
+    lens = [1 + int(v) for v in torch.randint(300, (64,), generator=g)]
+    _scan(out, g, device, 1, 64, 0, 16, dtype=torch.bfloat16, lens=lens, z=True, delta_softplus=True)
+
+
+def case_scan_batch1_segments(out, g, device):
+    """one 20000-token sequence: the forward and backward split into segments across programs, dstate 16."""
+    _scan(out, g, device, 1, 128, 20000, 16, dtype=torch.bfloat16, D=True, delta_softplus=True)
+
+
+def case_scan_dstate128(out, g, device):
+    """dstate 128 (issue 5's second shape), grouped B and C, z."""
+    _scan(out, g, device, 2, 64, 1000, 128, dtype=torch.bfloat16, ngroups=2, z=True, D=True)
 
 
 def case_ssd_step(out, g, device):
@@ -257,8 +362,57 @@ def case_rmsnorm(out, g, device):
 
 
 CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
-         case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_ssd_halves, case_scan_big_state, case_scan_long, case_scan_varlen,
-         case_ssd_step, case_scan_step, case_conv1d, case_conv1d_update, case_rmsnorm]
+         case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_ssd_halves, case_ssd_gluon_late_train,
+         case_ssd_gluon_late_z, case_ssd_gluon_fp16, case_ssd_gluon_batch1, case_ssd_gluon_packed,
+         case_scan_big_state, case_scan_long, case_scan_varlen, case_scan_mixer_layout, case_scan_packed_short,
+         case_scan_batch1_segments, case_scan_dstate128, case_ssd_step, case_scan_step, case_conv1d,
+         case_conv1d_update, case_rmsnorm]
+
+# the constexpr switches that name a launch's form in the coverage report (a launch's other constexprs are sizes)
+_FORM_FLAGS = ("EARLY", "TMA", "TMA_STATES", "STORE_STATES", "IS_VARLEN", "HAS_Z", "DET", "PIECES", "PDL", "FP16")
+
+
+def kernels_in_source() -> list[str]:
+    """Every kernel the package defines: @triton.jit and @gluon.jit functions named *_kernel."""
+    import pathlib
+    import re
+
+    found = set()
+    for path in pathlib.Path(flashssm.__file__).parent.rglob("*.py"):
+        text = path.read_text()
+        found.update(re.findall(r"@(?:triton|gluon)\.jit[^\n]*\n(?:@[^\n]*\n)*\s*def (\w+_kernel)\(", text))
+    return sorted(found)
+
+
+class Launches:
+    """Records which kernels each case launched, and in which forms (`_FORM_FLAGS` set in their constexprs), by
+    wrapping `_runtime._launch`: every launch of a call that takes its whole path (a replay launches what that
+    recorded)."""
+
+    def __init__(self):
+        from flashssm import _runtime
+
+        self.runtime, self.seen, self.case = _runtime, {}, None
+        inner = _runtime._launch
+
+        def launch(kernel, grid, args, device, meta):
+            name = getattr(getattr(kernel, "fn", None), "__name__", None) or getattr(kernel, "__name__", "?")
+            form = "+".join(f for f in _FORM_FLAGS if meta.get(f) not in (None, False, 0))
+            self.seen.setdefault(name, {}).setdefault(form, set()).add(self.case)
+            return inner(kernel, grid, args, device, meta)
+
+        _runtime._launch = launch
+
+    def report(self) -> str:
+        lines = []
+        for name in kernels_in_source():
+            forms = self.seen.get(name)
+            if not forms:
+                lines.append(f"  {name}: not launched")
+                continue
+            for form, cases in sorted(forms.items()):
+                lines.append(f"  {name}[{form or '-'}]: {', '.join(sorted(c or '?' for c in cases))}")
+        return "\n".join(lines)
 
 
 def plant(device):
@@ -291,10 +445,12 @@ def main() -> int:
         plant(device)
         return 0
     failed = ran = 0
+    launches = Launches()
     for i, case in enumerate(CASES):
         if args.case and case.__name__.removeprefix("case_") not in args.case:
             continue
         ran += 1
+        launches.case = case.__name__.removeprefix("case_")
         start = time.perf_counter()
         out = F.Outcome()
         try:
@@ -304,11 +460,13 @@ def main() -> int:
         sync()
         failed += bool(out.failures)
         print(f"{case.__name__}: {'; '.join(out.failures) or 'ok'} ({time.perf_counter() - start:.1f} s)", flush=True)
+    launches.case = "fuzz"
     if args.fuzz_cases:
         report = F.fuzz(args.fuzz_seed, float("inf"), list(F.CASES), device, max_cases=args.fuzz_cases,
                         log=lambda s: print(s, flush=True))
         failed += len(report["failed"])
         print(f"fuzz seed {args.fuzz_seed}: {report['cases']} cases, {len(report['failed'])} failed", flush=True)
+    print("kernels launched (form: the cases that launched it):\n" + launches.report(), flush=True)
     print(f"sanitize driver: {ran} targeted cases + {args.fuzz_cases} fuzz cases, {failed} failed")
     return 1 if failed else 0
 

@@ -8,7 +8,9 @@
 # 3. the driver under each tool. PyTorch's caching allocator is off, so that every tensor is its
 #    own allocation and a read or write past a tensor's end is past an allocation's end.
 # Logs in $OUT/sanitize-*.txt; the summary line of each in $OUT/sanitize-summary.txt.
-# FUZZ_CASES (default 24) random fuzz cases are run after the targeted ones.
+# FUZZ_CASES (default 24) random fuzz cases are run after the targeted ones. PARALLEL=1 runs the tools at once after
+# the plain run (one GPU, each its own process: the instrumentation's time is mostly the host's); SANITIZE_TIMEOUT
+# (default 200 s) bounds each tool's run, PLAIN_TIMEOUT (300 s) the plain one.
 set -uo pipefail
 OUT=${OUT:-sanitize-out}
 mkdir -p "$OUT"
@@ -20,7 +22,7 @@ summary="$OUT/sanitize-summary.txt"
 : > "$summary"
 
 start=$SECONDS
-timeout 300 python3 benchmarks/sanitize.py --fuzz-cases "$cases" > "$OUT/sanitize-plain.txt" 2>&1
+timeout "${PLAIN_TIMEOUT:-300}" python3 benchmarks/sanitize.py --fuzz-cases "$cases" > "$OUT/sanitize-plain.txt" 2>&1
 echo "plain run: exit $? in $((SECONDS - start)) s; $(tail -1 "$OUT/sanitize-plain.txt")" | tee -a "$summary"
 
 timeout 120 compute-sanitizer --tool memcheck python3 benchmarks/sanitize.py --plant > "$OUT/sanitize-plant.txt" 2>&1
@@ -30,8 +32,8 @@ else
   echo "planted out-of-bounds write: NOT reported; the runs below prove nothing" | tee -a "$summary"
 fi
 
-for tool in "${tools[@]}"; do
-  extra=()
+run_tool() {
+  local tool=$1 extra=() start rc verdict
   [ "$tool" = memcheck ] && extra=(--leak-check no --check-device-heap yes)
   # analysis: one report per pair of source locations, not per address (a benign duplicate write in a
   # replicated layout is otherwise thousands of lines)
@@ -53,4 +55,11 @@ for tool in "${tools[@]}"; do
   fi
   echo "$tool: exit $rc in $((SECONDS - start)) s; ${verdict:-no summary (timed out?)}; $(grep '^sanitize driver' "$OUT/sanitize-$tool.txt")" \
     | tee -a "$summary"
-done
+}
+
+if [ "${PARALLEL:-0}" = 1 ]; then
+  for tool in "${tools[@]}"; do run_tool "$tool" & done
+  wait
+else
+  for tool in "${tools[@]}"; do run_tool "$tool"; done
+fi

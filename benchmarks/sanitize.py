@@ -91,9 +91,9 @@ def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, gra
 
 def _again(out, fn, kw: dict, g, device):
     """fn's training call twice on the same inputs and incoming gradients: the second replays the first's recorded
-    launches (the default, atomic mode: the float atomics may add in another order, so within 1e-3 of each
-    gradient's largest value rather than bit for bit; a replay that read or wrote the wrong buffer is off by far
-    more)."""
+    launches (the default, atomic mode: the float atomics may add in another order, so not bit for bit: within one
+    unit of the gradient's dtype (a sum rounded to bf16 either side of a boundary) plus 1e-3 of its largest value; a
+    replay that read or wrote the wrong buffer is off by far more)."""
     names, incoming, runs = list(kw), None, []
     for _ in range(2):
         got_kw = F.leaves(kw, names)
@@ -106,7 +106,8 @@ def _again(out, fn, kw: dict, g, device):
     for k, a in runs[0].items():
         b = runs[1].get(k)
         scale = float(a.detach().abs().max()) if a.numel() else 0.0
-        if b is None or not torch.allclose(a, b, rtol=0, atol=1e-3 * scale + 1e-30, equal_nan=True):
+        eps = torch.finfo(a.dtype).eps
+        if b is None or not torch.allclose(a, b, rtol=eps, atol=1e-3 * scale + 1e-30, equal_nan=True):
             out.failures.append(f"d{k}: the replayed training call differs from the first")
 
 
@@ -209,7 +210,7 @@ def case_ssd_halves(out, g, device):
 
     saved = backward_chain.use_tiles, backward_chain.early_halves
     backward_chain.use_tiles = lambda dims, device, *_: True
-    backward_chain.early_halves = lambda dims, device, narrow: (True, True)
+    backward_chain.early_halves = lambda dims, device, narrow, force=None: (True, True)
     try:
         _ssd(out, g, device, (2, 4 * 128 + 30, 6, 64, 128, 2), chunk=128, dtype=torch.bfloat16, dt_bias=True,
              dt_softplus=True, initial_states=True)
@@ -286,8 +287,9 @@ def case_scan_packed_short(out, g, device):
 
 
 def case_scan_batch1_segments(out, g, device):
-    """one 20000-token sequence: the forward and backward split into segments across programs, dstate 16."""
-    _scan(out, g, device, 1, 128, 20000, 16, dtype=torch.bfloat16, D=True, delta_softplus=True)
+    """one 6000-token sequence of 64 channels: the forward and backward split into segments across programs, dstate
+    16 (the step-by-step float64 reference takes ~40 s for it)."""
+    _scan(out, g, device, 1, 64, 6000, 16, dtype=torch.bfloat16, D=True, delta_softplus=True)
 
 
 def case_scan_dstate128(out, g, device):

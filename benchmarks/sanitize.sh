@@ -10,7 +10,8 @@
 # Logs in $OUT/sanitize-*.txt; the summary line of each in $OUT/sanitize-summary.txt.
 # FUZZ_CASES (default 24) random fuzz cases are run after the targeted ones. PARALLEL=1 runs the tools at once after
 # the plain run (one GPU, each its own process: the instrumentation's time is mostly the host's); SANITIZE_TIMEOUT
-# (default 200 s) bounds each tool's run, PLAIN_TIMEOUT (300 s) the plain one.
+# (default 200 s) bounds each tool's run, PLAIN_TIMEOUT (300 s) the plain one, PLAIN=0 skips it. CASES="a b": only
+# those targeted cases (names without case_).
 set -uo pipefail
 OUT=${OUT:-sanitize-out}
 mkdir -p "$OUT"
@@ -18,12 +19,17 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTORCH_NO_CUDA_MEMORY_CACHING
 tools=("$@")
 [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck synccheck)
 cases=${FUZZ_CASES:-24}
+only=()
+for c in ${CASES:-}; do only+=(--case "$c"); done
 summary="$OUT/sanitize-summary.txt"
 : > "$summary"
 
-start=$SECONDS
-timeout "${PLAIN_TIMEOUT:-300}" python3 benchmarks/sanitize.py --fuzz-cases "$cases" > "$OUT/sanitize-plain.txt" 2>&1
-echo "plain run: exit $? in $((SECONDS - start)) s; $(tail -1 "$OUT/sanitize-plain.txt")" | tee -a "$summary"
+if [ "${PLAIN:-1}" != 0 ]; then
+  start=$SECONDS
+  timeout "${PLAIN_TIMEOUT:-300}" python3 benchmarks/sanitize.py --fuzz-cases "$cases" "${only[@]}" \
+    > "$OUT/sanitize-plain.txt" 2>&1
+  echo "plain run: exit $? in $((SECONDS - start)) s; $(tail -1 "$OUT/sanitize-plain.txt")" | tee -a "$summary"
+fi
 
 timeout 120 compute-sanitizer --tool memcheck python3 benchmarks/sanitize.py --plant > "$OUT/sanitize-plant.txt" 2>&1
 if grep -q "Invalid __global__ write" "$OUT/sanitize-plant.txt"; then
@@ -40,7 +46,7 @@ run_tool() {
   [ "$tool" = racecheck ] && extra=(--racecheck-report analysis)
   start=$SECONDS
   timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 50 \
-    --error-exitcode 86 python3 benchmarks/sanitize.py --fuzz-cases "$cases" > "$OUT/sanitize-$tool.txt" 2>&1
+    --error-exitcode 86 python3 benchmarks/sanitize.py --fuzz-cases "$cases" "${only[@]}" > "$OUT/sanitize-$tool.txt" 2>&1
   rc=$?
   verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.txt" | tail -1)
   if [ "$tool" = racecheck ]; then

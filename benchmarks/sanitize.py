@@ -405,6 +405,11 @@ class Launches:
 
         _runtime._launch = launch
 
+    def of(self, case: str) -> str:
+        """The kernels (and forms) `case` launched, in one line."""
+        return ", ".join(f"{name}[{form or '-'}]" for name, forms in sorted(self.seen.items())
+                         for form, cases in sorted(forms.items()) if case in cases)
+
     def report(self) -> str:
         lines = []
         for name in kernels_in_source():
@@ -462,6 +467,7 @@ def main() -> int:
         sync()
         failed += bool(out.failures)
         print(f"{case.__name__}: {'; '.join(out.failures) or 'ok'} ({time.perf_counter() - start:.1f} s)", flush=True)
+        print(f"  launched: {launches.of(launches.case)}", flush=True)  # (a run cut short still says what ran)
     launches.case = "fuzz"
     if args.fuzz_cases:
         report = F.fuzz(args.fuzz_seed, float("inf"), list(F.CASES), device, max_cases=args.fuzz_cases,

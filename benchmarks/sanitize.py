@@ -352,8 +352,9 @@ def case_conv1d_update(out, g, device):
 
 
 def case_rmsnorm(out, g, device):
-    """Mamba-2 2.7B's width in 8 groups, and an odd width; both gate orders; gradients."""
-    for rows, dim, group, before in (((3, 7), 5120, 640, False), ((5,), 33, 33, True)):
+    """Mamba-2 2.7B's width in 8 groups and in one (a group past WIDE_GROUP: the wide backward), and an odd width;
+    both gate orders; gradients."""
+    for rows, dim, group, before in (((3, 7), 5120, 640, False), ((2, 3), 5120, 5120, False), ((5,), 33, 33, True)):
         kw = dict(x=F.randn(g, *rows, dim, dtype=torch.bfloat16), weight=F.randn(g, dim, dtype=torch.bfloat16),
                   z=F.randn(g, *rows, dim, dtype=torch.bfloat16))
         kw = {k: v.to(device) for k, v in kw.items()}

@@ -239,8 +239,9 @@ def case_ssd_gluon_late_z(out, g, device):
 
 
 def case_ssd_gluon_fp16(out, g, device):
-    """fp16 with many chains: the Gluon kernel's scaled fp16 form (late publish, stored states scaled by powers of two),
-    the tiles backward on those scaled 16-bit states, z and D per head."""
+    """fp16 with many chains: the Gluon kernel's fp16 form (late publish, products of operands scaled by powers of
+    two), with z (so the states for the backward come from the Triton kernel), the tiles backward on fp16's scaled
+    16-bit states, D per head."""
     _ssd(out, g, device, (8, 512, 80, 64, 128, 1), chunk=256, dtype=torch.float16, D="h", z=True)
 
 
@@ -252,7 +253,8 @@ def case_ssd_gluon_batch1(out, g, device):
 
 
 def case_ssd_gluon_packed(out, g, device):
-    """packed sequences with none empty (the Gluon kernel's chunk table), single-token and mid-chunk ones, z."""
+    """packed sequences, none empty, single-token and mid-chunk ones, z, in a training call: the forward storing the
+    states takes the Triton kernel's packed form (GPU run, seventy-fifth session), the backward its packed sweeps."""
     _ssd(out, g, device, (1, 0, 8, 64, 128, 1), chunk=128, dtype=torch.bfloat16, lens=[300, 1, 513, 64, 1000, 77],
          D="h", z=True, initial_states=True)
 

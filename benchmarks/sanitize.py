@@ -62,8 +62,9 @@ def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, gra
          **opts):
     """ssd_scan on these dims (batch, seqlen, heads, headdim, dstate, groups) against float64. `xbc`: x, B and C as
     column blocks of one (batch, seqlen, width) buffer with columns of something else after them, as a Mamba-2 layer's
-    conv output gives them (row strides past their widths). `again`: the training call a second time, which replays
-    the first one's recorded forward and backward (`_runtime.Prepared`), its gradients against the first's."""
+    conv output gives them (row strides past their widths). `again`: the training call twice more in the default (atomic)
+    mode, the first taking the whole path and the second replaying its recorded launches (`_runtime.Prepared`), their
+    gradients compared (`fuzz.repeated_training_call`)."""
     batch, seqlen, h, p, n, ng = dims
     cu = None
     if lens is not None:
@@ -86,29 +87,7 @@ def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, gra
                    outputs=["y", "final_states"], backprop=["y", "final_states"], grads=grads,
                    tol=F.TOL[max([dtype, state_dtype or torch.float32], key=lambda d: F.TOL[d])], also_reduced={"dt"})
     if again:
-        _again(out, call, kw, g, device)
-
-
-def _again(out, fn, kw: dict, g, device):
-    """fn's training call twice on the same inputs and incoming gradients: the second replays the first's recorded
-    launches (the default, atomic mode: the float atomics may add in another order, so not bit for bit: within one
-    unit of the gradient's dtype (a sum rounded to bf16 either side of a boundary) plus 1e-3 of its largest value; a
-    replay that read or wrote the wrong buffer is off by far more)."""
-    names, incoming, runs = list(kw), None, []
-    for _ in range(2):
-        got_kw = F.leaves(kw, names)
-        outs = fn(**got_kw)
-        outs = list(outs) if isinstance(outs, tuple) else [outs]
-        if incoming is None:
-            incoming = [None if o is None else F.randn(g, *o.shape).to(device) for o in outs]
-        runs.append(F.grads_of(outs, incoming, got_kw, names))
-    out.checks += 1
-    for k, a in runs[0].items():
-        b = runs[1].get(k)
-        scale = float(a.detach().abs().max()) if a.numel() else 0.0
-        eps = torch.finfo(a.dtype).eps
-        if b is None or not torch.allclose(a, b, rtol=eps, atol=1e-3 * scale + 1e-30, equal_nan=True):
-            out.failures.append(f"d{k}: the replayed training call differs from the first")
+        F.repeated_training_call(out, call, kw, g, device, deterministic=False)
 
 
 def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, lens=None, grads=True,
@@ -133,7 +112,7 @@ def _scan(out, g, device, batch, dim, seqlen, dstate, *, dtype, ngroups=None, le
                    outputs=["out", "last_state"], backprop=["out"], grads=grads, tol=F.TOL[dtype],
                    also_reduced={"delta"})
     if again:
-        _again(out, call, kw, g, device)
+        F.repeated_training_call(out, call, kw, g, device, deterministic=False)
 
 
 def case_ssd_big_tiles(out, g, device):
@@ -405,7 +384,7 @@ class Launches:
     def __init__(self):
         from flashssm import _runtime
 
-        self.runtime, self.seen, self.case = _runtime, {}, None
+        self.seen, self.case = {}, None
         inner = _runtime._launch
 
         def launch(kernel, grid, args, device, meta):

@@ -245,6 +245,14 @@ def case_ssd_gluon_packed_inference(out, g, device):
          D="h", z=True, initial_states=True, grads=False)
 
 
+def case_ssd_gluon_packed_late(out, g, device):
+    """packed sequences without gradients, enough of them for the late publish (7 sequences x 80 heads: 560 chains,
+    at least twice the resident programs of an H100 or H200): the Gluon kernel's chunk-table form publishing late,
+    single-token and mid-chunk sequences, a per-head D, initial states."""
+    _ssd(out, g, device, (1, 0, 80, 64, 128, 1), chunk=128, dtype=torch.bfloat16, lens=[300, 1, 513, 64, 200, 77, 128],
+         D="h", initial_states=True, grads=False)
+
+
 def case_scan_big_state(out, g, device):
     """dstate 256, grouped B/C, every option, bf16."""
     _scan(out, g, device, 2, 16, 700, 256, dtype=torch.bfloat16, ngroups=2, D=True, z=True, delta_bias=True,
@@ -355,7 +363,7 @@ def case_rmsnorm(out, g, device):
 CASES = [case_ssd_big_tiles, case_ssd_varlen, case_ssd_small, case_ssd_handover, case_ssd_deterministic,
          case_ssd_deterministic_tiles, case_ssd_tiles_spans, case_ssd_halves, case_ssd_gluon_late_train,
          case_ssd_gluon_late_z, case_ssd_gluon_fp16, case_ssd_gluon_batch1, case_ssd_gluon_packed,
-         case_ssd_gluon_packed_inference,
+         case_ssd_gluon_packed_inference, case_ssd_gluon_packed_late,
          case_scan_big_state, case_scan_long, case_scan_varlen, case_scan_mixer_layout, case_scan_packed_short,
          case_scan_batch1_segments, case_scan_dstate128, case_ssd_step, case_scan_step, case_conv1d,
          case_conv1d_update, case_rmsnorm]

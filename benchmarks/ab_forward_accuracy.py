@@ -1,4 +1,6 @@
-"""y's error against float64 for each value of a forward module switch, on the bench's accuracy workload and the 2.7B shape at 1 x 2K, as the bench's accuracy check reports it.
+"""y's error against float64 for each value of a forward module switch, on the bench's accuracy workload and the
+2.7B shape at 1 x 2K (or --workload), as the bench's accuracy check reports it (`flashssm.bench.measure.accuracy`).
+The gradients' errors for a switch: `grad_error_switch.py`.
 
     PYTHONPATH=. python3 benchmarks/ab_forward_accuracy.py flashssm.ops.ssd.forward_gluon.M_SPLIT --value 2 --value 1
 """

@@ -62,9 +62,9 @@ def _ssd(out, g, device, dims, *, chunk, dtype, lens=None, state_dtype=None, gra
          **opts):
     """ssd_scan on these dims (batch, seqlen, heads, headdim, dstate, groups) against float64. `xbc`: x, B and C as
     column blocks of one (batch, seqlen, width) buffer with columns of something else after them, as a Mamba-2 layer's
-    conv output gives them (row strides past their widths). `again`: the training call twice more in the default (atomic)
-    mode, the first taking the whole path and the second replaying its recorded launches (`_runtime.Prepared`), their
-    gradients compared (`fuzz.repeated_training_call`)."""
+    conv output gives them (row strides past their widths). `again`: the training call twice more in the default
+    (atomic) mode, the first taking the whole path and the second replaying its recorded launches
+    (`_runtime.Prepared`), their gradients compared (`fuzz.repeated_training_call`)."""
     batch, seqlen, h, p, n, ng = dims
     cu = None
     if lens is not None:

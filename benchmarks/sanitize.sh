@@ -46,7 +46,8 @@ run_tool() {
   [ "$tool" = racecheck ] && extra=(--racecheck-report analysis)
   start=$SECONDS
   timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 50 \
-    --error-exitcode 86 python3 benchmarks/sanitize.py --fuzz-cases "$cases" "${only[@]}" > "$OUT/sanitize-$tool.txt" 2>&1
+    --error-exitcode 86 python3 benchmarks/sanitize.py --fuzz-cases "$cases" "${only[@]}" \
+    > "$OUT/sanitize-$tool.txt" 2>&1
   rc=$?
   verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.txt" | tail -1)
   if [ "$tool" = racecheck ]; then

@@ -6,6 +6,7 @@
 #        instruction by instruction: warp stall sampling exported per SASS instruction to
 #        OUTDIR/src-WORKLOAD.csv, with the report in OUTDIR/src-WORKLOAD.ncu-rep;
 #        benchmarks/stall_summary.py condenses the CSV)
+#   PRELUDE="python statements" sets module switches before the launches (e.g. a form to profile)
 set -uo pipefail
 w=${1:-2.7b-8x4K}
 out=${2:-ncu.txt}
@@ -13,6 +14,7 @@ mode=${3:-sections}
 cat > /tmp/one_launch.py <<PY
 import torch, flashssm
 from flashssm.bench.workloads import WORKLOADS
+${PRELUDE:-}
 inp = WORKLOADS["$w"].make_inputs("cuda")
 flashssm.ssd_scan(**inp, chunk_size=256)  # compile outside the profiled launch
 torch.cuda.synchronize()

@@ -120,7 +120,8 @@ def main():
                       and not a.varlen and scan.WINDOW_FWD,
                       STORE_CKPT=a.ckpt, HAND_LATE=a.late, BC_AHEAD=scan.BC_AHEAD_FWD and a.ckpt,
                       CLEAN=scan.SHARED_TILES_DENSE,
-                      CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0, TILE_AHEAD=scan.TILE_AHEAD_FWD)
+                      CK=ck if a.ckpt else 1, CK_RUN=ck_run if a.ckpt else 0, TILE_AHEAD=scan.TILE_AHEAD_FWD,
+                      SPLIT_OUT=scan.SPLIT_OUT_FWD)
         # the forward's B/C tiles in the inputs' bf16 where scan_forward takes them so (BC_INPUT_DTYPE)
         k = compile_kernel(_scan_fwd_kernel, consts, values, a.warps, a.maxnreg,
                            BF16_PTRS | ({"bc_ptr"} if scan.BC_INPUT_DTYPE and (a.dstate > 16 or a.ckpt) else set()))

@@ -203,6 +203,48 @@ def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
                 assert torch.equal(a, b), shape
 
 
+def test_forward_output_shared_by_lanes(device, monkeypatch):
+    """The forward's output work (the gate, D's term, y's store) shared by a channel's lanes, each its share of a
+    tile's tokens (`SPLIT_OUT_FWD`), against the tile's own layout, which repeats it on every lane: y, the last states
+    and the stored states bit-identical (on a GPU, where a multiply-add may contract otherwise, within fp32 rounding),
+    y against float64. Two lanes at tiles of 8 and 2 tokens (one token a lane),
+    four lanes, a length that ends mid-tile, with and without the gate and D, late segments, and packed sequences as
+    rows (their edge tiles' masks) and sharing rows (the per-token sequence index)."""
+    from flashssm.ops.selective_scan import scan
+
+    dense = [((2, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1), None),
+             ((2, 8, 45, 6, 2), (False, True, False, True), ForwardConfig(2, 4, 8, 1), None),
+             ((1, 8, 37, 5, None), (True, False, True, False), ForwardConfig(4, 2, 2, 1), None),
+             ((1, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1, segment=16, hand_late=True),
+              None),
+             ((1, 8, 45, 6, 2), (True, True, True, True), ForwardConfig(4, 2, 8, 1), [0, 9, 9, 10, 45])]
+    for shape, opts, cfg, cu in dense:
+        for group in (0, 12) if cu else (0,):
+            monkeypatch.setattr(scan, "ROW_GROUP", group)
+            kw = _inputs(shape, torch.float32, device, opts)
+            cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
+            y_ref, last_ref = ref.selective_scan_reference(**{k: v.double() if isinstance(v, torch.Tensor) else v
+                                                              for k, v in kw.items()},
+                                                           return_last_state=True, cu_seqlens=cu_t)
+            packed = {} if cu is None else dict(seq_index=sequence_index(cu_t, shape[2]), num_seqs=len(cu) - 1,
+                                                offsets=tuple(cu))
+            args = [kw.get(k) for k in GRAD_NAMES]
+            out = {}
+            for on in (False, True):
+                monkeypatch.setattr(scan, "SPLIT_OUT_FWD", on)
+                out[on] = scan_forward(*args, kw.get("delta_softplus", False), return_last_state=True,
+                                       ckpt_tile=None if cu else 16, config=cfg, **packed)
+            what = f"{shape} {opts} {cfg} group {group}"
+            assert_close(out[True][0], y_ref, torch.float32, f"{what}: y")
+            assert_close(out[True][1], last_ref, torch.float32, f"{what}: last_state")
+            for a, b in zip(out[False], out[True]):
+                if a is not None:
+                    if HAS_GPU:  # (a multiply-add may contract otherwise)
+                        assert_close(b, a, torch.float32, what)
+                    else:
+                        assert torch.equal(a, b), what
+
+
 # lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)
 BWD_LAYOUTS = [(1, 4, 8), (2, 8, 16), (4, 8, 32), (8, 2, 8)]
 

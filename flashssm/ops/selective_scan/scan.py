@@ -540,6 +540,28 @@ def _state_tile(own, total, kept, next_in, t0, t_end, u_base, delta_base, bc_bas
 
 
 @triton.jit
+def _lane_share(ys, lane, NL: tl.constexpr, BLOCK_D: tl.constexpr, TPL: tl.constexpr):
+    """Per-token values every lane of a channel holds (a tuple of NL TPL [BLOCK_D] tensors, a slice of the [NL,
+    BLOCK_D] layout) as each lane's share, [NL, BLOCK_D, TPL]: lane g's are tokens g TPL .. g TPL + TPL - 1 (lane:
+    [NL, 1], the lanes' index). A select each, no data moves between threads."""
+    out = ()
+    for m in tl.static_range(TPL):
+        v = ys[(NL - 1) * TPL + m][None, :]
+        for g in tl.static_range(NL - 2, -1, -1):
+            v = tl.where(lane == g, ys[g * TPL + m][None, :], v)
+        out = out + (v,)
+    return _join2(out, NL, BLOCK_D, TPL)
+
+
+@triton.jit
+def _lane_tokens(x, NL: tl.constexpr, BLOCK_D: tl.constexpr, TPL: tl.constexpr):
+    """A [BLOCK_D, NL TPL] tile as [NL, BLOCK_D, TPL], lane g's tokens g TPL .. g TPL + TPL - 1 (`_lane_share`'s
+    layout). Where the tile's loads gave each of a channel's lanes those tokens (its vectors of TPL tokens, as Triton
+    lays out a [BLOCK_D, TILE] load over a warp), this moves nothing (sm_90 offline: no shuffle, no shared memory)."""
+    return tl.permute(tl.reshape(x, (BLOCK_D, NL, TPL)), (1, 0, 2))
+
+
+@triton.jit
 def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_base, z_base, y_base, bc_base, D_ptr,
               y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
               stride_u_l, stride_delta_l, stride_z_l, stride_y_l,
@@ -548,7 +570,7 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
               HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr, DELTA_SOFTPLUS: tl.constexpr,
               IS_VARLEN: tl.constexpr, STORE_LAST: tl.constexpr, STORE_CKPT: tl.constexpr, ACC: tl.constexpr,
               BC_AHEAD: tl.constexpr, CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr,
-              MASKED: tl.constexpr):
+              MASKED: tl.constexpr, SPLIT_OUT: tl.constexpr = False):
     """One tile of `_scan_fwd_kernel`'s output pass (its loads for the next tile issued here, B and C a tile ahead
     with PREFETCH_BC): from the state h entering it, returns the state leaving it and what was loaded ahead. MASKED: the
     tile holds tokens outside the row's own [lo, hi) (a packed row's first or last tile): y is stored for its own only,
@@ -633,16 +655,33 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
     ys = ()
     for k in tl.static_range(TILE):
         ys = ys + (tl.sum(accs[k], axis=0),)
-    y = join_columns(ys, BLOCK_D, TILE)
-    if HAS_D:
-        y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
-    if HAS_Z:
-        y *= _fast_silu(zt, FAST)
-    if MASKED:  # the row's first or last tile: its own tokens only
-        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
-                 mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+    if SPLIT_OUT:
+        # the lanes of a channel share its tokens' output work: lane g takes tokens g TPL .. g TPL + TPL - 1 of the
+        # sums every lane holds (a select) and of u and z, the gate and D's term, and stores them: each lane its share,
+        # where the [BLOCK_D, TILE] layout of the sums would repeat every channel's work on each of its lanes
+        TPL: tl.constexpr = TILE // NL
+        lane = rows[0]  # [NL, 1]
+        y3 = _lane_share(ys, lane, NL, BLOCK_D, TPL)
+        t3 = t0 + lane[:, :, None] * TPL + tl.arange(0, TPL)[None, None, :]  # [NL, 1, TPL]
+        m3 = m_d[None, :, None] & (t3 < seqlen)
+        if MASKED:  # the row's first or last tile: its own tokens only
+            m3 = m3 & (t3 >= lo) & (t3 < hi)
+        if HAS_D:
+            y3 += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[None, :, None] * _lane_tokens(u, NL, BLOCK_D, TPL)
+        if HAS_Z:
+            y3 *= _fast_silu(_lane_tokens(zt, NL, BLOCK_D, TPL), FAST)
+        tl.store(y_base[None, :, :] + t3 * stride_y_l, y3.to(y_ptr.dtype.element_ty), mask=m3)
     else:
-        tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
+        y = join_columns(ys, BLOCK_D, TILE)
+        if HAS_D:
+            y += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[:, None] * u
+        if HAS_Z:
+            y *= _fast_silu(zt, FAST)
+        if MASKED:  # the row's first or last tile: its own tokens only
+            tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty),
+                     mask=m_dt & ((t >= lo) & (t < hi))[None, :])
+        else:
+            tl.store(y_base + t[None, :] * stride_y_l, y.to(y_ptr.dtype.element_ty), mask=m_dt)
     return h, next_in, n_bs, n_cs
 
 
@@ -662,6 +701,7 @@ def _scan_fwd_kernel(
     ACC: tl.constexpr, HAND_LATE: tl.constexpr = False, BC_AHEAD: tl.constexpr = False, CK: tl.constexpr = 1,
     CK_RUN: tl.constexpr = 0, TILE_AHEAD: tl.constexpr = False, ROWS: tl.constexpr = False, WINDOW: tl.constexpr = False,
     ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, CLEAN: tl.constexpr = False, PEEL: tl.constexpr = False,
+    SPLIT_OUT: tl.constexpr = False,
 ):
     """A program owns BLOCK_D channels; its NL lanes per channel each hold SLOTS of its states, the
     state n = j * NL + lane in slot j (a tuple of [NL, BLOCK_D] tensors: every state of a lane in its
@@ -691,8 +731,11 @@ def _scan_fwd_kernel(
     sequence starts in (nor, with STORE_LAST, ends in) runs the dense code too (`_one_sequence`); the others the
     sequence index and the masks. PEEL (WINDOW rows, PEEL_EDGE_TILES_FWD): the masked first and last tiles run
     outside the loop of the dense ones, in the same order (the same bits).
-    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of."""
+    ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, and of y and seqlen, are known multiples of.
+    SPLIT_OUT (`SPLIT_OUT_FWD`; NL > 1 and TILE a multiple of NL): each of a channel's lanes gates, adds D's term to
+    and stores its share of a tile's tokens (`_fwd_tile`), instead of every lane repeating the channel's."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
+    SPLIT: tl.constexpr = SPLIT_OUT and NL > 1 and TILE % NL == 0  # (`_fwd_tile`'s SPLIT_OUT)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -789,7 +832,7 @@ def _scan_fwd_kernel(
                 seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
                 stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                 PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True, SPLIT)
             t_loop = t_begin + TILE
         # the tiles from t_loop that end by hi (and by the segment's end) are inner: the loop below runs them dense;
         # the rest, one tile at most (the sequence's last, holding the next one's first tokens), runs masked after it
@@ -805,21 +848,21 @@ def _scan_fwd_kernel(
                     seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
                     stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                     PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                    INNER_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False)
+                    INNER_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, False, SPLIT)
             else:
                 h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
                     u_base, delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr,
                     seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
                     stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                     PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                    IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
+                    IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True, SPLIT)
         else:  # (a dense batch's row; or PEEL's inner tiles, without the sequence index)
             h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base,
                 delta_base, z_base, y_base, bc_base, D_ptr, y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt,
                 n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_z_l,
                 stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT, PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z,
                 HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK,
-                CK_RUN, WINDOW, False)
+                CK_RUN, WINDOW, False, SPLIT)
     if PEEL:
         for t0 in range(t_stop, t_end, TILE):
             h, next_in, n_bs, n_cs = _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias,
@@ -827,7 +870,7 @@ def _scan_fwd_kernel(
                 seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
                 stride_u_l, stride_delta_l, stride_z_l, stride_y_l, BLOCK_D, NL, SLOTS, TILE, CKPT,
                 PREFETCH_BC, PREFETCH_TILES, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS,
-                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True)
+                IS_VARLEN, STORE_LAST, STORE_CKPT, ACC, BC_AHEAD, CK, CK_RUN, WINDOW, True, SPLIT)
 
     if SEGMENTS:
         if HAND_LATE:
@@ -1869,7 +1912,7 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
         TILE_AHEAD=TILE_AHEAD_FWD, ROWS=packed_rows, WINDOW=window, CLEAN=SHARED_TILES_DENSE,
         PEEL=window and peel_edge_tiles(offsets, ckpt is not None),
         ALIGN_IN=row_align(u, delta, z_arg),
-        ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps,
+        ALIGN_OUT=row_align(y, seqlen=seqlen), num_warps=cfg.num_warps, SPLIT_OUT=SPLIT_OUT_FWD,
         **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
     )
     if compiled is not None:
@@ -1877,6 +1920,12 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
     return y, last, ckpt
 
 
+# The forward's output work (the gate, D's term, y's store) shared by a channel's lanes, each its share of the tile's
+# tokens, instead of repeated on every lane (two lanes or more). H200, 2.8B shape, alternating, y the same bits
+# (seventy-ninth session, benchmarks/notes/selective_scan.md): 8x2K forward 0.722 -> 0.675 ms, storing the backward's
+# states 0.789 -> 0.722, dstate 128 8x2K 5.045 -> 4.697. (The backward's the same way: 8x2K -1.4 %, 1x32K +2.5 %; not
+# taken.) False: every lane its channel's (A/B).
+SPLIT_OUT_FWD = True
 # Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
 # as one sequence of batch 1, in segments with a first pass (A/B).
 ROWS = True

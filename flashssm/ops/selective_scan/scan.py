@@ -575,7 +575,8 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
     with PREFETCH_BC): from the state h entering it, returns the state leaving it and what was loaded ahead. MASKED: the
     tile holds tokens outside the row's own [lo, hi) (a packed row's first or last tile): y is stored for its own only,
     and with WINDOW (rows of one sequence, no per-token sequence index) the others pass as a decay of 1 with no input.
-    Without it the tile runs the dense batch's code."""
+    Without it the tile runs the dense batch's code. SPLIT_OUT (the caller's, NL > 1 and TILE a multiple of NL): each
+    lane gates, adds D's term to and stores its share of the tile's tokens."""
     NPAD: tl.constexpr = SLOTS * NL
     if STORE_CKPT:
         # the state entering this backward chunk (ROWS: by the row whose sequence holds its first token)

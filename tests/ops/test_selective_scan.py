@@ -206,19 +206,19 @@ def test_forward_bc_tiles_in_input_dtype(dtype, device, monkeypatch):
 def test_forward_output_shared_by_lanes(device, monkeypatch):
     """The forward's output work (the gate, D's term, y's store) shared by a channel's lanes, each its share of a
     tile's tokens (`SPLIT_OUT_FWD`), against the tile's own layout, which repeats it on every lane: y, the last states
-    and the stored states bit-identical (on a GPU, where a multiply-add may contract otherwise, within fp32 rounding),
-    y against float64. Two lanes at tiles of 8 and 2 tokens (one token a lane),
-    four lanes, a length that ends mid-tile, with and without the gate and D, late segments, and packed sequences as
-    rows (their edge tiles' masks) and sharing rows (the per-token sequence index)."""
+    and the stored states bit-identical (on a GPU, where a multiply-add may contract otherwise, within 1e-6), y against
+    float64. Two lanes at tiles of 8 and 2 tokens (one token a lane), four lanes, a length that ends mid-tile, with and
+    without the gate and D, late segments, and packed sequences as rows of their own (their edge tiles' masks) and
+    sharing rows (the per-token sequence index)."""
     from flashssm.ops.selective_scan import scan
 
-    dense = [((2, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1), None),
-             ((2, 8, 45, 6, 2), (False, True, False, True), ForwardConfig(2, 4, 8, 1), None),
-             ((1, 8, 37, 5, None), (True, False, True, False), ForwardConfig(4, 2, 2, 1), None),
-             ((1, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1, segment=16, hand_late=True),
-              None),
-             ((1, 8, 45, 6, 2), (True, True, True, True), ForwardConfig(4, 2, 8, 1), [0, 9, 9, 10, 45])]
-    for shape, opts, cfg, cu in dense:
+    runs = [((2, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1), None),
+            ((2, 8, 45, 6, 2), (False, True, False, True), ForwardConfig(2, 4, 8, 1), None),
+            ((1, 8, 37, 5, None), (True, False, True, False), ForwardConfig(4, 2, 2, 1), None),
+            ((1, 8, 45, 16, None), (True, True, True, True), ForwardConfig(4, 2, 8, 1, segment=16, hand_late=True),
+             None),
+            ((1, 8, 45, 6, 2), (True, True, True, True), ForwardConfig(4, 2, 8, 1), [0, 9, 9, 10, 45])]
+    for shape, opts, cfg, cu in runs:
         for group in (0, 12) if cu else (0,):
             monkeypatch.setattr(scan, "ROW_GROUP", group)
             kw = _inputs(shape, torch.float32, device, opts)
@@ -240,7 +240,7 @@ def test_forward_output_shared_by_lanes(device, monkeypatch):
             for a, b in zip(out[False], out[True]):
                 if a is not None:
                     if HAS_GPU:  # (a multiply-add may contract otherwise)
-                        assert_close(b, a, torch.float32, what)
+                        assert rel_err(b, a) <= 1e-6, what
                     else:
                         assert torch.equal(a, b), what
 

@@ -109,7 +109,7 @@ def main():
     if a.which == "bwd":
         consts = dict(common, CK=ck, CK_RUN=ck_run, CHUNK=a.chunk, HAS_DLAST=False, DETERMINISTIC=False, BC_AHEAD=scan.BC_AHEAD_BWD,
                       TILE_AHEAD=scan.TILE_AHEAD_BWD, INNER=scan.INNER_CHUNKS_DENSE, TRIM=scan.EDGE_TILES_BWD,
-                      CLEAN=scan.SHARED_CHUNKS_DENSE)
+                      CLEAN=scan.SHARED_CHUNKS_DENSE, SHARED_TOKENS=scan.SHARED_TOKENS_BWD)
         k = compile_kernel(_scan_bwd_kernel, consts, values, a.warps, a.maxnreg)
     else:
         consts = dict(common, CKPT=a.chunk, PREFETCH_BC=False, PREFETCH_TILES=2, STORE_LAST=False,

@@ -562,6 +562,19 @@ def _lane_tokens(x, NL: tl.constexpr, BLOCK_D: tl.constexpr, TPL: tl.constexpr):
 
 
 @triton.jit
+def _lane_columns(x3, lane, NL: tl.constexpr, BLOCK_D: tl.constexpr, TPL: tl.constexpr):
+    """The inverse of `_lane_share`: each lane's share [NL, BLOCK_D, TPL] (lane g's tokens g TPL .. g TPL + TPL - 1)
+    as the tile's NL TPL columns, each a [BLOCK_D] tensor every lane of a channel holds (what the slot loops take).
+    Token k's column is the sum over the lanes of its owner's value and the others' zeros: exact (but a -0.0, which
+    comes out +0.0), a NaN or inf where the owner holds one, never one of another lane's; log2 NL shuffles a column."""
+    cols = ()
+    parts = _cols3(x3, NL, BLOCK_D, TPL)
+    for k in tl.static_range(NL * TPL):
+        cols = cols + (tl.sum(tl.where(lane == k // TPL, parts[k % TPL], 0.0), axis=0),)
+    return cols
+
+
+@triton.jit
 def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_base, z_base, y_base, bc_base, D_ptr,
               y_ptr, last_ptr, ckpt_ptr, seq_ptr, i_b, n_ckpt, n_tiles, seqlen, dstate, state_size, o_d, o_t, m_d,
               stride_u_l, stride_delta_l, stride_z_l, stride_y_l,
@@ -1020,7 +1033,8 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
                FAST: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr, HAS_DELTA_BIAS: tl.constexpr,
                DELTA_SOFTPLUS: tl.constexpr, IS_VARLEN: tl.constexpr, HAS_DLAST: tl.constexpr,
                DETERMINISTIC: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr, TILE_AHEAD: tl.constexpr,
-               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr, TRIM: tl.constexpr = False):
+               CK: tl.constexpr, CK_RUN: tl.constexpr, WINDOW: tl.constexpr, TRIM: tl.constexpr = False,
+               SHARED: tl.constexpr = False):
     """One chunk of `_scan_bwd_kernel`'s reverse walk (its two passes, below), from the gradient R reaching the chunk's
     end; returns R at its start and the sums dA, dD, dbias with the chunk's share added. WINDOW: the chunk holds tokens
     outside the row's own [lo, hi) (a packed row's first or last chunk), which pass as a decay of 1 with no input and
@@ -1069,8 +1083,13 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
         if TILE_AHEAD:  # the next tile's loads now, to arrive while this tile's arithmetic runs
             next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
                                   stride_delta_l, stride_do_l, stride_z_l, False, False)
-        dl_c = columns(dl, BLOCK_D, TILE)
-        du_c = columns(dl * u, BLOCK_D, TILE)
+        if SHARED:  # (the tile's per-token values computed once a channel: see pass 2)
+            TPL1: tl.constexpr = TILE // NL
+            dl_c = _lane_columns(_lane_tokens(dl, NL, BLOCK_D, TPL1), rows[0], NL, BLOCK_D, TPL1)
+            du_c = _lane_columns(_lane_tokens(dl * u, NL, BLOCK_D, TPL1), rows[0], NL, BLOCK_D, TPL1)
+        else:
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
         keeps = dl_c
         if IS_VARLEN:
             keeps, _, _ = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
@@ -1117,9 +1136,18 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             dy = dout * zt * sz
         else:
             dy = dout
-        dl_c = columns(dl, BLOCK_D, TILE)
-        du_c = columns(dl * u, BLOCK_D, TILE)
-        dy_c = columns(dy, BLOCK_D, TILE)
+        if SHARED:
+            # the tile's per-token values (softplus, the gate's sigmoid, dy) computed by each lane for its share of the
+            # tokens and handed to the channel's other lanes (`_lane_columns`), where Triton would compute them on
+            # every lane in the layout the columns want; the output work after the slots likewise (below)
+            TPL: tl.constexpr = TILE // NL
+            dl_c = _lane_columns(_lane_tokens(dl, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
+            du_c = _lane_columns(_lane_tokens(dl * u, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
+            dy_c = _lane_columns(_lane_tokens(dy, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
+        else:
+            dl_c = columns(dl, BLOCK_D, TILE)
+            du_c = columns(dl * u, BLOCK_D, TILE)
+            dy_c = columns(dy, BLOCK_D, TILE)
         if IS_VARLEN:
             keeps, ends, seqs = _tokens(seq_ptr, t0, seqlen, ACC, TILE)
         window = 0
@@ -1222,25 +1250,53 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             sa = sa + (tl.sum(acc_a[kk], axis=0),)
             if HAS_Z:
                 sy = sy + (tl.sum(acc_y[kk], axis=0),)
-        dhB = join_columns(sb, BLOCK_D, TILE)
-        du = dl * dhB
-        ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
-        if HAS_D:
-            du += Dv[:, None] * dy
-            dD += tl.sum(dy * u, axis=1)
-        if DELTA_SOFTPLUS:
-            ddl = ddl * tl.sigmoid(raw + bias[:, None])
-        ddl = tl.where(m_dt, ddl, 0.0)
-        dbias += tl.sum(ddl, axis=1)
-        p_out = out_base + t[None, :] * stride_o_l
-        tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
-        tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
-        if HAS_Z:
-            ypre = join_columns(sy, BLOCK_D, TILE)
+        if SHARED:  # lane g: du, ddelta, dz of tokens g TPL .. g TPL + TPL - 1, its shares of dD and ddelta_bias
+            TPL2: tl.constexpr = TILE // NL
+            lane = rows[0]  # [NL, 1]
+            sb3 = _lane_share(sb, lane, NL, BLOCK_D, TPL2)
+            t3 = t0 + lane[:, :, None] * TPL2 + tl.arange(0, TPL2)[None, None, :]  # [NL, 1, TPL]
+            m3 = m_d[None, :, None] & _row_tokens(t3, seqlen, lo, hi, WINDOW)
+            u3 = _lane_tokens(u, NL, BLOCK_D, TPL2)
+            du3 = _lane_tokens(dl, NL, BLOCK_D, TPL2) * sb3
+            ddl3 = u3 * sb3 + _lane_share(sa, lane, NL, BLOCK_D, TPL2) * LN2
             if HAS_D:
-                ypre += Dv[:, None] * u
-            dz = dout * ypre * silu_grad(zt, sz)
-            tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
+                dy3 = _lane_tokens(dy, NL, BLOCK_D, TPL2)
+                du3 += Dv[None, :, None] * dy3
+                dD += tl.sum(tl.sum(dy3 * u3, axis=2), axis=0)
+            if DELTA_SOFTPLUS:
+                ddl3 = ddl3 * tl.sigmoid(_lane_tokens(raw, NL, BLOCK_D, TPL2) + bias[None, :, None])
+            ddl3 = tl.where(m3, ddl3, 0.0)
+            dbias += tl.sum(tl.sum(ddl3, axis=2), axis=0)
+            p3 = out_base[None, :, :] + t3 * stride_o_l
+            tl.store(du_ptr + p3, du3.to(du_ptr.dtype.element_ty), mask=m3)
+            tl.store(ddelta_ptr + p3, ddl3.to(ddelta_ptr.dtype.element_ty), mask=m3)
+            if HAS_Z:
+                ypre3 = _lane_share(sy, lane, NL, BLOCK_D, TPL2)
+                if HAS_D:
+                    ypre3 += Dv[None, :, None] * u3
+                dz3 = _lane_tokens(dout, NL, BLOCK_D, TPL2) * ypre3 * silu_grad(_lane_tokens(zt, NL, BLOCK_D, TPL2),
+                                                                                 _lane_tokens(sz, NL, BLOCK_D, TPL2))
+                tl.store(dz_ptr + p3, dz3.to(dz_ptr.dtype.element_ty), mask=m3)
+        else:
+            dhB = join_columns(sb, BLOCK_D, TILE)
+            du = dl * dhB
+            ddl = u * dhB + join_columns(sa, BLOCK_D, TILE) * LN2
+            if HAS_D:
+                du += Dv[:, None] * dy
+                dD += tl.sum(dy * u, axis=1)
+            if DELTA_SOFTPLUS:
+                ddl = ddl * tl.sigmoid(raw + bias[:, None])
+            ddl = tl.where(m_dt, ddl, 0.0)
+            dbias += tl.sum(ddl, axis=1)
+            p_out = out_base + t[None, :] * stride_o_l
+            tl.store(du_ptr + p_out, du.to(du_ptr.dtype.element_ty), mask=m_dt)
+            tl.store(ddelta_ptr + p_out, ddl.to(ddelta_ptr.dtype.element_ty), mask=m_dt)
+            if HAS_Z:
+                ypre = join_columns(sy, BLOCK_D, TILE)
+                if HAS_D:
+                    ypre += Dv[:, None] * u
+                dz = dout * ypre * silu_grad(zt, sz)
+                tl.store(dz_ptr + p_out, dz.to(dz_ptr.dtype.element_ty), mask=m_dt)
     return R, dA, dD, dbias
 
 
@@ -1262,6 +1318,7 @@ def _scan_bwd_kernel(
     SEGMENTS: tl.constexpr, ACC: tl.constexpr, BC_AHEAD: tl.constexpr = False, TILE_AHEAD: tl.constexpr = False,
     CK: tl.constexpr = 1, CK_RUN: tl.constexpr = 0, ROWS: tl.constexpr = False, INNER: tl.constexpr = True,
     ALIGN_IN: tl.constexpr = 1, ALIGN_OUT: tl.constexpr = 1, TRIM: tl.constexpr = False, CLEAN: tl.constexpr = False,
+    SHARED_TOKENS: tl.constexpr = False,
 ):
     """The forward's layout run backwards: a program owns BLOCK_D channels of one batch row, each
     split over NL lanes holding SLOTS states, and walks the sequence from its end, one chunk of CHUNK
@@ -1296,6 +1353,7 @@ def _scan_bwd_kernel(
     ALIGN_IN, ALIGN_OUT (`row_align`): what the rows of u, delta, z, dout, and of du, ddelta, dz and seqlen, are
     known multiples of. du, ddelta and dz share one layout (stride_o_*: u's, `rows_like`)."""
     seqlen = _aligned_length(seqlen, ALIGN_OUT)
+    SHARED: tl.constexpr = SHARED_TOKENS and NL > 1 and TILE % NL == 0  # (`_bwd_chunk`'s SHARED)
     n_blocks = tl.cdiv(dim, BLOCK_D)
     lo = 0  # (ROWS: the row's own tokens, [lo, hi))
     hi = seqlen
@@ -1435,7 +1493,7 @@ def _scan_bwd_kernel(
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, INNER_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
-                    TILE_AHEAD, CK, CK_RUN, False)
+                    TILE_AHEAD, CK, CK_RUN, False, False, SHARED)
             else:
                 R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv,
                     u_base, delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr,
@@ -1443,14 +1501,14 @@ def _scan_bwd_kernel(
                     n_ckpt, seqlen, dstate, state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l,
                     stride_do_l, stride_z_l, stride_o_l, BLOCK_D, NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z,
                     HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN, HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD,
-                    TILE_AHEAD, CK, CK_RUN, True, TRIM)
+                    TILE_AHEAD, CK, CK_RUN, True, TRIM, SHARED)
         else:
             R, dA, dD, dbias = _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base,
                 delta_base, do_base, z_base, bc_base, scratch_base, ckpt_ptr, seq_ptr, dlast_ptr, du_ptr,
                 ddelta_ptr, dz_ptr, dB_ptr, dC_ptr, out_base, dbc_base, i_b, n_ckpt, seqlen, dstate,
                 state_size, o_d, o_t, m_d, stride_u_l, stride_delta_l, stride_do_l, stride_z_l, stride_o_l, BLOCK_D,
                 NL, SLOTS, TILE, CHUNK, FAST, HAS_D, HAS_Z, HAS_DELTA_BIAS, DELTA_SOFTPLUS, IS_VARLEN,
-                HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False)
+                HAS_DLAST, DETERMINISTIC, ACC, BC_AHEAD, TILE_AHEAD, CK, CK_RUN, False, False, SHARED)
 
     # dA, dD, ddelta_bias: one slice per batch row and segment, summed in order by the caller
     _store_states(dA_ptr + row * state_size + o_d[None, :] * dstate, rows, dA, m_d, dstate, NL, BLOCK_D, SLOTS, 1, 0)
@@ -1927,6 +1985,14 @@ def scan_forward(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softp
 # states 0.789 -> 0.722, dstate 128 8x2K 5.045 -> 4.697. (The backward's the same way: 8x2K -1.4 %, 1x32K +2.5 %; not
 # taken.) False: every lane its channel's (A/B).
 SPLIT_OUT_FWD = True
+# The backward's per-token work shared by a channel's lanes: the tile's softplus, the gate's sigmoid and dy computed by
+# each lane for its share of the tokens and handed to the others (a shuffle level a lane bit), and the output work
+# after the slots as the forward's. Offline (sm_90, triton 3.6, 8x2K's backward at four lanes): 2504 -> 2208
+# instructions, the tiles' loops 300 -> 292 and 1613 -> 1351, MUFU 115 -> 81, spilled bytes 24 -> 0, barriers 25 -> 10.
+# Not timed yet (seventy-ninth session: the device time was spent; the output work alone, call 3, was -1.4 % at 8x2K
+# and +2.5 % at 1x32K with spills): off until `benchmarks/results/h200-2026-12-02-seventy-ninth/next_session_a.sh`
+# times it. du, ddelta, dz, dA, dB, dC the same values; dD and ddelta_bias summed in another order.
+SHARED_TOKENS_BWD = False
 # Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
 # as one sequence of batch 1, in segments with a first pass (A/B).
 ROWS = True
@@ -2191,7 +2257,7 @@ def scan_backward(dout, dlast, u, delta, A, B, C, D=None, z=None, delta_bias=Non
             ACC=_acc(u.dtype), num_warps=cfg.num_warps, BC_AHEAD=BC_AHEAD_BWD, TILE_AHEAD=TILE_AHEAD_BWD, CK=ck,
             CK_RUN=ck_run, ROWS=packed_rows, INNER=INNER_CHUNKS_DENSE, TRIM=EDGE_TILES_BWD, CLEAN=SHARED_CHUNKS_DENSE,
             ALIGN_IN=row_align(u, delta, z_arg, dout),
-            ALIGN_OUT=row_align(du, seqlen=seqlen),
+            ALIGN_OUT=row_align(du, seqlen=seqlen), SHARED_TOKENS=SHARED_TOKENS_BWD,
             **({"maxnreg": cfg.maxnreg} if cfg.maxnreg and _runtime.gpu_code(u) else {}),
         )
         if compiled is not None:

@@ -245,44 +245,50 @@ def test_forward_output_shared_by_lanes(device, monkeypatch):
                         assert torch.equal(a, b), what
 
 
-def test_backward_tokens_shared_by_lanes(device, monkeypatch):
+# (shape, options D z bias softplus, the backward's configuration, cu_seqlens, deterministic): four lanes at tiles of 8
+# (two tokens a lane) with every option, and without the gate and D in deterministic mode; two lanes at tiles of 2 in
+# segments; packed sequences as rows of their own and sharing rows (the default CPU run: the first and the packed)
+SHARED_TOKENS_RUNS = [((2, 8, 45, 16, None), (True, True, True, True), BackwardConfig(2, 4, 8, 16, 1), None, False),
+                      ((2, 8, 45, 6, 2), (False, False, True, True), BackwardConfig(2, 4, 8, 16, 1), None, True),
+                      ((1, 8, 45, 5, None), (True, True, False, False), BackwardConfig(4, 2, 2, 8, 1, segment=16), None,
+                       False),
+                      ((1, 8, 45, 6, 2), (True, True, True, True), BackwardConfig(2, 4, 8, 8, 1), [0, 9, 9, 10, 45],
+                       False)]
+
+
+@pytest.mark.parametrize("shape,opts,bcfg,cu,deterministic", cases(
+    SHARED_TOKENS_RUNS, ["lanes4", "lanes4-deterministic", "lanes2-segments", "packed"],
+    full_ids=("lanes4-deterministic", "lanes2-segments")))
+def test_backward_tokens_shared_by_lanes(shape, opts, bcfg, cu, deterministic, device, monkeypatch):
     """The backward's per-token work shared by a channel's lanes (`SHARED_TOKENS_BWD`: the tile's softplus, the gate's
     sigmoid and dy computed once a channel and handed to its lanes, du, ddelta, dz and the shares of dD and
     ddelta_bias each lane's share) against every lane computing it: du, ddelta, dz and the other gradients
     bit-identical (on a GPU, where a multiply-add may contract otherwise, within 1e-6), dD and ddelta_bias (summed in
-    another order) within fp32 rounding, every gradient against float64. Four lanes at tiles of 8 (two tokens a lane)
-    with and without the gate and D, two lanes at tiles of 2 in segments (their first pass unchanged), deterministic
-    mode, and packed sequences as rows of their own (the edge chunks' masks) and sharing rows (the sequence index)."""
+    another order) within fp32 rounding, every gradient against float64 (packed: rows of their own, the edge chunks'
+    masks, and rows shared by short sequences, the sequence index)."""
     from flashssm.ops.selective_scan import scan
 
-    runs = [((2, 8, 45, 16, None), (True, True, True, True), BackwardConfig(2, 4, 8, 16, 1), None, False),
-            ((2, 8, 45, 6, 2), (False, False, True, True), BackwardConfig(2, 4, 8, 16, 1), None, True),
-            ((1, 8, 45, 5, None), (True, True, False, False), BackwardConfig(4, 2, 2, 8, 1, segment=16), None, False),
-            ((1, 8, 45, 6, 2), (True, True, True, True), BackwardConfig(2, 4, 8, 8, 1), [0, 9, 9, 10, 45], False)]
-    for shape, opts, bcfg, cu, deterministic in runs:
-        for group in (0, 12) if cu else (0,):
-            monkeypatch.setattr(scan, "ROW_GROUP", group)
-            kw = _inputs(shape, torch.float32, device, opts)
-            cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
-            dy = torch.randn_like(kw["u"])
-            dlast = torch.randn(shape[0] if cu is None else len(cu) - 1, shape[1], shape[3], device=device)
-            _, _, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
-            out = {}
-            for on in (False, True):
-                monkeypatch.setattr(scan, "SHARED_TOKENS_BWD", on)
-                out[on] = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 2, 8, 1), bwd_cfg=bcfg, cu_seqlens=cu_t,
-                                  deterministic=deterministic)[2]
-            what = f"{shape} {opts} {bcfg} group {group}: "
-            _check_grads(out[True], g_ref, torch.float32, what)
-            for name, g in out[False].items():
-                if name in ("D", "delta_bias"):
-                    assert_close(out[True][name], g, torch.float32, what + name)
-                elif HAS_GPU:  # (a multiply-add may contract otherwise; dB and dC: float atomics in any order)
-                    assert rel_err(out[True][name], g) <= 1e-6, what + name
-                else:
-                    assert torch.equal(out[True][name], g), what + name
-
-
+    for group in (0, 12) if cu else (0,):
+        monkeypatch.setattr(scan, "ROW_GROUP", group)
+        kw = _inputs(shape, torch.float32, device, opts)
+        cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int32, device=device)
+        dy = torch.randn_like(kw["u"])
+        dlast = torch.randn(shape[0] if cu is None else len(cu) - 1, shape[1], shape[3], device=device)
+        _, _, g_ref = _grads_ref(kw, dy, dlast, cu_seqlens=cu_t)
+        out = {}
+        for on in (False, True):
+            monkeypatch.setattr(scan, "SHARED_TOKENS_BWD", on)
+            out[on] = _direct(kw, dy, dlast, fwd_cfg=ForwardConfig(4, 2, 8, 1), bwd_cfg=bcfg, cu_seqlens=cu_t,
+                              deterministic=deterministic)[2]
+        what = f"group {group}: "
+        _check_grads(out[True], g_ref, torch.float32, what)
+        for name, g in out[False].items():
+            if name in ("D", "delta_bias"):
+                assert_close(out[True][name], g, torch.float32, what + name)
+            elif HAS_GPU:  # (a multiply-add may contract otherwise; dB and dC: float atomics in any order)
+                assert rel_err(out[True][name], g) <= 1e-6, what + name
+            else:
+                assert torch.equal(out[True][name], g), what + name
 
 
 # lanes per channel, tile, chunk (tokens between stored states; several tiles per chunk or one)

@@ -677,9 +677,7 @@ def _fwd_tile(t0, lo, hi, h, next_in, n_bs, n_cs, A2, rows, bias, u_base, delta_
         lane = rows[0]  # [NL, 1]
         y3 = _lane_share(ys, lane, NL, BLOCK_D, TPL)
         t3 = t0 + lane[:, :, None] * TPL + tl.arange(0, TPL)[None, None, :]  # [NL, 1, TPL]
-        m3 = m_d[None, :, None] & (t3 < seqlen)
-        if MASKED:  # the row's first or last tile: its own tokens only
-            m3 = m3 & (t3 >= lo) & (t3 < hi)
+        m3 = m_d[None, :, None] & _row_tokens(t3, seqlen, lo, hi, MASKED)  # (MASKED: the row's own tokens only)
         if HAS_D:
             y3 += tl.load(D_ptr + o_d, mask=m_d, other=0.0).to(ACC)[None, :, None] * _lane_tokens(u, NL, BLOCK_D, TPL)
         if HAS_Z:
@@ -1044,6 +1042,7 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
     TPC: tl.constexpr = CHUNK // TILE
     NPAD: tl.constexpr = SLOTS * NL
     LN2: tl.constexpr = 0.6931471805599453
+    TPL: tl.constexpr = TILE // NL  # (SHARED: each lane's share of a tile's tokens)
     k_lo = 0  # the chunk's tiles that run, [k_lo, k_hi)
     k_hi = TPC
     if WINDOW and TRIM:  # (k_hi > k_lo: a row's chunks start before its end, c0 < hi, and lo < hi. A guard saying so
@@ -1084,9 +1083,8 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             next_in_1 = _raw_tile(u_base, delta_base, do_base, z_base, t0 + TILE, o_t, m_d, seqlen, stride_u_l,
                                   stride_delta_l, stride_do_l, stride_z_l, False, False)
         if SHARED:  # (the tile's per-token values computed once a channel: see pass 2)
-            TPL1: tl.constexpr = TILE // NL
-            dl_c = _lane_columns(_lane_tokens(dl, NL, BLOCK_D, TPL1), rows[0], NL, BLOCK_D, TPL1)
-            du_c = _lane_columns(_lane_tokens(dl * u, NL, BLOCK_D, TPL1), rows[0], NL, BLOCK_D, TPL1)
+            dl_c = _lane_columns(_lane_tokens(dl, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
+            du_c = _lane_columns(_lane_tokens(dl * u, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
         else:
             dl_c = columns(dl, BLOCK_D, TILE)
             du_c = columns(dl * u, BLOCK_D, TILE)
@@ -1140,7 +1138,6 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             # the tile's per-token values (softplus, the gate's sigmoid, dy) computed by each lane for its share of the
             # tokens and handed to the channel's other lanes (`_lane_columns`), where Triton would compute them on
             # every lane in the layout the columns want; the output work after the slots likewise (below)
-            TPL: tl.constexpr = TILE // NL
             dl_c = _lane_columns(_lane_tokens(dl, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
             du_c = _lane_columns(_lane_tokens(dl * u, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
             dy_c = _lane_columns(_lane_tokens(dy, NL, BLOCK_D, TPL), rows[0], NL, BLOCK_D, TPL)
@@ -1251,31 +1248,30 @@ def _bwd_chunk(c, c0, lo, hi, R, dA, dD, dbias, A2, rows, bias, Dv, u_base, delt
             if HAS_Z:
                 sy = sy + (tl.sum(acc_y[kk], axis=0),)
         if SHARED:  # lane g: du, ddelta, dz of tokens g TPL .. g TPL + TPL - 1, its shares of dD and ddelta_bias
-            TPL2: tl.constexpr = TILE // NL
             lane = rows[0]  # [NL, 1]
-            sb3 = _lane_share(sb, lane, NL, BLOCK_D, TPL2)
-            t3 = t0 + lane[:, :, None] * TPL2 + tl.arange(0, TPL2)[None, None, :]  # [NL, 1, TPL]
+            sb3 = _lane_share(sb, lane, NL, BLOCK_D, TPL)
+            t3 = t0 + lane[:, :, None] * TPL + tl.arange(0, TPL)[None, None, :]  # [NL, 1, TPL]
             m3 = m_d[None, :, None] & _row_tokens(t3, seqlen, lo, hi, WINDOW)
-            u3 = _lane_tokens(u, NL, BLOCK_D, TPL2)
-            du3 = _lane_tokens(dl, NL, BLOCK_D, TPL2) * sb3
-            ddl3 = u3 * sb3 + _lane_share(sa, lane, NL, BLOCK_D, TPL2) * LN2
+            u3 = _lane_tokens(u, NL, BLOCK_D, TPL)
+            du3 = _lane_tokens(dl, NL, BLOCK_D, TPL) * sb3
+            ddl3 = u3 * sb3 + _lane_share(sa, lane, NL, BLOCK_D, TPL) * LN2
             if HAS_D:
-                dy3 = _lane_tokens(dy, NL, BLOCK_D, TPL2)
+                dy3 = _lane_tokens(dy, NL, BLOCK_D, TPL)
                 du3 += Dv[None, :, None] * dy3
                 dD += tl.sum(tl.sum(dy3 * u3, axis=2), axis=0)
             if DELTA_SOFTPLUS:
-                ddl3 = ddl3 * tl.sigmoid(_lane_tokens(raw, NL, BLOCK_D, TPL2) + bias[None, :, None])
+                ddl3 = ddl3 * tl.sigmoid(_lane_tokens(raw, NL, BLOCK_D, TPL) + bias[None, :, None])
             ddl3 = tl.where(m3, ddl3, 0.0)
             dbias += tl.sum(tl.sum(ddl3, axis=2), axis=0)
             p3 = out_base[None, :, :] + t3 * stride_o_l
             tl.store(du_ptr + p3, du3.to(du_ptr.dtype.element_ty), mask=m3)
             tl.store(ddelta_ptr + p3, ddl3.to(ddelta_ptr.dtype.element_ty), mask=m3)
             if HAS_Z:
-                ypre3 = _lane_share(sy, lane, NL, BLOCK_D, TPL2)
+                ypre3 = _lane_share(sy, lane, NL, BLOCK_D, TPL)
                 if HAS_D:
                     ypre3 += Dv[None, :, None] * u3
-                dz3 = _lane_tokens(dout, NL, BLOCK_D, TPL2) * ypre3 * silu_grad(_lane_tokens(zt, NL, BLOCK_D, TPL2),
-                                                                                 _lane_tokens(sz, NL, BLOCK_D, TPL2))
+                dz3 = _lane_tokens(dout, NL, BLOCK_D, TPL) * ypre3 * silu_grad(_lane_tokens(zt, NL, BLOCK_D, TPL),
+                                                                                 _lane_tokens(sz, NL, BLOCK_D, TPL))
                 tl.store(dz_ptr + p3, dz3.to(dz_ptr.dtype.element_ty), mask=m3)
         else:
             dhB = join_columns(sb, BLOCK_D, TILE)

@@ -1985,10 +1985,11 @@ SPLIT_OUT_FWD = True
 # each lane for its share of the tokens and handed to the others (a shuffle level a lane bit), and the output work
 # after the slots as the forward's. Offline (sm_90, triton 3.6, 8x2K's backward at four lanes): 2504 -> 2208
 # instructions, the tiles' loops 300 -> 292 and 1613 -> 1351, MUFU 115 -> 81, spilled bytes 24 -> 0, barriers 25 -> 10.
-# Not timed yet (seventy-ninth session: the device time was spent; the output work alone, call 3, was -1.4 % at 8x2K
-# and +2.5 % at 1x32K with spills): off until `benchmarks/results/h200-2026-12-02-seventy-ninth/next_session_a.sh`
-# times it. du, ddelta, dz, dA, dB, dC the same values; dD and ddelta_bias summed in another order.
-SHARED_TOKENS_BWD = False
+# H200, 2.8B shape, alternating (eightieth session, benchmarks/notes/selective_scan.md): the backward 8x2K 4.351 ->
+# 3.874 ms (-10.9 %), 1x32K 10.198 -> 9.513 (-6.7 %), packed 8x2K 4.376 -> 4.224 (-3.5 %). du, ddelta, dz, dA, dB, dC
+# the same values (on a GPU within a rounding: a multiply-add contracts otherwise); dD and ddelta_bias summed in another
+# order. False: every lane its channel's (A/B).
+SHARED_TOKENS_BWD = True
 # Packed sequences' forward as a dense batch's: a chain of segments a sequence (`varlen_rows`). False: the packed row
 # as one sequence of batch 1, in segments with a first pass (A/B).
 ROWS = True

@@ -16,8 +16,8 @@ from flashssm import _runtime
 from flashssm.ops.ssd import forward
 from flashssm.ops.ssd import reference as ref
 from tests.conftest import HAS_GPU
-from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean, record_calls, scan_inputs, ssd_inputs,
-                           to_float64)
+from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean, record_calls, scan_inputs, spread,
+                           ssd_inputs, to_float64)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
 
@@ -767,14 +767,14 @@ def test_a_replay_launches_on_the_recorded_gpu(cuda_looking, monkeypatch):
 SCAN_OPTIONS = {
     "plain": {},
     "D,z,bias,softplus,last": dict(D=True, z=True, delta_bias=True, delta_softplus=True, last=True),
-    "groups,last": dict(ngroups=2, last=True),
+    "groups,last": dict(ngroups=2, last=True, dim=16),  # (8 channels a group: 6 gives blocks of 2, 3x the programs)
     "channels-contiguous,D": dict(channels=True, D=True),
 }
 
 
 def _scan_inputs(device, dtype=torch.float32, **opts):
-    kw = scan_inputs(2, 12, 70, 8, ngroups=opts.get("ngroups"), dtype=dtype, device=device, D=opts.get("D", False),
-                     z=opts.get("z", False), delta_bias=opts.get("delta_bias", False),
+    kw = scan_inputs(2, opts.get("dim", 12), 70, 8, ngroups=opts.get("ngroups"), dtype=dtype, device=device,
+                     D=opts.get("D", False), z=opts.get("z", False), delta_bias=opts.get("delta_bias", False),
                      delta_softplus=opts.get("delta_softplus", False))
     if opts.get("channels"):  # (the Mamba-1 mixer's layout: channels contiguous)
         for k in ("u", "delta", "z"):
@@ -836,8 +836,8 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
         assert torch.equal(again, flashssm.selective_scan(**kw))
 
 
-@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
-@pytest.mark.parametrize("name", list(SCAN_OPTIONS))
+@pytest.mark.parametrize("name,deterministic", spread([(n,) for n in SCAN_OPTIONS], [True, False] if not HAS_GPU
+                                                       else [True], list(SCAN_OPTIONS)))
 def test_a_selective_scan_training_call_replays_forward_and_backward(name, deterministic, device, monkeypatch):
     """A selective_scan call with gradients records its forward (the states kept for the backward among its outputs)
     under its training key, and its backward under the backward key: later calls of the signature run neither the
@@ -927,9 +927,10 @@ def _inputs_other_layout(t):
     return _other_layout(t) if t.requires_grad else t
 
 
-@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
-@pytest.mark.parametrize("hook", ["inputs", "every-tensor"])
-@pytest.mark.parametrize("op", ["ssd_scan", "selective_scan"])
+@pytest.mark.parametrize("op,hook,deterministic", spread(
+    [("ssd_scan", "inputs"), ("ssd_scan", "every-tensor"), ("selective_scan", "inputs"),
+     ("selective_scan", "every-tensor")], [True, False] if not HAS_GPU else [True],
+    ["ssd_scan-inputs", "ssd_scan-every-tensor", "selective_scan-inputs", "selective_scan-every-tensor"]))
 def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, hook, deterministic, device, monkeypatch):
     """A training call recorded without hooks, then made under a caller's saved-tensor hooks that hand saved tensors
     back in another layout (the inputs; or every one, the states the forward stores for the backward too: ssd_scan's

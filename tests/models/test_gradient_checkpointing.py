@@ -10,16 +10,20 @@ import torch
 
 from flashssm.modules import mamba1, mamba2
 from tests.conftest import DEVICE
-from tests.helpers import lm_grads, same_model_gradient
+from tests.helpers import cases, lm_grads, same_model_gradient
 from tests.models.test_models import VOCAB, make
 
 
 CASES = [(name, packed, False) for name in ("mamba2", "mamba2-dmlp", "hybrid") for packed in (False, True)]
 CASES += [("mamba1", True, False)]  # (the interpreter's selective scan is slow: packed only)
 CASES += [("mamba2", True, True), ("hybrid", False, True)]  # (the reentrant form)
+# (the MLP model's and the hybrid's unpacked steps in the non-reentrant form: their packed and reentrant cases and
+# Mamba-2's unpacked one cover them; --full runs them)
+CASE_IDS = ["-".join(str(v) for v in case) for case in CASES]
 
 
-@pytest.mark.parametrize("name,packed,reentrant", CASES)
+@pytest.mark.parametrize("name,packed,reentrant", cases(CASES, CASE_IDS,
+                                                        full_ids=("mamba2-dmlp-False-False", "hybrid-False-False")))
 def test_checkpointing_gives_the_same_gradients(name, packed, reentrant):
     """Loss and every parameter's gradient as without checkpointing (bit for bit on the CPU), packed sequences too, in
     both of torch.utils.checkpoint's forms; a second step replays the kernels' recorded calls inside the recompute."""

@@ -31,7 +31,7 @@ def mamba2_config(**kw):
 
 
 def mamba1_config(**kw):
-    return ModelConfig(d_model=48, n_layer=2, vocab_size=VOCAB, ssm_cfg={"d_state": 8}, **kw)
+    return ModelConfig(d_model=32, n_layer=2, vocab_size=VOCAB, ssm_cfg={"d_state": 8}, **kw)  # (d_inner 64)
 
 
 def hybrid_config():

@@ -20,6 +20,8 @@ from tests.helpers import (CompiledStandIn, assert_close, assert_workspace_clean
                            ssd_inputs, to_float64)
 
 pytestmark = pytest.mark.filterwarnings("error:flashssm:RuntimeWarning")
+# The deterministic mode's values a replay test takes: a GPU's whole path gives the same bits run to run only under it
+DETERMINISTIC_MODES = [True, False] if not HAS_GPU else [True]
 
 OPTIONS = {
     "plain": {},
@@ -270,7 +272,7 @@ def _incoming(kw, call, device, dtype=None):
     return dy, dfinal
 
 
-@pytest.mark.parametrize("deterministic", [True, False] if not HAS_GPU else [True])
+@pytest.mark.parametrize("deterministic", DETERMINISTIC_MODES)
 @pytest.mark.parametrize("name", ["plain", "D-hp,z,bias,softplus,limit", "init,final,fp16-states"])
 def test_a_training_backward_replays_its_steps(name, deterministic, device, monkeypatch):
     """The backward of a recorded training signature replays its recorded steps (allocations, launches and torch
@@ -836,8 +838,8 @@ def test_selective_scan_replays_only_what_it_recorded(device, monkeypatch):
         assert torch.equal(again, flashssm.selective_scan(**kw))
 
 
-@pytest.mark.parametrize("name,deterministic", spread([(n,) for n in SCAN_OPTIONS], [True, False] if not HAS_GPU
-                                                       else [True], list(SCAN_OPTIONS)))
+@pytest.mark.parametrize("name,deterministic", spread([(n,) for n in SCAN_OPTIONS], DETERMINISTIC_MODES,
+                                                       list(SCAN_OPTIONS)))
 def test_a_selective_scan_training_call_replays_forward_and_backward(name, deterministic, device, monkeypatch):
     """A selective_scan call with gradients records its forward (the states kept for the backward among its outputs)
     under its training key, and its backward under the backward key: later calls of the signature run neither the
@@ -927,10 +929,11 @@ def _inputs_other_layout(t):
     return _other_layout(t) if t.requires_grad else t
 
 
-@pytest.mark.parametrize("op,hook,deterministic", spread(
-    [("ssd_scan", "inputs"), ("ssd_scan", "every-tensor"), ("selective_scan", "inputs"),
-     ("selective_scan", "every-tensor")], [True, False] if not HAS_GPU else [True],
-    ["ssd_scan-inputs", "ssd_scan-every-tensor", "selective_scan-inputs", "selective_scan-every-tensor"]))
+HOOK_CASES = [(op, hook) for op in ("ssd_scan", "selective_scan") for hook in ("inputs", "every-tensor")]
+
+
+@pytest.mark.parametrize("op,hook,deterministic", spread(HOOK_CASES, DETERMINISTIC_MODES,
+                                                          ["-".join(case) for case in HOOK_CASES]))
 def test_a_backward_under_saved_tensor_hooks_that_change_layouts(op, hook, deterministic, device, monkeypatch):
     """A training call recorded without hooks, then made under a caller's saved-tensor hooks that hand saved tensors
     back in another layout (the inputs; or every one, the states the forward stores for the backward too: ssd_scan's

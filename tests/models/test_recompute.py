@@ -20,9 +20,12 @@ def _grads(model, ids, recompute, cu_seqlens=None):
     return lm_grads(model, ids, cu_seqlens)
 
 
+SAME_GRADIENT_CASES = [(name, packed) for name in ("mamba2", "mamba2-dmlp", "hybrid", "mamba1")
+                       for packed in (False, True)]
+
+
 @pytest.mark.parametrize("name,packed", cases(
-    [(n, p) for n in ("mamba2", "mamba2-dmlp", "hybrid", "mamba1") for p in (False, True)],
-    [f"{n}-{p}" for n in ("mamba2", "mamba2-dmlp", "hybrid", "mamba1") for p in (False, True)],
+    SAME_GRADIENT_CASES, [f"{name}-{packed}" for name, packed in SAME_GRADIENT_CASES],
     full_ids=("mamba1-False",)))  # (the interpreter's selective scan is slow: Mamba-1 packed only)
 def test_recompute_gives_the_same_gradients(name, packed):
     """Loss and every parameter's gradient as without the recompute, bit for bit on the CPU (the remade tensors are the

@@ -15,7 +15,8 @@ outputs and gradients must stay finite.
 
 On the CPU set TRITON_INTERPRET=1 (done here when no GPU is present) before flashssm is imported.
 bf16 inputs are drawn only on a GPU: the interpreter's bf16 tl.dot is wrong (Triton 3.9).
-Every failure prints one line that replays it.
+Every failure prints one line that replays it. A run stopped from outside (SIGTERM, as `timeout` sends, or an
+interrupt) still prints its summary of the cases finished, and exits 124.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import itertools
 import math
 import os
 import random
+import signal
 import sys
 import time
 import traceback
@@ -896,14 +898,19 @@ def run_case(op: str, seed: int, device, shapes: str = "small") -> tuple[dict, l
     return desc, out.failures
 
 
+def new_report(ops: list[str]) -> dict:
+    return {"cases": 0, "failed": [], "per_op": {op: 0 for op in ops}}
+
+
 def fuzz(seed: int, budget_s: float, ops: list[str], device, max_cases: int | None = None, log=print,
-         verbose: bool = False, shapes: str = "small") -> dict:
+         verbose: bool = False, shapes: str = "small", report: dict | None = None) -> dict:
     """Cases round-robin over `ops` until `budget_s` seconds (or max_cases) are spent; returns
-    {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}. verbose: a line for every
-    case that passes too, with its time and description (on a GPU a case's first compiles can take a minute: a run
-    stopped from outside still shows what it did). shapes: "small" or "model" (`run_case`)."""
+    {"cases": n, "failed": [(op, case seed, description, failures)], "per_op": {op: n}}, filled in as the cases finish
+    (`report`: a `new_report` to fill, so that a caller stopped midway still holds what was done). verbose: a line for
+    every case that passes too, with its time and description (on a GPU a case's first compiles can take a minute).
+    shapes: "small" or "model" (`run_case`). The budget is checked between cases: the last case may end past it."""
     start = time.monotonic()
-    report = {"cases": 0, "failed": [], "per_op": {op: 0 for op in ops}}
+    report = new_report(ops) if report is None else report
     index = 0
     while time.monotonic() - start < budget_s and (max_cases is None or index < max_cases):
         op = ops[index % len(ops)]
@@ -952,11 +959,34 @@ def main(argv=None) -> int:
             parser.error(f"--ops: unknown op {o!r}; expected some of {', '.join(CASES)}")
     print(f"fuzz seed {args.seed}, budget {args.budget:.0f} s, device {device}, ops {', '.join(ops)}, "
           f"shapes {args.shapes}", flush=True)
-    report = fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True),
-                  verbose=args.verbose, shapes=args.shapes)
+    report = new_report(ops)
+    stopped = None
+    previous = signal.signal(signal.SIGTERM, _stop)  # (`timeout` sends it: the summary below still prints)
+    try:
+        fuzz(args.seed, args.budget, ops, device, args.max_cases, log=lambda s: print(s, flush=True),
+             verbose=args.verbose, shapes=args.shapes, report=report)
+    except (Stopped, KeyboardInterrupt) as err:
+        stopped = str(err) or "an interrupt"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     per_op = ", ".join(f"{k} {v}" for k, v in report["per_op"].items())
-    print(f"{report['cases']} cases ({per_op}), {len(report['failed'])} failed")
-    return 1 if report["failed"] else 0
+    if stopped:
+        print(f"stopped by {stopped} during case {report['cases'] + 1}: the counts below are the cases finished",
+              flush=True)
+    print(f"{report['cases']} cases ({per_op}), {len(report['failed'])} failed", flush=True)
+    return 1 if report["failed"] else STOPPED_RC if stopped else 0
+
+
+STOPPED_RC = 124  # (as `timeout` exits: a run stopped before its budget is not a pass)
+
+
+class Stopped(BaseException):
+    """SIGTERM during a run (`timeout`, a job's limit). A BaseException, as KeyboardInterrupt is: `run_case` takes an
+    Exception inside an op for a finding of that case."""
+
+
+def _stop(signum, frame):
+    raise Stopped(signal.Signals(signum).name)
 
 
 if __name__ == "__main__":

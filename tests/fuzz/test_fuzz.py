@@ -143,3 +143,37 @@ def test_model_shapes_reach_the_other_ops_launch_plans():
 def test_model_shapes_need_a_gpu():
     with pytest.raises(SystemExit):
         fuzz.main(["--shapes", "model", "--device", "cpu", "--budget", "1"])
+
+
+
+def test_a_run_stopped_from_outside_still_prints_its_summary(monkeypatch, capsys):
+    """SIGTERM (what `timeout` sends) inside an op of the second case: the case finished is summed up, the run exits
+    124 rather than 0, the case under way is neither counted nor taken for a failure of its op (`run_case` takes an
+    op's exceptions for findings), and the caller's SIGTERM handler is back afterwards."""
+    import signal
+    import time
+
+    import flashssm
+
+    real_op, real_case = flashssm.rmsnorm_gated, fuzz.run_case
+    started = []
+
+    def run_case(*args, **kwargs):
+        started.append(args[1])
+        return real_case(*args, **kwargs)
+
+    def op(*args, **kwargs):
+        if len(started) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # (the handler raises before this ends)
+        return real_op(*args, **kwargs)
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(fuzz, "run_case", run_case)
+    monkeypatch.setattr(fuzz.flashssm, "rmsnorm_gated", op)
+    rc = fuzz.main(["--seed", "1", "--budget", "600", "--max-cases", "4", "--ops", "rmsnorm_gated", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert rc == fuzz.STOPPED_RC, out
+    assert "stopped by SIGTERM during case 2" in out, out
+    assert "1 cases (rmsnorm_gated 1), 0 failed" in out, out
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -355,9 +355,31 @@ class ScanWorkload(_Workload):
     def reference(self, inp: dict):
         from flashssm.ops.selective_scan.reference import selective_scan_reference
 
+        if inp.get("cu_seqlens") is None and self.seqlen > SCAN_REFERENCE_PIECE:
+            return self._reference_in_pieces(inp, SCAN_REFERENCE_PIECE)
         return selective_scan_reference(*(inp[k].double() for k in ("u", "delta", "A", "B", "C", "D", "z",
                                                                       "delta_bias")), delta_softplus=True,
                                         cu_seqlens=inp.get("cu_seqlens"))
+
+    @staticmethod
+    def _reference_in_pieces(inp: dict, piece: int) -> torch.Tensor:
+        """The float64 reference over pieces of `piece` tokens, each from the state the one before left: the whole
+        sequence's result to float64's rounding (every token's arithmetic is the same; elementwise kernels may take
+        other vector paths on other shapes), in the memory of one piece's float64 intermediates besides y (1 x 256K of
+        the 2.8B shape: y 10.7 GB, against an estimated ~90 GB for the whole sequence at once, which an 80 GB H100
+        could not hold)."""
+        from flashssm.ops.selective_scan.reference import selective_scan_checked
+
+        u = inp["u"]
+        y = torch.empty(u.shape, dtype=torch.float64, device=u.device)
+        state = None
+        for t0 in range(0, u.shape[-1], piece):
+            part = {k: inp[k][..., t0:t0 + piece].double() for k in ("u", "delta", "B", "C", "z")}
+            y[..., t0:t0 + piece], state = selective_scan_checked(
+                part["u"], part["delta"], inp["A"].double(), part["B"], part["C"], D=inp["D"].double(), z=part["z"],
+                delta_bias=inp["delta_bias"].double(), delta_softplus=True, return_last_state=True,
+                initial_state=state)
+        return y
 
     def bytes(self) -> int:
         """Read u, delta, z, B, C once, write y once."""
@@ -395,6 +417,7 @@ class ScanTrainWorkload(ScanWorkload):
 
 
 SCAN_TRAIN_INPUTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
+SCAN_REFERENCE_PIECE = 16384  # tokens: a longer selective_scan forward's float64 reference runs in pieces
 
 
 @dataclass(frozen=True)
@@ -551,6 +574,7 @@ WORKLOADS: dict[str, Workload] = {
         ScanWorkload("m1-2.8b-8x2K", 8, 2048),
         ScanWorkload("m1-2.8b-8x2K-mixer", 8, 2048, mixer_layout=True),
         ScanWorkload("m1-2.8b-1x32K", 1, 32768),
+        ScanWorkload("m1-2.8b-1x256K", 1, 262144),  # (issue 5's third forward shape)
         ScanWorkload("m1-n128-8x2K", 8, 2048, dstate=128),
         # a small model (Mamba-1 130M: dim 1536) at batch 1: the channels alone give 48 warps
         ScanWorkload("m1-130m-1x32K", 1, 32768, dim=1536),

@@ -151,6 +151,32 @@ def test_mixer_layout_workloads(device):
     assert accuracy(y, w.reference(inp), torch.float32).passed
 
 
+
+def test_long_scan_reference_runs_in_pieces(monkeypatch):
+    """A selective_scan forward workload longer than SCAN_REFERENCE_PIECE takes its float64 reference in pieces, each
+    from the state the one before left (1 x 256K of the 2.8B shape did not fit a GPU whole): the whole sequence's
+    result to float64's rounding (elementwise kernels take other vector paths on other shapes: 6e-17 seen), for
+    pieces that divide the length and one that does not; a piece that started from zeros instead would differ."""
+    from flashssm.bench import workloads
+    from flashssm.bench.workloads import ScanWorkload
+
+    w = ScanWorkload("long", 2, 23, dim=6, dstate=4, dtype="float32", needs_gpu=False)
+    inp = w.make_inputs("cpu")
+    whole = w.reference(inp)
+    def close(y):
+        return (y - whole).abs().max().item() <= 1e-14 * whole.abs().max().item()
+
+    for piece in (5, 8, 23):
+        assert close(ScanWorkload._reference_in_pieces(inp, piece)), piece
+    monkeypatch.setattr(workloads, "SCAN_REFERENCE_PIECE", 8)
+    assert close(w.reference(inp))  # (the pieces' path: 23 tokens > 8)
+    from flashssm.ops.selective_scan import reference
+
+    real = reference.selective_scan_checked
+    monkeypatch.setattr(reference, "selective_scan_checked", lambda *a, initial_state=None, **k: real(*a, **k))
+    assert not close(w.reference(inp))  # (the state dropped between pieces: the check can fail)
+    assert "m1-2.8b-1x256K" in WORKLOADS and WORKLOADS["m1-2.8b-1x256K"].seqlen > workloads.SCAN_REFERENCE_PIECE
+
 def test_accuracy_rule():
     ref = torch.randn(1000, dtype=torch.float64)
     good = accuracy((ref * (1 + 1e-3)).float(), ref, torch.float32)

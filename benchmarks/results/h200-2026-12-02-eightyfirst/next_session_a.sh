@@ -23,3 +23,9 @@ timeout 210 python3 benchmarks/tune_selective_scan.py --backward \
   > "$OUT/tune-chunk.txt" 2>&1
 echo "rc $?" >> "$OUT/tune-chunk.txt"
 tail -12 "$OUT/tune-chunk.txt"
+# 2. The new bench workload m1-2.8b-1x256K (issue 5's third forward shape; its float64 reference in pieces of 16K
+#    tokens, CPU-tested only): its first GPU run, flashssm alone (mamba_ssm's CUDA scan needs its build, ~2 min; the
+#    tuner's last figure at that length was the H100's 18.15 ms, 4.99x its floor).
+timeout 200 python3 -m flashssm bench -w m1-2.8b-1x256K -i flashssm > "$OUT/bench-1x256K.txt" 2>&1
+echo "bench rc $?" >> "$OUT/bench-1x256K.txt"
+tail -6 "$OUT/bench-1x256K.txt"

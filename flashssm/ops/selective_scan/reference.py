@@ -68,8 +68,12 @@ def selective_scan_reference(u, delta, A, B, C, D=None, z=None, delta_bias=None,
 
 
 def selective_scan_checked(u, delta, A, B, C, *, D=None, z=None, delta_bias=None, delta_softplus=False,
-                           return_last_state=False, cu=None):
-    """`selective_scan_reference` on inputs already validated; cu: cu_seqlens' values on the host."""
+                           return_last_state=False, cu=None, initial_state=None):
+    """`selective_scan_reference` on inputs already validated; cu: cu_seqlens' values on the host. initial_state
+    (batch, dim, dstate): the state entering the first token instead of zeros (a long sequence run in pieces, each
+    from the last state of the one before, gives the whole sequence's result; not with cu)."""
+    if cu is not None and initial_state is not None:
+        raise ValueError("selective_scan_checked: initial_state is for one sequence a row, not with cu_seqlens")
     if cu is not None:  # each packed sequence on its own
         parts = [selective_scan_checked(u[..., s:e], delta[..., s:e], A, B[..., s:e], C[..., s:e], D=D,
                                         z=None if z is None else z[..., s:e], delta_bias=delta_bias,
@@ -82,7 +86,7 @@ def selective_scan_checked(u, delta, A, B, C, *, D=None, z=None, delta_bias=None
     dstate = A.shape[1]
     dlt = process_delta(delta, delta_bias, delta_softplus, cdt)  # [batch, dim, seqlen]
     uf, Af = u.to(cdt), A.to(cdt)
-    state = uf.new_zeros(batch, dim, dstate)
+    state = uf.new_zeros(batch, dim, dstate) if initial_state is None else initial_state.to(cdt)
     outputs = []
     for t in range(seqlen):
         Bt = per_channel(B[..., t], dim, cdt)  # [batch, dim or 1, dstate]

@@ -1,6 +1,7 @@
 """The benchmark harness: floors, accuracy rule, report, and the CLI on this machine."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -190,6 +191,31 @@ def test_accuracy_rule():
     assert not nan.passed and nan.nan == 1
     assert not accuracy(ref[:10], ref, torch.float32).passed
 
+
+
+def test_accuracy_in_pieces(monkeypatch):
+    """An output of more than ACCURACY_PIECE elements is compared in pieces (a whole float64 temporary of 1 x 256K's
+    Mamba-1 output is 10.7 GB): the same figures as at once, for pieces that do not divide the size, NaNs counted,
+    the rule the same."""
+    from flashssm.bench import measure
+
+    gen = torch.Generator().manual_seed(5)
+    ref = torch.randn(3, 333, dtype=torch.float64, generator=gen)
+    for scale in (1e-4, 3e-3, 2e-2):
+        y = (ref * (1 + scale * torch.randn(ref.shape, dtype=torch.float64, generator=gen))).float()
+        for poison in (False, True):
+            if poison:
+                y[1, 7] = float("nan")
+            whole = accuracy(y, ref, torch.float32)
+            monkeypatch.setattr(measure, "ACCURACY_PIECE", 64)
+            parts = accuracy(y, ref, torch.float32)
+            monkeypatch.setattr(measure, "ACCURACY_PIECE", 1 << 26)
+            assert parts.nan == whole.nan and parts.passed == whole.passed, (scale, poison)
+            assert parts.within_1e3 == whole.within_1e3 and parts.within_1pct == whole.within_1pct
+            if poison:
+                assert math.isnan(parts.rel_err) and math.isnan(whole.rel_err)
+            else:
+                assert parts.rel_err == pytest.approx(whole.rel_err, rel=1e-12)
 
 def test_no_speedup_for_a_result_that_failed_accuracy():
     w = WORKLOADS["2.7b-1x2K"]

@@ -372,13 +372,13 @@ class ScanWorkload(_Workload):
 
         u = inp["u"]
         y = torch.empty(u.shape, dtype=torch.float64, device=u.device)
+        A, D, bias = (inp[k].double() for k in ("A", "D", "delta_bias"))
         state = None
         for t0 in range(0, u.shape[-1], piece):
             part = {k: inp[k][..., t0:t0 + piece].double() for k in ("u", "delta", "B", "C", "z")}
             y[..., t0:t0 + piece], state = selective_scan_checked(
-                part["u"], part["delta"], inp["A"].double(), part["B"], part["C"], D=inp["D"].double(), z=part["z"],
-                delta_bias=inp["delta_bias"].double(), delta_softplus=True, return_last_state=True,
-                initial_state=state)
+                part["u"], part["delta"], A, part["B"], part["C"], D=D, z=part["z"], delta_bias=bias,
+                delta_softplus=True, return_last_state=True, initial_state=state)
         return y
 
     def bytes(self) -> int:

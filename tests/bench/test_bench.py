@@ -152,7 +152,6 @@ def test_mixer_layout_workloads(device):
     assert accuracy(y, w.reference(inp), torch.float32).passed
 
 
-
 def test_long_scan_reference_runs_in_pieces(monkeypatch):
     """A selective_scan forward workload longer than SCAN_REFERENCE_PIECE takes its float64 reference in pieces, each
     from the state the one before left (1 x 256K of the 2.8B shape did not fit a GPU whole): the whole sequence's
@@ -164,6 +163,7 @@ def test_long_scan_reference_runs_in_pieces(monkeypatch):
     w = ScanWorkload("long", 2, 23, dim=6, dstate=4, dtype="float32", needs_gpu=False)
     inp = w.make_inputs("cpu")
     whole = w.reference(inp)
+
     def close(y):
         return (y - whole).abs().max().item() <= 1e-14 * whole.abs().max().item()
 
@@ -178,6 +178,7 @@ def test_long_scan_reference_runs_in_pieces(monkeypatch):
     assert not close(w.reference(inp))  # (the state dropped between pieces: the check can fail)
     assert "m1-2.8b-1x256K" in WORKLOADS and WORKLOADS["m1-2.8b-1x256K"].seqlen > workloads.SCAN_REFERENCE_PIECE
 
+
 def test_accuracy_rule():
     ref = torch.randn(1000, dtype=torch.float64)
     good = accuracy((ref * (1 + 1e-3)).float(), ref, torch.float32)
@@ -190,7 +191,6 @@ def test_accuracy_rule():
     nan = accuracy(poisoned, ref, torch.bfloat16)
     assert not nan.passed and nan.nan == 1
     assert not accuracy(ref[:10], ref, torch.float32).passed
-
 
 
 def test_accuracy_in_pieces(monkeypatch):
@@ -216,6 +216,7 @@ def test_accuracy_in_pieces(monkeypatch):
                 assert math.isnan(parts.rel_err) and math.isnan(whole.rel_err)
             else:
                 assert parts.rel_err == pytest.approx(whole.rel_err, rel=1e-12)
+
 
 def test_no_speedup_for_a_result_that_failed_accuracy():
     w = WORKLOADS["2.7b-1x2K"]

@@ -145,7 +145,6 @@ def test_model_shapes_need_a_gpu():
         fuzz.main(["--shapes", "model", "--device", "cpu", "--budget", "1"])
 
 
-
 def test_a_run_stopped_from_outside_still_prints_its_summary(monkeypatch, capsys):
     """SIGTERM (what `timeout` sends) inside an op of the second case: the case finished is summed up, the run exits
     124 rather than 0, the case under way is neither counted nor taken for a failure of its op (`run_case` takes an

@@ -422,8 +422,42 @@ def _keep(key, kernel, n_args: int, meta: dict, compiled) -> bool:
     return True
 
 
+# Triton's pipeline stages when a launch does not name them (its CUDA default)
+DEFAULT_STAGES = 3
+
+
+def _out_of_shared_memory(e: Exception) -> bool:
+    return type(e).__name__ == "OutOfResources" and getattr(e, "name", "") == "shared memory"
+
+
+def _fewer_stages(meta: dict, e: Exception) -> dict:
+    """The launch options `meta` with one pipeline stage fewer, after Triton refused a launch for want of shared memory
+    (`e`, OutOfResources at the kernel's first launch, before it runs). The configurations were measured on Hopper,
+    which lets a block opt in to 227 KB; an A100 allows 163 KB, Ada and consumer Blackwell 99 KB, and a kernel's
+    stages of loaded tiles are most of what it asks. Re-raises `e`, saying so, where one stage was too many already."""
+    stages = meta.get("num_stages", DEFAULT_STAGES)
+    if stages <= 1:
+        raise RuntimeError(f"flashssm: {e} (one pipeline stage already; this GPU allows a block {e.limit // 1024} KB "
+                           "of shared memory: please report the shape and GPU)") from e
+    return {**meta, "num_stages": stages - 1}
+
+
 def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict, on_compile=None):
-    """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins)."""
+    """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins). A kernel
+    refused for want of shared memory at its first launch (a GPU with less than Hopper's) is compiled again with one
+    pipeline stage fewer, until it fits (`_fewer_stages`); its later launches take that compile under the same key."""
+    asked = meta
+    while True:
+        try:
+            return _cached_launch(kernel, grid, args, device_index, stream, meta, on_compile, asked)
+        except Exception as e:
+            if not _out_of_shared_memory(e):
+                raise
+            meta = _fewer_stages(meta, e)
+
+
+def _cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict, on_compile,
+                   asked: dict):
     n = _layout(kernel, args)
     if n < 0:
         return kernel[grid](*args, **meta)
@@ -432,6 +466,12 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
     key = _key(kernel, device_index, meta, _scalars_key(kernel, args[n:]), [t.dtype for t in ptrs],
                [a & 15 for a in addresses])
     entry = _compiled.get(key)
+    if meta is not asked:  # fewer stages than asked (`cached_launch`): kept under the asked options' key too
+        asked_key = _key(kernel, device_index, asked, key[3], key[4], key[5])
+        if entry is None:
+            _compiled.pop(asked_key, None)  # (a compile of the asked options, ahead: refused at its launch)
+        else:
+            _compiled[asked_key] = entry
     if entry is None:
         job = _pending.get(key)
         if job is not None:  # queued for the background thread (`plan_ahead`)
@@ -446,7 +486,8 @@ def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: i
         if on_compile is not None:
             _run_planner(on_compile)
         compiled = kernel[grid](*args, **meta)
-        _keep(key, kernel, len(args), meta, compiled)
+        if _keep(key, kernel, len(args), meta, compiled) and meta is not asked:
+            _compiled[asked_key] = _compiled[key]
         return compiled
     compiled, tail = entry
     if POINTER_ADDRESSES and all([t.is_cuda for t in ptrs]):

@@ -112,6 +112,82 @@ def test_a_call_outside_the_layout_always_goes_through_triton(clean_cache):
     assert len(kernel.compiles) == 2 and _runtime._compiled == {}
 
 
+class _SmallGpuJit(_Jit):
+    """A kernel whose compile with more than `fits` pipeline stages Triton refuses at its first launch for want of
+    shared memory (OutOfResources, raised before it runs), as on a GPU with less of it than Hopper."""
+
+    def __init__(self, fits):
+        super().__init__()
+        self.fits, self.refused = fits, []
+
+    def __getitem__(self, grid):
+        def run(*args, **meta):
+            stages = meta.get("num_stages", _runtime.DEFAULT_STAGES)
+            if stages > self.fits:
+                from triton.runtime.errors import OutOfResources
+
+                self.refused.append(stages)
+                raise OutOfResources(40960 * stages, 101376, "shared memory")
+            return super(_SmallGpuJit, self).__getitem__(grid)(*args, **meta)
+        return run
+
+
+class _RefusedStandIn(CompiledStandIn):
+    """A compile (ahead, unlaunched) that Triton refuses at its first launch for want of shared memory."""
+
+    def run(self, *args):
+        from triton.runtime.errors import OutOfResources
+
+        raise OutOfResources(163840, 101376, "shared memory")
+
+
+def test_a_launch_refused_for_shared_memory_takes_fewer_stages(clean_cache):
+    """A launch too large for the GPU's shared memory is compiled again with a stage fewer until it fits; later calls
+    with the same options launch that compile directly, with no second refusal and no compile; a compile made ahead
+    under the asked options and refused at its launch is replaced by the one that fits."""
+    kernel = _SmallGpuJit(fits=1)
+    x, y = torch.zeros(64), torch.zeros(64)
+    meta = {"BLOCK": 32, "num_warps": 4, "num_stages": 3}
+    first = _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, dict(meta))
+    assert kernel.refused == [3, 2] and len(kernel.compiles) == 1
+    assert dict(first.key[2])["num_stages"] == 1
+    again = _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, dict(meta))
+    assert again is first and kernel.refused == [3, 2] and len(kernel.compiles) == 1 and len(first.launches) == 1
+
+    kernel = _SmallGpuJit(fits=2)  # the asked options' compile made ahead (`plan_ahead`), refused at its launch
+    asked = _runtime._key(kernel, 0, meta, (64, 1e-5), [torch.float32] * 2, [0, 0])
+    ahead = _RefusedStandIn()
+    _runtime._compiled[asked] = (ahead, (32,))
+    fitted = _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, dict(meta))
+    assert dict(fitted.key[2])["num_stages"] == 2 and kernel.refused == [] and _runtime._compiled[asked][0] is fitted
+    assert _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, dict(meta)) is fitted
+    assert len(kernel.compiles) == 1 and len(fitted.launches) == 1
+
+    kernel = _SmallGpuJit(fits=2)  # no stages named: Triton's default, 3
+    fitted = _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, {"BLOCK": 32})
+    assert kernel.refused == [3] and dict(fitted.key[2])["num_stages"] == 2
+
+
+def test_a_launch_that_never_fits_says_so(clean_cache):
+    kernel = _SmallGpuJit(fits=0)
+    x, y = torch.zeros(64), torch.zeros(64)
+    with pytest.raises(RuntimeError, match="one pipeline stage already.*99 KB") as info:
+        _runtime.cached_launch(kernel, (4,), (x, y, 64, 1e-5), 0, 7, {"BLOCK": 32, "num_stages": 2})
+    assert kernel.refused == [2, 1] and type(info.value.__cause__).__name__ == "OutOfResources"
+
+    class _Broken(_Jit):  # any other error is the caller's, unchanged and not retried
+        def __getitem__(self, grid):
+            def run(*args, **meta):
+                self.compiles.append(meta)
+                raise ValueError("not shared memory")
+            return run
+
+    broken = _Broken()
+    with pytest.raises(ValueError, match="not shared memory"):
+        _runtime.cached_launch(broken, (4,), (x, y, 64, 1e-5), 0, 7, {"BLOCK": 32, "num_stages": 3})
+    assert len(broken.compiles) == 1
+
+
 def test_a_constexpr_left_to_its_default_keeps_triton_launching(clean_cache):
     kernel = _Jit()
     x, y = torch.zeros(64), torch.zeros(64)

@@ -8,6 +8,8 @@ import textwrap
 import pytest
 import torch
 
+from flashssm.ops.checks import check_ssd_scan
+
 SCRIPT = textwrap.dedent("""
     import warnings
     import torch
@@ -78,3 +80,48 @@ def test_an_unsupported_gpu_falls_back_to_the_reference_with_one_warning(monkeyp
     for op in ("ssd_scan", "selective_scan", "causal_conv1d", "rmsnorm_gated"):
         mine = [t for t in texts if t.startswith(f"flashssm.{op}:")]
         assert len(mine) == 1 and "compute capability" in mine[0], (op, texts)
+
+
+
+def test_training_past_the_gpus_shared_memory_takes_the_reference(monkeypatch):
+    """A training call whose kernels would hold a 128 KB fp32 state in shared memory (dstate 256 x headdim 128) on a GPU
+    that lets a block have 99 KB (Ada, consumer Blackwell) takes the reference: its output and every gradient are the
+    float64 reference's. An inference call takes the kernels (its states are blocks of the headdim); a GPU that allows
+    163 KB (A100) and Hopper take them for training too, as do narrower shapes."""
+    from flashssm import _runtime
+    from flashssm.ops import ssd
+    from flashssm.ops.ssd import reference
+    from tests.helpers import rel_err, ssd_inputs, to_float64
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if _runtime.device_blocker(torch.empty(0, device=device)) is not None:
+        pytest.skip("no GPU and no interpreter")
+    kw = ssd_inputs(1, 40, 2, 128, 256, 1, dtype=torch.float32, D="h", z=True, device=device)
+    dims = lambda kw: check_ssd_scan(kw["x"], kw["dt"], kw["A"], kw["B"], kw["C"], chunk_size=32)  # noqa: E731
+    assert ssd.training_blocker(dims(kw), kw["x"]) is None or device == "cuda"  # (the interpreter: Hopper's)
+    for kb, blocked in ((99, True), (163, False), (227, False)):
+        monkeypatch.setattr(_runtime, "shared_memory", lambda dev, on_cpu, kb=kb: kb * 1024)
+        why = ssd.training_blocker(dims(kw), kw["x"])
+        assert (why is not None) == blocked and (not blocked or "128 KB" in why and "99 KB" in why), why
+    narrow = ssd_inputs(1, 8, 2, 64, 256, 1, dtype=torch.float32)
+    assert ssd.training_blocker(dims(narrow), narrow["x"]) is None  # 64 KB at headdim 64
+
+    monkeypatch.setattr(_runtime, "shared_memory", lambda dev, on_cpu: 99 * 1024)
+    taken = []
+    chunked = reference.ssd_chunked_checked
+    monkeypatch.setattr(reference, "ssd_chunked_checked", lambda *a, **k: taken.append(1) or chunked(*a, **k))
+    with torch.no_grad():
+        ssd.ssd_scan(**kw, chunk_size=32)
+    assert taken == []  # inference: the kernels
+    names = ["x", "dt", "A", "B", "C", "D", "z"]
+    leaves = {k: kw[k].detach().clone().requires_grad_(True) for k in names}
+    y = ssd.ssd_scan(**{**kw, **leaves}, chunk_size=32)
+    assert taken == [1]
+    dy = torch.randn_like(y)
+    grads = torch.autograd.grad(y, list(leaves.values()), dy)
+    wide = {k: v.requires_grad_(True) for k, v in to_float64({k: kw[k] for k in names}).items()}
+    y64 = reference.ssd_scan_sequential(**{**to_float64(kw), **wide})[0]
+    grads64 = torch.autograd.grad(y64, [wide[k] for k in names], dy.double())
+    assert rel_err(y, y64) < 1e-4
+    for name, g, g64 in zip(names, grads, grads64):
+        assert rel_err(g, g64) < 1e-3, name

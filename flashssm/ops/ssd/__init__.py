@@ -41,6 +41,26 @@ def _signature(x, dt, A, B, C, D, z, dt_bias, initial_states, chunk_size, dt_sof
                                    (chunk_size, dt_softplus, dt_limit, return_final_states, state_dtype))
 
 
+# The shared memory one block may opt in to on Hopper, where the launches were sized (and under the interpreter)
+HOPPER_SHARED_MEMORY = 227 * 1024
+
+
+def training_blocker(dims, x) -> str | None:
+    """Why a training call (forward and backward) on inputs like x does not run the kernels on x's GPU, or None. The
+    forward that stores the states for the backward and the backward's sweeps each hold a chunk's whole state in fp32
+    in shared memory, [dstate, headdim] padded to powers of two: 128 KB at dstate 256 x headdim 128, more than the 99
+    KB an Ada, Ampere GA10x or consumer Blackwell GPU lets a block have (an A100 allows 163 KB, Hopper 227; compiled for
+    sm_89 by `benchmarks/other_gpus.py`, fewer pipeline stages do not shrink it). Such a call takes the reference."""
+    from flashssm.ops.ssd.forward import _block_n, states_block_p  # (imported late: the interpreter flag is read then)
+
+    need = _block_n(dims.dstate) * states_block_p(dims.headdim) * 4
+    have = _runtime.shared_memory(x.device, on_cpu=HOPPER_SHARED_MEMORY)
+    if need <= have:
+        return None
+    return (f"training at dstate {dims.dstate} x headdim {dims.headdim} holds a {need // 1024} KB fp32 state in shared "
+            f"memory, and this GPU lets a block have {have // 1024} KB")
+
+
 def kernel_available(x, dstate: int) -> bool:
     """Whether `ssd_scan` on inputs like `x` with this dstate runs the Triton kernel (otherwise: the reference)."""
     return _kernel_blocker(x, dstate) is None
@@ -100,6 +120,8 @@ def ssd_scan(x, dt, A, B, C, *, chunk_size=256, D=None, z=None, dt_bias=None, dt
         state_dtype=state_dtype, read_offsets=read)
     dims = check(not compiling)  # (traced: the custom op reads the offsets when it runs; the trace has no values)
     blocker = _kernel_blocker(x, dims.dstate)
+    if blocker is None and _runtime.needs_grad(x, dt, A, B, C, D, z, dt_bias, initial_states):
+        blocker = training_blocker(dims, x)
     if blocker is not None and compiling and cu_seqlens is not None:
         dims = check(True)  # the reference needs them (a graph break)
     if blocker is None and compiling:

@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import sys
 import time
@@ -97,6 +96,7 @@ class Survey:
         self.gpu = gpu
         self.launches: list[Launch] = []
         self.seen: dict = {}
+        self.references: list[str] = []
         self.where = ""
 
     def compile(self, kernel, grid, args, device, meta):
@@ -150,13 +150,30 @@ def as_gpu(gpu: Gpu, survey: Survey):
     active = triton.runtime.driver._active  # (None until a driver is asked for; there may be none without a GPU)
     triton.runtime.driver.set_active(_StandInDriver(gpu))
     _runtime._plan_state.device = torch.device("cuda", 0)
+    from flashssm.ops.selective_scan import reference as scan_reference
+    from flashssm.ops.ssd import reference as ssd_reference
+
+    references = [(ssd_reference, "ssd_chunked_checked"), (scan_reference, "selective_scan_checked")]
+    kept = [getattr(module, name) for module, name in references]
+    for module, name in references:  # (the op chose its reference: no kernel there, and none runs on meta tensors)
+        setattr(module, name, _takes_reference)
     try:
         yield
     finally:
+        for (module, name), fn in zip(references, kept):
+            setattr(module, name, fn)
         _runtime._plan_state.device = None
         triton.runtime.driver._active = active
         for name, value in saved.items():
             setattr(_runtime, name, value)
+
+
+class TakesReference(Exception):
+    """The op took its plain-PyTorch reference on this GPU (a case the kernels refuse there: `ssd.training_blocker`)."""
+
+
+def _takes_reference(*args, **kwargs):
+    raise TakesReference
 
 
 def meta(*shape, dtype=torch.bfloat16, grad=True):
@@ -294,6 +311,8 @@ def survey(gpu: Gpu, ops: list[str], quick: bool, verbose: bool) -> tuple[Survey
                 before = len(found.launches)
                 try:
                     call()
+                except TakesReference:
+                    found.references.append(label)
                 except Exception as e:  # noqa: BLE001 (an op that fails on meta tensors: said, the rest goes on)
                     failed.append((label, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"))
                 if verbose:
@@ -338,10 +357,12 @@ def main(argv=None) -> int:
                   f"{lc.where}; {lc.constexprs}")
         for label, why in failed:
             print(f"  FAILED ON META TENSORS: {label}: {why}")
+        for label in found.references:
+            print(f"  takes the reference: {label}")
         if not bad and not failed:
             print("  every launch fits")
         report[key] = {"gpu": dataclasses.asdict(gpu), "launches": [dataclasses.asdict(lc) for lc in found.launches],
-                       "failed": failed}
+                       "failed": failed, "references": found.references}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

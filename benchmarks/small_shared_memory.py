@@ -24,6 +24,8 @@ def child(limit: int) -> dict:
     import triton
 
     from flashssm import _runtime, selective_scan, ssd_scan
+    from flashssm.ops.selective_scan.reference import selective_scan_reference
+    from flashssm.ops.ssd.reference import ssd_scan_sequential
 
     props = triton.runtime.driver.active.utils.get_device_properties
 
@@ -46,7 +48,7 @@ def child(limit: int) -> dict:
     def error(got, want):
         return float((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30))
 
-    def run(name, fn, inputs):
+    def run(name, fn, inputs, ref):
         refused.clear()
         leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in inputs]
         wide = [t.detach().double().requires_grad_(t.is_floating_point()) for t in inputs]
@@ -54,9 +56,8 @@ def child(limit: int) -> dict:
             y = fn(*leaves)
             dy = torch.randn_like(y)
             grads = torch.autograd.grad(y, leaves, dy)
-            with _runtime.use_reference():
-                y64 = fn(*wide)
-                grads64 = torch.autograd.grad(y64, wide, dy.double())
+            y64 = ref(*wide)
+            grads64 = torch.autograd.grad(y64, wide, dy.double())
             torch.cuda.synchronize()
             errors = {"y": error(y, y64)}
             errors.update({f"d{i}": error(g, g64) for i, (g, g64) in enumerate(zip(grads, grads64))})
@@ -73,7 +74,9 @@ def child(limit: int) -> dict:
         B, C = torch.randn(b, t, 1, n, device=dev, dtype=dtype), torch.randn(b, t, 1, n, device=dev, dtype=dtype)
         D, bias = torch.randn(h, device=dev), torch.randn(h, device=dev)
         run(name, lambda x, dt, A, B, C, D, z, bias: ssd_scan(x, dt, A, B, C, D=D, z=z, dt_bias=bias,
-                                                              dt_softplus=True), (x, dt, A, B, C, D, z, bias))
+                                                              dt_softplus=True), (x, dt, A, B, C, D, z, bias),
+            lambda x, dt, A, B, C, D, z, bias: ssd_scan_sequential(x, dt, A, B, C, D=D, z=z, dt_bias=bias,
+                                                                   dt_softplus=True)[0])
     for name, (b, d, t, n) in {"selective_scan n16 bf16": (2, 256, 1024, 16),
                                "selective_scan n256 bf16": (1, 64, 512, 256)}.items():
         u, z = torch.randn(b, d, t, device=dev, dtype=torch.bfloat16), torch.randn(b, d, t, device=dev,
@@ -84,7 +87,8 @@ def child(limit: int) -> dict:
         D, bias = torch.randn(d, device=dev), torch.randn(d, device=dev)
         run(name, lambda u, delta, A, B, C, D, z, bias: selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=bias,
                                                                         delta_softplus=True),
-            (u, delta, A, B, C, D, z, bias))
+            (u, delta, A, B, C, D, z, bias),
+            lambda u, delta, A, B, C, D, z, bias: selective_scan_reference(u, delta, A, B, C, D, z, bias, True))
     return out
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Eighty-second session, call 5: the whole test suite on the GPU (its last whole run was the seventy-eighth session's;
-# this session changed `_runtime.cached_launch`, which every launch takes, and the SSD training dispatch): the two SSD files and the rest as
-# two pytest runs side by side on one H200, 7 workers each. No peers' wheels: their comparisons skip.
+# Eighty-second session, call 5: the whole test suite on the GPU (its last whole run was the seventy-eighth
+# session's; this session changed `_runtime.cached_launch`, which every launch takes, and the SSD training dispatch):
+# the two SSD files and the rest as two pytest runs side by side on one H200, 7 workers each. No peers' wheels: their
+# comparisons skip.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -125,3 +125,16 @@ def test_training_past_the_gpus_shared_memory_takes_the_reference(monkeypatch):
     assert rel_err(y, y64) < 1e-4
     for name, g, g64 in zip(names, grads, grads64):
         assert rel_err(g, g64) < 1e-3, name
+
+
+def test_paths_launch_stages_follow_the_gpus_shared_memory(monkeypatch):
+    """The SSD paths launch's stages: three for 16-bit inputs where a block may have 128 KB or more (Hopper, A100), two
+    under it (sm_89 compiles three stages to 128 KB: Ada, consumer Blackwell), two for fp32 everywhere; chosen before
+    the launch, so that torch.compile's path, which the launch's stage fallback does not reach, takes them too."""
+    from flashssm import _runtime
+    from flashssm.ops.ssd import backward_tiles as bt
+
+    cuda = torch.device("cuda", 0)
+    for kb, want in ((227, 3), (163, 3), (128, 3), (99, 2)):
+        monkeypatch.setattr(_runtime, "shared_memory", lambda dev, on_cpu, kb=kb: kb * 1024)
+        assert bt.paths_stages(2, cuda) == want and bt.paths_stages(4, cuda) == bt.PATHS_STAGES_FP32 == 2, kb

@@ -1447,7 +1447,7 @@ def _tiles_launch(dims: SSDDims, x, dt, A, B, C, D, initial_states, placeholders
             IS_VARLEN=is_varlen, DOT_PRECISION=precision, MODE=mode, SPLIT_MASK=mask, NEED_DA=need_da,
             NEED_DB=dB_arg is not None, NEED_DC=dC_arg is not None, DET=deterministic, SIDES=sides,
             CARRY=carry_here, AHEAD=bt.PATHS_AHEAD, SCALED=scaled, num_warps=paths_warps or bt.PATHS_WARPS,
-            num_stages=paths_stages or (bt.PATHS_STAGES if x.element_size() <= 2 else bt.PATHS_STAGES_FP32),
+            num_stages=paths_stages or bt.paths_stages(x.element_size(), device),
             **_cap(paths_maxnreg or bt.PATHS_MAXNREG))
         if deterministic:
             _sum_slots(((dB_out, dB_arg), (dC_out, dC_arg)), accumulate=accumulate)

@@ -54,6 +54,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from flashssm import _runtime
 from flashssm.ops.ssd.backward_chain import _mm_cl, _mm_cr, _mm_vv, _operand
 from flashssm.ops.ssd.forward import chunk_of
 from flashssm.ops.triton_common import fast_exp, process_dt_grad
@@ -733,6 +734,11 @@ TILES_MAXNREG, TILES_MAXNREG_NO_PATHS, TILES_BC_CAPPED = 168, 128, (8, 128)
 # 128, 0.745 -> 0.614 at 1x32K (chunks of 256; it was 0.79 against 0.78 when chosen; twenty-fifth session).
 PATHS_WARPS, PATHS_MAXNREG, PATHS_STAGES, PATHS_HEADS, PATHS_TILE = 8, None, 3, 20, 128
 PATHS_STAGES_FP32 = 2
+# Three stages of 16-bit tiles take ~96 KB of shared memory on sm_90 but 128 KB on sm_80 and sm_89 (64 KB at two;
+# `benchmarks/other_gpus.py`, eighty-second session): where a block may have less than this, two stages, chosen
+# before the launch so that torch.compile's path (Triton's own launch, which `_runtime.cached_launch`'s stage fallback
+# does not reach) gets them too
+PATHS_THREE_STAGES_FROM = 128 * 1024
 # The paths launch loads each head's dt and cs during the head before it (notes/ssd_backward.md, thirty-fifth
 # session). False: each head's own at its start (A/B).
 PATHS_AHEAD = True
@@ -765,9 +771,19 @@ def register_caps(block_n: int, block_p: int, paths: bool) -> tuple[int | None, 
     return None, TILES_BC_WARPS, None
 
 
+def paths_stages(element_size: int, device) -> int:
+    """The paths launch's pipeline stages for this input width on this device (`PATHS_THREE_STAGES_FROM`)."""
+    if element_size > 2:
+        return PATHS_STAGES_FP32
+    if _runtime.shared_memory(device, on_cpu=PATHS_THREE_STAGES_FROM) < PATHS_THREE_STAGES_FROM:
+        return min(PATHS_STAGES, 2)
+    return PATHS_STAGES
+
+
 def pair_stages(block_n: int, block_p: int, element_size: int) -> int:
     """The pair launch's pipeline stages for these tiles and input width."""
     return TILES_BC_STAGES_NARROW if _small_tiles(block_n, block_p) and element_size <= 2 else TILES_BC_STAGES
 
 
-__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "pair_stages", "paths_launch", "register_caps"]
+__all__ = ["TILE", "TILES_SPLIT_ALL", "TILES_SPLIT_DEFAULT", "pair_stages", "paths_launch", "paths_stages",
+           "register_caps"]

@@ -210,12 +210,12 @@ def ssd_cases(quick: bool):
             dt_bias = meta(h, dtype=torch.float32) if extras else None
             init = meta(len(cu) - 1 if cu is not None else batch, h, p, n, dtype=torch.float32) if extras else None
             cu_t = torch.tensor(cu, dtype=torch.int32) if cu is not None else None
+            with torch.no_grad():  # (inference first: a training call may take the reference)
+                ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
+                         cu_seqlens=cu_t, state_dtype=state_dtype)
             y = ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
                          initial_states=init, cu_seqlens=cu_t, return_final_states=True, state_dtype=state_dtype)
             _train(y, (x, dt, A, B, C, D, z, dt_bias, init))
-            with torch.no_grad():
-                ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
-                         cu_seqlens=cu_t, state_dtype=state_dtype)
         label = (f"ssd_scan {batch}x{seqlen} h{h} p{p} n{n} g{g} {str(dtype)[6:]} Q{chunk}"
                  f"{' packed' if cu else ''}{' states ' + str(state_dtype)[6:] if state_dtype else ''}"
                  f"{'' if extras else ' plain'}")

@@ -188,50 +188,54 @@ def _train(out, inputs):
     torch.autograd.grad(outs, wanted, [torch.empty_like(o) for o in outs], allow_unused=True)
 
 
+def ssd_case(batch, seqlen, h, p, n, g, dtype, chunk=256, cu=None, state_dtype=None, extras=True):
+    """(label, call): ssd_scan's inference call, then its training call (forward and backward), on meta tensors of
+    this shape (x (batch, seqlen, h, p), B and C with g groups of dstate n); `extras`: z, D, dt_bias, softplus and
+    initial states; `cu`: packed sequences' offsets (batch 1)."""
+    from flashssm import ssd_scan
+
+    def call():
+        x = meta(batch, seqlen, h, p, dtype=dtype)
+        dt = meta(batch, seqlen, h, dtype=dtype)
+        A = meta(h, dtype=torch.float32)
+        B, C = meta(batch, seqlen, g, n, dtype=dtype), meta(batch, seqlen, g, n, dtype=dtype)
+        D = meta(h, dtype=torch.float32) if extras else None
+        z = meta(batch, seqlen, h, p, dtype=dtype) if extras else None
+        dt_bias = meta(h, dtype=torch.float32) if extras else None
+        init = meta(len(cu) - 1 if cu is not None else batch, h, p, n, dtype=torch.float32) if extras else None
+        cu_t = torch.tensor(cu, dtype=torch.int32) if cu is not None else None
+        with torch.no_grad():  # (inference first: a training call may take the reference)
+            ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
+                     cu_seqlens=cu_t, state_dtype=state_dtype)
+        y = ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
+                     initial_states=init, cu_seqlens=cu_t, return_final_states=True, state_dtype=state_dtype)
+        _train(y, (x, dt, A, B, C, D, z, dt_bias, init))
+    label = (f"ssd_scan {batch}x{seqlen} h{h} p{p} n{n} g{g} {str(dtype)[6:]} Q{chunk}"
+             f"{' packed' if cu else ''}{' states ' + str(state_dtype)[6:] if state_dtype else ''}"
+             f"{'' if extras else ' plain'}")
+    return label, call
+
+
 def ssd_cases(quick: bool):
     """(label, call) for ssd_scan: the 2.7B and 130M shapes, the widest one (headdim 128 x dstate 256), the narrowest,
     many chains and few, each input dtype, fp16 states, z and D, groups, a packed batch, other chunk sizes."""
-    from flashssm import ssd_scan
-
     shapes = [(80, 64, 128, 1), (24, 64, 128, 1), (16, 128, 256, 1), (8, 32, 16, 2), (32, 64, 64, 8)]
     lengths = [(1, 2048), (8, 4096), (1, 32768)]
     dtypes = [torch.bfloat16, torch.float16, torch.float32]
     if quick:
         shapes, lengths, dtypes = shapes[:1] + shapes[2:3], lengths[:2], dtypes[:1]
 
-    def case(batch, seqlen, h, p, n, g, dtype, chunk=256, cu=None, state_dtype=None, extras=True):
-        def call():
-            x = meta(batch, seqlen, h, p, dtype=dtype)
-            dt = meta(batch, seqlen, h, dtype=dtype)
-            A = meta(h, dtype=torch.float32)
-            B, C = meta(batch, seqlen, g, n, dtype=dtype), meta(batch, seqlen, g, n, dtype=dtype)
-            D = meta(h, dtype=torch.float32) if extras else None
-            z = meta(batch, seqlen, h, p, dtype=dtype) if extras else None
-            dt_bias = meta(h, dtype=torch.float32) if extras else None
-            init = meta(len(cu) - 1 if cu is not None else batch, h, p, n, dtype=torch.float32) if extras else None
-            cu_t = torch.tensor(cu, dtype=torch.int32) if cu is not None else None
-            with torch.no_grad():  # (inference first: a training call may take the reference)
-                ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
-                         cu_seqlens=cu_t, state_dtype=state_dtype)
-            y = ssd_scan(x, dt, A, B, C, chunk_size=chunk, D=D, z=z, dt_bias=dt_bias, dt_softplus=extras,
-                         initial_states=init, cu_seqlens=cu_t, return_final_states=True, state_dtype=state_dtype)
-            _train(y, (x, dt, A, B, C, D, z, dt_bias, init))
-        label = (f"ssd_scan {batch}x{seqlen} h{h} p{p} n{n} g{g} {str(dtype)[6:]} Q{chunk}"
-                 f"{' packed' if cu else ''}{' states ' + str(state_dtype)[6:] if state_dtype else ''}"
-                 f"{'' if extras else ' plain'}")
-        return label, call
-
     for h, p, n, g in shapes:
         for batch, seqlen in lengths:
             for dtype in dtypes:
-                yield case(batch, seqlen, h, p, n, g, dtype)
-    yield case(1, 2048, 80, 64, 128, 1, torch.bfloat16, extras=False)
-    yield case(1, 2048, 80, 64, 128, 1, torch.bfloat16, state_dtype=torch.float16)
-    yield case(1, 2048, 80, 64, 128, 1, torch.float16, state_dtype=torch.float16)
-    yield case(1, 8192, 80, 64, 128, 1, torch.bfloat16, cu=[0, 1000, 5000, 8192])
+                yield ssd_case(batch, seqlen, h, p, n, g, dtype)
+    yield ssd_case(1, 2048, 80, 64, 128, 1, torch.bfloat16, extras=False)
+    yield ssd_case(1, 2048, 80, 64, 128, 1, torch.bfloat16, state_dtype=torch.float16)
+    yield ssd_case(1, 2048, 80, 64, 128, 1, torch.float16, state_dtype=torch.float16)
+    yield ssd_case(1, 8192, 80, 64, 128, 1, torch.bfloat16, cu=[0, 1000, 5000, 8192])
     for chunk in (64, 128):
-        yield case(2, 4096, 80, 64, 128, 1, torch.bfloat16, chunk=chunk)
-        yield case(2, 4096, 16, 128, 256, 1, torch.float32, chunk=chunk)
+        yield ssd_case(2, 4096, 80, 64, 128, 1, torch.bfloat16, chunk=chunk)
+        yield ssd_case(2, 4096, 16, 128, 256, 1, torch.float32, chunk=chunk)
 
 
 def scan_cases(quick: bool):
@@ -263,8 +267,8 @@ def scan_cases(quick: bool):
     for dim, n, groups in shapes:
         for batch, seqlen in lengths:
             for dtype in dtypes:
-                yield case(batch, seqlen, dim, n, groups, dtype)
-    yield case(1, 8192, 5120, 16, 0, torch.bfloat16, cu=[0, 1000, 5000, 8192])
+                yield ssd_case(batch, seqlen, dim, n, groups, dtype)
+    yield ssd_case(1, 8192, 5120, 16, 0, torch.bfloat16, cu=[0, 1000, 5000, 8192])
 
 
 def other_cases(quick: bool):

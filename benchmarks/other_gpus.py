@@ -267,8 +267,8 @@ def scan_cases(quick: bool):
     for dim, n, groups in shapes:
         for batch, seqlen in lengths:
             for dtype in dtypes:
-                yield ssd_case(batch, seqlen, dim, n, groups, dtype)
-    yield ssd_case(1, 8192, 5120, 16, 0, torch.bfloat16, cu=[0, 1000, 5000, 8192])
+                yield case(batch, seqlen, dim, n, groups, dtype)
+    yield case(1, 8192, 5120, 16, 0, torch.bfloat16, cu=[0, 1000, 5000, 8192])
 
 
 def other_cases(quick: bool):

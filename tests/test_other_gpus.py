@@ -32,6 +32,10 @@ assert {"_tiles_paths_kernel", "_ssd_fwd_kernel", "_dstates_kernel"} <= names, n
 assert survey.references == [cases[1][0]], survey.references
 bad = [(lc.kernel, lc.shared, lc.stages, lc.error) for lc in survey.launches if lc.shared > gpu.shared or lc.error]
 assert not bad, bad
+for cases in (og.ssd_cases, og.scan_cases, og.other_cases):  # every case the tool runs, made (not run)
+    for quick in (True, False):
+        labels = [label for label, call in cases(quick) if callable(call)]
+        assert labels and len(set(labels)) == len(labels), (cases.__name__, quick, labels)
 print("fits", len(survey.launches), max(lc.shared for lc in survey.launches))
 """
 

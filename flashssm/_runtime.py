@@ -434,7 +434,8 @@ def _fewer_stages(meta: dict, e: Exception) -> dict:
     """The launch options `meta` with one pipeline stage fewer, after Triton refused a launch for want of shared memory
     (`e`, OutOfResources at the kernel's first launch, before it runs). The configurations were measured on Hopper,
     which lets a block opt in to 227 KB; an A100 allows 163 KB, Ada and consumer Blackwell 99 KB, and a kernel's
-    stages of loaded tiles are most of what it asks. Re-raises `e`, saying so, where one stage was too many already."""
+    stages of loaded tiles are most of what it asks. Where one stage was too many already, a RuntimeError that says so,
+    from `e`."""
     stages = meta.get("num_stages", DEFAULT_STAGES)
     if stages <= 1:
         raise RuntimeError(f"flashssm: {e} (one pipeline stage already; this GPU allows a block {e.limit // 1024} KB "
@@ -445,7 +446,8 @@ def _fewer_stages(meta: dict, e: Exception) -> dict:
 def cached_launch(kernel, grid: tuple, args: tuple, device_index: int, stream: int, meta: dict, on_compile=None):
     """`launch` on a known CUDA device and stream (separate so that tests can drive it with stand-ins). A kernel
     refused for want of shared memory at its first launch (a GPU with less than Hopper's) is compiled again with one
-    pipeline stage fewer, until it fits (`_fewer_stages`); its later launches take that compile under the same key."""
+    pipeline stage fewer, until it fits (`_fewer_stages`); its later launches take that compile under the same key
+    (a launch outside the direct layout, which Triton launches itself every call, is refused and retried each call)."""
     asked = meta
     while True:
         try:

@@ -93,9 +93,13 @@ def _cuda_name(index: int) -> str:
 
 
 def gpu_blocker(device: torch.device) -> str | None:
-    """Why the kernels do not run on this CUDA device (older than MIN_CAPABILITY), or None."""
-    if torch.version.hip is not None:  # ROCm reports its own numbering; Triton targets it
-        return None
+    """Why the kernels do not run on this CUDA device (older than MIN_CAPABILITY, or an AMD GPU under ROCm), or None.
+    ROCm: the kernels were written for NVIDIA GPUs and never run on an AMD one; some carry NVIDIA PTX (the forward's L2
+    prefetch: compiled for gfx942 by Triton 3.9, LLVM rejects its operand constraint), and their hand-overs between
+    programs were checked against NVIDIA's memory model only. Rather than an untested answer, the reference."""
+    if torch.version.hip is not None:
+        return ("an AMD GPU (ROCm): flashssm's Triton kernels are written for and tested on NVIDIA GPUs only (some "
+                "carry NVIDIA PTX)")
     index = device.index if device.index is not None else torch.cuda.current_device()
     capability = cuda_capability(index)
     if capability < MIN_CAPABILITY:

@@ -49,6 +49,9 @@ def test_an_old_gpu_is_refused_with_its_name_and_capability(monkeypatch):
     monkeypatch.setattr(_runtime, "cuda_capability", lambda index: (9, 0))
     monkeypatch.setattr(_runtime, "_cuda_name", lambda index: "NVIDIA H100")
     assert _runtime.gpu_blocker(torch.device("cuda", 0)) is None
+    monkeypatch.setattr(torch.version, "hip", "6.4")  # ROCm: the references, whatever the reported capability
+    why = _runtime.gpu_blocker(torch.device("cuda", 0))
+    assert why is not None and "AMD" in why and "NVIDIA" in why
 
 
 @pytest.mark.gpu

@@ -1,13 +1,14 @@
 """A/B of a module switch over ssd_scan's forward (no gradients), alternating in one process.
 
     PYTHONPATH=. python3 benchmarks/ab_forward_flag.py flashssm.ops.ssd.forward_gluon.PAIR \
-        [--value False --value True] [--workload 2.7b-8x4K ...] [--rounds 5] [--kernels]
+        [--value False --value True] [--workload 2.7b-8x4K ...] [--rounds 5] [--kernels] [--set MODULE.NAME=VALUE]
 
 The switch is a module attribute read when a launch is made, given as MODULE.NAME; --value (repeated) gives its values
 as Python literals (default False, True). Per bench workload (`flashssm.bench.workloads`: the 2.7B rows, the layer
 rows with D, dt_bias and softplus): the forward's medians over rounds of do_bench medians (ms) for each value, the
 change against the first, and whether y and the final states have the same bits as the first value's; --kernels: each
-kernel's GPU time a call by the profiler too (medians over rounds), which leaves out the host's share of the call.
+kernel's GPU time a call by the profiler too (medians over rounds), which leaves out the host's share of the call;
+--set: another switch held at a value for the whole run.
 """
 
 import argparse
@@ -28,7 +29,13 @@ def main():
     parser.add_argument("--workload", action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--kernels", action="store_true", help="each kernel's GPU time by the profiler too")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="another switch held at this value (a Python literal) for every value compared (repeat)")
     args = parser.parse_args()
+    for item in args.set:  # (for the whole run: a separate process per combination)
+        target, literal = item.split("=", 1)
+        held_module, held_attr, (held_value,), _ = switch(target, [literal])
+        setattr(held_module, held_attr, held_value)
     module, name, values, saved = switch(args.switch, args.value)
     try:
         for wname in args.workload or ["2.7b-8x4K", "2.7b-32x2K"]:

@@ -564,6 +564,7 @@ def test_one_wave_spans(monkeypatch):
         return pick_config(d, torch.bfloat16, torch.device("cpu")).gluon_group
 
     monkeypatch.setattr(forward, "_resident_programs", lambda device: 264)
+    monkeypatch.setattr(forward, "ONE_WAVE_TAILS", False)  # (even spans: `test_one_wave_tails` has the other rule)
     assert [wave(dims(1, n)) for n in (2048, 8192, 32768, 131072, 5000)] == [3, 11, 43, 171, 7]
     assert wave(dims(1, 32768, nheads=48)) == 26  # 5 spans a head: 240 programs
     assert wave(dims(1, 32768, nheads=24)) == 12  # 11 spans: 264
@@ -587,6 +588,64 @@ def test_one_wave_spans(monkeypatch):
     assert forward.gluon_span(dims(1, 1 << 20), dataclasses.replace(cfg, gluon_group=1366), x) == (1366 * 256,
                                                                                                   2048 * 256)
     assert forward.gluon_span(dims(1, 1 << 20), dataclasses.replace(cfg, gluon_group=1366), x, wide) == (8192, 8192)
+
+
+def test_one_wave_tails(monkeypatch):
+    """The one wave with the chains' last spans gathered in the spare slots (`one_wave_tails`, the Gluon kernel's
+    TAILS): for an H100's or H200's 264 resident programs at batch 1 of the 2.7B shape (80 chains, three spans each,
+    24 slots spare), four last spans a program in 20 programs, the other spans the fewest chunks for which four last
+    spans take no longer than one; none where the even spans are as short, no slot is spare or the last spans are
+    under TAILS_MIN_TOKENS; the plan's spans and programs, and where a launch takes it (`gluon_tails`)."""
+    from flashssm.ops.checks import SSDDims
+    from flashssm.ops.ssd import forward
+
+    def dims(batch, seqlen, nheads=80, headdim=64, chunk=256):
+        return SSDDims(batch, seqlen, nheads, headdim, 1, 128, batch, chunk, None, (0.0, math.inf))
+
+    def plan(d):
+        cfg = pick_config(d, torch.bfloat16, torch.device("cpu"))
+        return cfg.gluon_group, cfg.gluon_tails
+
+    monkeypatch.setattr(forward, "_resident_programs", lambda device: 264)
+    assert plan(dims(1, 131072)) == (158, 4)  # 3 x 158 + 38 chunks; 4 x 38 = 152 <= 158 (even spans: 171)
+    assert plan(dims(1, 32768)) == (40, 4)    # 3 x 40 + 8; 32 <= 40 (43)
+    assert plan(dims(1, 8192)) == (11, None)  # 3 x 10 + 2: last spans of 512 tokens, under TAILS_MIN_TOKENS
+    assert plan(dims(1, 2048)) == (3, None)   # 8 chunks: no span under 3 leaves four last spans within one
+    monkeypatch.setattr(forward, "TAILS_MIN_TOKENS", 256)
+    assert plan(dims(1, 8192)) == (10, 4)     # 3 x 10 + 2 (11)
+    monkeypatch.setattr(forward, "TAILS_MIN_TOKENS", 2048)
+    assert plan(dims(1, 32768, nheads=48)) == (24, 2)  # 5 spans of 24 + 8 for 48 chains, 24 slots spare (26)
+    assert plan(dims(1, 32768, nheads=24)) == (12, None)  # 11 spans for 24 chains fill the 264 slots
+    assert plan(dims(1, 32768, headdim=128)) == (None, None)  # 160 chains: no two spans each
+    assert plan(dims(8, 4096)) == (None, None)  # many chains: late publish
+    assert forward.one_wave_tails(dims(1, 77777, 7, chunk=64), 264) is None  # 37 spans of 33 pass the end
+    monkeypatch.setattr(forward, "TAILS_MIN_TOKENS", 64)  # (the plan's arithmetic on shorter last spans too)
+    for d in (dims(1, 131072), dims(1, 32768), dims(1, 8192), dims(1, 32768, nheads=48), dims(1, 100000, 40),
+              dims(2, 50000, 40, chunk=128), dims(1, 100000, 7, chunk=64)):
+        chains = forward._gluon_chains(d)
+        group, tails = forward.one_wave_tails(d, 264)
+        chunks = -(-d.seqlen // d.chunk_size)
+        spans = 264 // chains
+        last = chunks - spans * group
+        assert 1 <= last and tails * last <= group < -(-chunks // spans), d  # even, and shorter than even spans
+        assert tails * (last + spans) > group - 1, d  # the least such span: one chunk fewer would not do
+        assert spans * chains + -(-chains // tails) <= 264, d  # one wave
+    monkeypatch.setattr(forward, "TAILS_MIN_TOKENS", 2048)
+    monkeypatch.setattr(forward, "ONE_WAVE_TAILS", False)
+    assert plan(dims(1, 131072)) == (171, None)
+
+    x = torch.empty(1, 1, 80, 64)
+    d = dims(1, 131072)
+    cfg = LaunchConfig(64, 64, 4, 2, group=32, gluon_group=158, gluon_tails=4)
+    span, chunk = forward.gluon_span(d, cfg, x)
+    assert (span, chunk) == (158 * 256, 256 * 256) and forward.gluon_tails(d, cfg, span, chunk) == 4
+    wide = torch.empty(3, 60000).t()  # a stride that takes the constexpr span: no tails
+    span, chunk = forward.gluon_span(d, cfg, x, wide)
+    assert (span, chunk) == (8192, 8192) and forward.gluon_tails(d, cfg, span, chunk) == 0
+    assert forward.gluon_tails(dims(1, 158 * 256), cfg, 158 * 256, 256 * 256) == 0  # one span: no last one after
+    assert forward.gluon_tails(d, dataclasses.replace(cfg, early_publish=False), 158 * 256, 256 * 256) == 0
+    with pytest.raises(ValueError, match="gluon_tails"):
+        LaunchConfig(64, 64, 4, 2, gluon_group=3, gluon_tails=0)
 
 
 def test_preparation_in_run_time_spans():
@@ -844,6 +903,14 @@ for early, span_given, varlen in ((False, False, False), (True, False, False), (
         # two programs an SM on an H100 (228 KB, 1 KB of it reserved a program): one program alone would halve the
         # resident warps
         assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory"
+# the early publish with the last spans gathered (TAILS: a late-form sweep beside the early one in the same kernel)
+for z, d, d_head in ((False, True, True), (True, True, False)):
+    k = compile_gluon_forward(z, d, 128, extra={"EARLY": True, "D_HEAD": d_head, "SPAN_GIVEN": True, "TAILS": 4,
+                                                "STORE_STATES": not z, "STATE_CHUNK": 128},
+                              sizes={"batch": 1, "n_programs": 260})
+    assert "wgmma.wait_group.sync.aligned 1" in k.asm["ptx"], "no async wgmma (TAILS)"
+    assert "C7514" not in ptxas_usage(k.asm["ptx"], None), f"ptxas serialises the wgmmas (TAILS, z {z})"
+    assert k.metadata.shared <= 228 * 1024 // 2 - 1024, f"{k.metadata.shared} bytes of shared memory (TAILS)"
 # fp16 (its scaled operands: more registers and a reduction across the warps for H), late and early, both moves of y
 # (without z: storing the tiles' scaled fp16 states from shared memory, their units beside)
 for early in (False, True):
@@ -1253,6 +1320,66 @@ def test_gpu_gluon_run_time_span(case, opts):
     assert torch.equal(y, y_c) and torch.equal(h, h_c), "the run-time span's bits differ from the constexpr's"
     if "z" in kw:
         assert torch.equal(ypre, ypre_c)
+    y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk)
+    assert_close(y, y_ref, torch.bfloat16, "y")
+    assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"
+
+
+GLUON_TAILS_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk, chunks a span, last spans a program
+    (1, 9000, 2, 64, 128, 1, 256, 13, 1),  # last spans of 2344 tokens (a ragged sub-chunk), a program each
+    (2, 777, 6, 128, 64, 3, 128, 3, 5),    # 24 chains (two headdim blocks, grouped B/C), last spans of 9 tokens,
+                                           # five a program (the last program four)
+    (3, 1000, 4, 64, 128, 1, 64, 5, 3),    # 12 chains, last spans of 40 tokens, three a program
+    (1, 40000, 4, 64, 128, 1, 256, 40, 4),  # 1 x 32K's plan at 4 heads: spans of 40 chunks, the last 37 - 3 x 40 ...
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", ["none", "all", "states"])
+@pytest.mark.parametrize("case", GLUON_TAILS_CASES, ids=[f"{ssd_id(*c[:6])}-Q{c[6]}-S{c[7]}-T{c[8]}"
+                                                         for c in GLUON_TAILS_CASES])
+def test_gpu_gluon_tails(case, opts):
+    """The Gluon kernel's early publish with the chains' last spans gathered, a few a program, in the late form
+    (`LaunchConfig.gluon_tails`, TAILS): y, y before the gate and the stored states the same bits as the launch of the
+    same spans with a program a span (the output sweep is the same, from the same entering state), the final states
+    (the late form's running state, not the early form's own state handed on) within rounding of it, and both against
+    float64; the flags left clean (a second launch gives the same bits)."""
+    from flashssm.ops.ssd import forward
+
+    batch, seqlen, nheads, headdim, dstate, ngroups, chunk, group, tails = case
+    if seqlen == 40000:  # (chunks 157: spans of 40, the last 37)
+        assert -(-seqlen // chunk) - 3 * group == 37
+    extra = {} if opts != "all" else dict(D="hp", z=True, dt_bias=True, dt_softplus=True, initial_states=True)
+    state_dtype = torch.float16 if opts == "all" else torch.float32
+    kw = ssd_inputs(batch, seqlen, nheads, headdim, dstate, ngroups, dtype=torch.bfloat16, device="cuda", **extra)
+    dims = check_ssd_scan(**kw, chunk_size=chunk)
+    base = pick_config(dims, torch.bfloat16, kw["x"].device)
+    cfg = LaunchConfig(base.sub, base.block_p, base.num_warps, base.num_stages, True, pre_decays=True,
+                       gluon_group=group, gluon_tails=tails)
+    span, ceiling = forward.gluon_span(dims, cfg, kw["x"])
+    assert forward.gluon_tails(dims, cfg, span, ceiling) == tails
+    even = dataclasses.replace(cfg, gluon_tails=None)
+    common = dict(return_final_states=True, state_dtype=state_dtype, store_ypre="z" in kw)
+    if opts == "states":
+        state_chunk = chunk
+        shape = forward.states_shape(dataclasses.replace(dims, chunk_size=state_chunk))
+        states = [forward.new_states(shape, torch.bfloat16, "cuda").fill_(float("nan")) for _ in range(2)]
+        assert forward.sweep_states(dims, cfg, kw["x"], kw["B"], kw["C"], None, state_chunk)
+        common_s = [dict(states=st, state_chunk=state_chunk) for st in states]
+    else:
+        common_s = [{}, {}]
+    y, h, ypre, compiled = launch(dims, **kw, config=cfg, **common, **common_s[0])
+    assert _on_gluon(compiled)
+    y_e, h_e, ypre_e, _ = launch(dims, **kw, config=even, **common, **common_s[1])
+    assert torch.equal(y, y_e), "the gathered last spans' y differs from a program a span's"
+    if "z" in kw:
+        assert torch.equal(ypre, ypre_e)
+    if opts == "states":
+        assert not states[0].isnan().any(), "a stored state left unwritten"
+        assert torch.equal(states[0], states[1]), "the stored states differ"
+    assert rel_err(h, h_e) < TOLERANCES[state_dtype], "final states: the late form against the early form's"
+    y2, h2, _, _ = launch(dims, **kw, config=cfg, **common, **common_s[0])
+    assert torch.equal(y, y2) and torch.equal(h, h2), "a second launch differs (a flag left set?)"
     y_ref, h_ref = ref.ssd_scan_chunked(**to_float64(kw), chunk_size=chunk)
     assert_close(y, y_ref, torch.bfloat16, "y")
     assert rel_err(h, h_ref) < max(TOLERANCES[torch.bfloat16], TOLERANCES[state_dtype]), "final_states"

@@ -488,12 +488,15 @@ class LaunchConfig:
                                 # (forward_gluon.blocker); False: always this module's Triton kernel
     gluon_group: int | None = None  # the Gluon kernel's early publish: chunks a program where not `group` (a run-time
                                 # span, `_one_wave_group`: one wave of programs); None: `group`
+    gluon_tails: int | None = None  # with gluon_group: the sequences' last spans gathered, this many a program
+                                # (`one_wave_tails`); None: a program each
 
     def __post_init__(self):
-        for name in ("group", "gluon_group"):
+        for name in ("group", "gluon_group", "gluon_tails"):
             value = getattr(self, name)
             if (value is not None or name == "group") and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"LaunchConfig.{name} must be an int >= 1 (chunks per program), got {value!r}")
+                what = "last spans a program" if name == "gluon_tails" else "chunks per program"
+                raise ValueError(f"LaunchConfig.{name} must be an int >= 1 ({what}), got {value!r}")
         check_register_cap("LaunchConfig", self.maxnreg)
         if self.sub_a is not None and (not isinstance(self.sub_a, int) or self.sub_a < 16
                                        or self.sub_a & (self.sub_a - 1)):
@@ -515,7 +518,8 @@ def pick_config(dims: SSDDims, dtype: torch.dtype, device: torch.device) -> Laun
 
 def _config_switches() -> tuple:
     """This module's switches that the configuration's choice reads (`_config_for`)."""
-    return PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL
+    return (PRE_DECAYS, MAX_GROUP_TOKENS, MAX_GROUP_TOKENS_EARLY, GROUP_WAVES, ONE_WAVE, ONE_WAVE_FILL, ONE_WAVE_TAILS,
+            TAILS_MIN_TOKENS)
 
 
 def prepared_switches() -> tuple:
@@ -536,7 +540,9 @@ def _config_for(dims: SSDDims, itemsize: int, resident: int, switches: tuple) ->
     if PRE_DECAYS:
         cfg = dataclasses.replace(cfg, pre_decays=True)
     if ONE_WAVE and not many and dims.cu_seqlens is None:
-        cfg = dataclasses.replace(cfg, gluon_group=_one_wave_group(dims, resident))
+        plan = one_wave_tails(dims, resident) if ONE_WAVE_TAILS else None
+        span, tails = plan if plan is not None else (_one_wave_group(dims, resident), None)
+        cfg = dataclasses.replace(cfg, gluon_group=span, gluon_tails=tails)
     return dataclasses.replace(cfg, group=group) if group > 1 else cfg
 
 
@@ -557,6 +563,29 @@ def _one_wave_group(dims: SSDDims, resident: int) -> int | None:
     return group
 
 
+def one_wave_tails(dims: SSDDims, resident: int) -> tuple[int, int] | None:
+    """The one wave of `_one_wave_group` with no slot idle: (chunks a span, last spans a program) or None. With s
+    spans a chain for `chains` chains, spare = resident - s chains slots stay empty (batch 1 of the 2.7B shape: 240
+    programs for 264). Here each chain has s spans of `group` chunks and a shorter last one of L - s group (L its
+    chunks), and the last spans go `tails` to a program (`forward_gluon`'s TAILS) in the spare slots, where they run
+    without an own state (nothing waits on a last span). Such a program waits for its first chain's state, which
+    comes once the other programs' own-state sweeps are done, then sweeps its `tails` last spans; so the wave is even
+    where tails x (L - s group) <= group, and `group` is the least that meets it: L tails / (s tails + 1) chunks
+    against the even spans' L / s (batch 1, 2.7B shape: 158 chunks against 171 at 1 x 128K, 40 against 43 at 1 x 32K).
+    None where the spans would be no shorter, there is no spare slot, or the last spans are under TAILS_MIN_TOKENS."""
+    chains = _gluon_chains(dims)
+    spans = resident // chains
+    spare = resident - spans * chains
+    chunks = _runtime.cdiv(dims.seqlen, dims.chunk_size)
+    if spans < 2 or spare < 1:
+        return None
+    tails = _runtime.cdiv(chains, spare)
+    group = _runtime.cdiv(chunks * tails, spans * tails + 1)
+    if (chunks - spans * group) * dims.chunk_size < TAILS_MIN_TOKENS or group >= _runtime.cdiv(chunks, spans):
+        return None
+    return group, tails
+
+
 # The Gluon kernel's early publish in one wave of even spans (H100, 2.7B shape, thirty-second session, the span a
 # constexpr: three spans a sequence, 240 programs for 264 slots: 1x8K 0.197 -> 0.177 ms, 1x32K 0.664 -> 0.638, 1x128K
 # 2.647 -> 2.570; four spans, 320 programs, a second wave: 0.244, 0.894, 3.471). The span is a run-time value there,
@@ -564,6 +593,12 @@ def _one_wave_group(dims: SSDDims, resident: int) -> int | None:
 # constexpr: a compile each). False: the Gluon kernel takes `group` too (A/B).
 ONE_WAVE = True
 ONE_WAVE_FILL = 0.85
+# The spare slots of that wave taking the chains' last spans, a few a program, the other spans shorter
+# (`one_wave_tails`; H200, 2.7B shape, eighty-third session: the forward 1 x 128K -4.9 %, 1 x 32K -6.2 %, whose last
+# spans are 38 and 8 chunks; 1 x 8K's of 2 chunks +8.9 %, not explained: TAILS_MIN_TOKENS keeps the even spans there).
+# False: even spans, slots left idle (A/B).
+ONE_WAVE_TAILS = True
+TAILS_MIN_TOKENS = 2048
 
 
 # The preparation launch (dt and its cumsums loaded by the sweeps): H100, 2.7B shape, early publish 1x2K 0.093 -> 0.088
@@ -1065,8 +1100,12 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             state_rows = varlen_state_rows(dims, chunk, state_chunk, device)
     else:
         table, n_rows, n_lanes = x, _chunk_rows(dims, span), dims.batch  # (IS_VARLEN=False never reads the table)
+    tails = gluon_tails(dims, cfg, span, chunk) if not pieces else 0
     if not pieces:
         n_programs = n_rows * dims.nheads * n_pblocks
+    if tails:  # the last span row's programs gathered, `tails` chains' last spans a program
+        chains = dims.batch * dims.nheads * n_pblocks
+        n_programs += _runtime.cdiv(chains, tails) - chains
     counter, flags, slots = workspace(device).get(n_lanes * dims.nheads * n_pblocks,
                                                   forward_gluon.BLOCK_P * block_n, state_dtype)
     pdl = bool(forward_gluon.PDL)  # (the Gluon kernel runs on Hopper only, where PDL is)
@@ -1099,7 +1138,18 @@ def _run_gluon(dims, cfg, x, dt, A, B, C, D, z, dt_bias, dt_softplus, initial_st
             STORE_FINAL=final is not None, EARLY=cfg.early_publish, D_HEAD=D is not None and D.dim() == 1,
             SPAN_GIVEN=given, STORE_STATES=states is not None, STATE_CHUNK=state_chunk or forward_gluon.SUB,
             IS_VARLEN=dims.cu_seqlens is not None,
-            PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0, PDL=pdl, launch_pdl=pdl, num_warps=4)
+            PIECES=(2 if forward_gluon.PIECES == "batch" else 1) if pieces else 0, PDL=pdl, launch_pdl=pdl,
+            TAILS=tails, num_warps=4)
+
+
+def gluon_tails(dims: SSDDims, cfg: LaunchConfig, span: int, chunk: int) -> int:
+    """The Gluon kernel's TAILS for a launch of `cfg` at the span `gluon_span` gave: cfg's gathered last spans where
+    that span is its run-time one (early publish, dense) and the sequence has a last span after another; else 0."""
+    if not cfg.gluon_tails or cfg.gluon_group is None or not cfg.early_publish:
+        return 0
+    if dims.cu_seqlens is not None or span != dims.chunk_size * cfg.gluon_group or dims.seqlen <= span:
+        return 0
+    return cfg.gluon_tails
 
 
 def pieces_blocker(dims: SSDDims, cfg: LaunchConfig, x, B, C, z, D, states, *others) -> str | None:

@@ -713,7 +713,7 @@ if gluon is not None:
         OWN3: gl.constexpr = True,  # False: the own-state sweep in two stages wherever (an A/B switch)
         SPAN_GIVEN: gl.constexpr = False, STORE_STATES: gl.constexpr = False, STATE_CHUNK: gl.constexpr = 64,
         IS_VARLEN: gl.constexpr = False, TMA: gl.constexpr = False, TMA_STATES: gl.constexpr = False,
-        PIECES: gl.constexpr = 0, PDL: gl.constexpr = False,
+        PIECES: gl.constexpr = 0, PDL: gl.constexpr = False, TAILS: gl.constexpr = 0,
     ):
         """A program: a span of one chain's tokens (sequence, head, headdim block of BLOCK_P). The span is CHUNK tokens,
         or with SPAN_GIVEN the run-time `span` (at most CHUNK, which then only lays out the rows of `decays`): one
@@ -731,7 +731,13 @@ if gluon is not None:
         ticket t is n_programs - 1 - t, so that a cut chain's second piece (its slot's last) waits on its first (the
         next slot's first piece), which a program with an earlier ticket sweeps before anything else.
         PDL: launched to start while the preparation launch still runs (`launch_pdl`); `_sweep_span` reads `decays`
-        only after waiting for that launch's end."""
+        only after waiting for that launch's end.
+        TAILS (early publish, dense, run-time span: `forward.one_wave_tails`): every chain's last span, the shorter
+        one, is not a program of its own: the last programs (tickets after every other span's) each take TAILS
+        chains' last spans one after another, in the late form (no own state: nothing waits on a last span), each
+        waiting for the state its chain's previous span hands on early, as that span's own program would have. The
+        other programs run in the spare slots' stead at spans a little shorter than even ones: one wave of equal
+        programs with no slot left idle."""
         dtype: gl.constexpr = x_ptr.dtype.element_ty
         sl_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_P], dtype)
         sl_n: gl.constexpr = gl.NVMMASharedLayout.get_default_for([SUB, BLOCK_N], dtype)
@@ -807,44 +813,76 @@ if gluon is not None:
                     CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z, STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD,
                     STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, PIECES, MOVE_16, OWN_STAGES, H_ROWS, PDL)
         else:
-            pb = ticket % n_pblocks
-            rest = ticket // n_pblocks
-            h = rest % nheads
-            rest = rest // nheads
-            g = h // heads_per_group
-            if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a lane
-                entry = table_ptr + rest.to(gl.int64) * 6  # sequence, span index k, first token, length, spans, lane
-                seq = gl.load(entry).to(gl.int32)
-                k = gl.load(entry + 1).to(gl.int32)
-                start = gl.load(entry + 2)
-                length = gl.load(entry + 3).to(gl.int32)
-                n_chunks = gl.load(entry + 4).to(gl.int32)
-                b = rest * 0
-                chain = (gl.load(entry + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
-            else:
-                b = rest % batch
-                k = rest // batch
-                seq = b
-                if SPAN_GIVEN:
-                    start = (k * span).to(gl.int64)
-                    length = gl.minimum(seqlen - k * span, span)
-                    n_chunks = gl.cdiv(seqlen, span)
+            n_chains = batch * nheads * n_pblocks
+            tail = -1
+            if TAILS:
+                tail = ticket - (n_programs - gl.cdiv(n_chains, TAILS))
+            if tail >= 0:  # (TAILS) chains tail TAILS .. tail TAILS + TAILS - 1, each its last span
+                n_chunks = gl.cdiv(seqlen, span)
+                k = n_chunks - 1
+                start = (k * span).to(gl.int64)
+                length = seqlen - k * span
+                for i in range(TAILS):
+                    chain = tail * TAILS + i
+                    if chain < n_chains:
+                        pb = chain % n_pblocks
+                        h = chain // n_pblocks % nheads
+                        b = chain // n_pblocks // nheads
+                        rest = k * batch + b
+                        decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
+                        # (PIECES = 1: the barrier before a program's next span writes the buffers)
+                        _sweep_span(
+                            x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr,
+                            slot_ptr, states_ptr, state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks,
+                            stride_x_b, stride_x_t, stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b,
+                            stride_C_t, stride_C_g, stride_z_b, stride_z_t, stride_z_h, stride_y_b, stride_y_t,
+                            stride_y_h, stride_D_h, stride_D_p, stride_init_s, stride_init_h, stride_init_p,
+                            stride_init_n, stride_final_s, stride_final_h, stride_final_p, stride_final_n, x_desc,
+                            B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm, hmax_sm, bars,
+                            b, h, h // heads_per_group, b, k, start, length, n_chunks, chain, pb, rest, decays, CHUNK,
+                            SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z, STORE_YPRE, HAS_INIT, STORE_FINAL, False, D_HEAD,
+                            STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, 1, MOVE_16, OWN_STAGES, H_ROWS,
+                            PDL)
+            if tail < 0:
+                pb = ticket % n_pblocks
+                rest = ticket // n_pblocks
+                h = rest % nheads
+                rest = rest // nheads
+                g = h // heads_per_group
+                if IS_VARLEN:  # packed (batch 1): the span's row of the table (`forward.varlen_table`), its chain a
+                    # lane; the row: sequence, span index k, first token, length, spans, lane
+                    entry = table_ptr + rest.to(gl.int64) * 6
+                    seq = gl.load(entry).to(gl.int32)
+                    k = gl.load(entry + 1).to(gl.int32)
+                    start = gl.load(entry + 2)
+                    length = gl.load(entry + 3).to(gl.int32)
+                    n_chunks = gl.load(entry + 4).to(gl.int32)
+                    b = rest * 0
+                    chain = (gl.load(entry + 5).to(gl.int32) * nheads + h) * n_pblocks + pb
                 else:
-                    start = (k * CHUNK).to(gl.int64)
-                    length = gl.minimum(seqlen - k * CHUNK, CHUNK)
-                    n_chunks = gl.cdiv(seqlen, CHUNK)
-                chain = (b * nheads + h) * n_pblocks + pb
-            decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
-            _sweep_span(
-                x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr, states_ptr,
-                state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks, stride_x_b, stride_x_t, stride_x_h,
-                stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g, stride_z_b, stride_z_t,
-                stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p, stride_init_s, stride_init_h,
-                stride_init_p, stride_init_n, stride_final_s, stride_final_h, stride_final_p, stride_final_n, x_desc,
-                B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm, hmax_sm, bars, b, h, g, seq,
-                k, start, length, n_chunks, chain, pb, rest, decays, CHUNK, SUB, BLOCK_P, BLOCK_N, HAS_D, HAS_Z,
-                STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD, STORE_STATES, STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES,
-                PIECES, MOVE_16, OWN_STAGES, H_ROWS, PDL)
+                    b = rest % batch
+                    k = rest // batch
+                    seq = b
+                    if SPAN_GIVEN:
+                        start = (k * span).to(gl.int64)
+                        length = gl.minimum(seqlen - k * span, span)
+                        n_chunks = gl.cdiv(seqlen, span)
+                    else:
+                        start = (k * CHUNK).to(gl.int64)
+                        length = gl.minimum(seqlen - k * CHUNK, CHUNK)
+                        n_chunks = gl.cdiv(seqlen, CHUNK)
+                    chain = (b * nheads + h) * n_pblocks + pb
+                decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
+                _sweep_span(
+                    x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr,
+                    states_ptr, state_rows_ptr, scale_ptr, batch, seqlen, nheads, n_pblocks, stride_x_b, stride_x_t,
+                    stride_x_h, stride_B_b, stride_B_t, stride_B_g, stride_C_b, stride_C_t, stride_C_g, stride_z_b,
+                    stride_z_t, stride_z_h, stride_y_b, stride_y_t, stride_y_h, stride_D_h, stride_D_p, stride_init_s,
+                    stride_init_h, stride_init_p, stride_init_n, stride_final_s, stride_final_h, stride_final_p,
+                    stride_final_n, x_desc, B_desc, C_desc, states_desc, x_sm, B_sm, C_sm, xw_sm, H_sm, dt_sm, cs_sm,
+                    hmax_sm, bars, b, h, g, seq, k, start, length, n_chunks, chain, pb, rest, decays, CHUNK, SUB,
+                    BLOCK_P, BLOCK_N, HAS_D, HAS_Z, STORE_YPRE, HAS_INIT, STORE_FINAL, EARLY, D_HEAD, STORE_STATES,
+                    STATE_CHUNK, IS_VARLEN, TMA, TMA_STATES, PIECES, MOVE_16, OWN_STAGES, H_ROWS, PDL)
 
     # (the TMA form's descriptors: `launch` keys them by their specialisation and a replay rebuilds them)
     _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")

@@ -1330,7 +1330,7 @@ GLUON_TAILS_CASES = [  # batch, seqlen, nheads, headdim, dstate, ngroups, chunk,
     (2, 777, 6, 128, 64, 3, 128, 3, 5),    # 24 chains (two headdim blocks, grouped B/C), last spans of 9 tokens,
                                            # five a program (the last program four)
     (3, 1000, 4, 64, 128, 1, 64, 5, 3),    # 12 chains, last spans of 40 tokens, three a program
-    (1, 40000, 4, 64, 128, 1, 256, 40, 4),  # 1 x 32K's plan at 4 heads: spans of 40 chunks, the last 37 - 3 x 40 ...
+    (1, 40000, 4, 64, 128, 1, 256, 40, 4),  # 157 chunks: three spans of 40 and a last one of 37, four a program
 ]
 
 

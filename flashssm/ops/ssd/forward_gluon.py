@@ -798,9 +798,7 @@ if gluon is not None:
                     pb = chain // batch % n_pblocks
                     h = chain // batch // n_pblocks
                 else:
-                    pb = chain % n_pblocks
-                    b = chain // n_pblocks // nheads
-                    h = chain // n_pblocks % nheads
+                    b, h, pb = _chain_place(chain, nheads, n_pblocks)
                 decays = decays_ptr + (b.to(gl.int64) * nheads + h) * (2 * CHUNK) + start  # (rows: whole sequences)
                 _sweep_span(
                     x_ptr, B_ptr, C_ptr, D_ptr, z_ptr, init_ptr, y_ptr, ypre_ptr, final_ptr, flag_ptr, slot_ptr,
@@ -825,9 +823,7 @@ if gluon is not None:
                 for i in range(TAILS):
                     chain = tail * TAILS + i
                     if chain < n_chains:
-                        pb = chain % n_pblocks
-                        h = chain // n_pblocks % nheads
-                        b = chain // n_pblocks // nheads
+                        b, h, pb = _chain_place(chain, nheads, n_pblocks)
                         rest = k * batch + b
                         decays = decays_ptr + (rest.to(gl.int64) * nheads + h) * (2 * CHUNK)
                         # (PIECES = 1: the barrier before a program's next span writes the buffers)
@@ -886,6 +882,14 @@ if gluon is not None:
 
     # (the TMA form's descriptors: `launch` keys them by their specialisation and a replay rebuilds them)
     _runtime.descriptor_arguments(_ssd_fwd_gluon_kernel, "x_desc", "B_desc", "C_desc", "states_desc")
+
+    @gluon.jit
+    def _chain_place(chain, nheads, n_pblocks):
+        """(batch row, head, headdim block) of a dense launch's chain (b nheads + h) n_pblocks + pb."""
+        pb = chain % n_pblocks
+        b = chain // n_pblocks // nheads
+        h = chain // n_pblocks % nheads
+        return b, h, pb
 
     @gluon.jit
     def _entering_row(state_rows_ptr, rest, start, s0, batch, b, CHUNK: gl.constexpr, STATE_CHUNK: gl.constexpr,
